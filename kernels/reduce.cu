@@ -1,0 +1,85 @@
+// Device-wide reduce in one launch. Each block folds a fixed, strided set of tiles
+// with 16-byte loads, writes its partial, and the last block to finish (ticket
+// counter) folds the partials in index order and writes the result: no second
+// kernel, no host round trip. The order depends only on n and the grid, so float
+// sums repeat bit for bit. The ticket is reset by that last block.
+//
+// Instantiated per element type: -DGP_T=<type> -DGP_BLOCK_THREADS=.. -DGP_VECS=..
+// (tuning lives in src/backend/cuda/reduce.rs).
+#include "common/types.cuh"
+#include "common/ops.cuh"
+#include "common/block_reduce.cuh"
+#include "common/tile_io.cuh"
+
+typedef GP_T T;
+constexpr int BLOCK = GP_BLOCK_THREADS;
+constexpr int VECS = GP_VECS;                      // 16-byte loads per thread per tile
+constexpr int PER_VEC = 16 / sizeof(T);
+constexpr usize TILE = (usize)BLOCK * VECS * PER_VEC;
+
+template <class Op>
+__device__ __forceinline__ void fold_vec(T &acc, const gp::Vec16 &v, Op op) {
+    T x[PER_VEC];
+    memcpy(x, &v, sizeof(x));
+#pragma unroll
+    for (int k = 0; k < PER_VEC; ++k) acc = op(acc, x[k]);
+}
+
+template <class Op>
+__device__ __forceinline__ void reduce_device(const T *in, usize n, T *partials, u32 *ticket, T *out) {
+    Op op;
+    typedef gp::BlockReduce<T, BLOCK> Reduce;
+    __shared__ typename Reduce::Storage storage;
+    __shared__ bool is_last;
+
+    T acc = Op::identity();
+    const usize full_tiles = n / TILE;
+    if (gp::aligned16(in)) {
+        // Tile t, vector j, thread i reads vector t*VECS*BLOCK + j*BLOCK + i: coalesced.
+        for (usize t = blockIdx.x; t < full_tiles; t += gridDim.x) {
+            const char *base = reinterpret_cast<const char *>(in) + t * TILE * sizeof(T);
+            gp::Vec16 v[VECS];
+#pragma unroll
+            for (int j = 0; j < VECS; ++j) v[j] = gp::load_vec16_streaming(base + ((usize)j * BLOCK + threadIdx.x) * 16);
+#pragma unroll
+            for (int j = 0; j < VECS; ++j) fold_vec(acc, v[j], op);
+        }
+    } else {
+        for (usize t = blockIdx.x; t < full_tiles; t += gridDim.x)
+            for (usize i = t * TILE + threadIdx.x; i < (t + 1) * TILE; i += BLOCK) acc = op(acc, in[i]);
+    }
+    // The ragged end goes to the block that would have taken the next tile.
+    if (blockIdx.x == full_tiles % gridDim.x)
+        for (usize i = full_tiles * TILE + threadIdx.x; i < n; i += BLOCK) acc = op(acc, in[i]);
+
+    const T block_total = Reduce::all(acc, op, storage);
+    if (gridDim.x == 1) {
+        if (threadIdx.x == 0) *out = block_total;
+        return;
+    }
+    if (threadIdx.x == 0) {
+        partials[blockIdx.x] = block_total;
+        __threadfence();
+        is_last = atomicAdd(ticket, 1u) == gridDim.x - 1;
+    }
+    __syncthreads();
+    if (!is_last) return;
+    __threadfence();
+    T total = Op::identity();
+    for (u32 i = threadIdx.x; i < gridDim.x; i += BLOCK) total = op(total, __ldcg(partials + i));
+    total = Reduce::all(total, op, storage);
+    if (threadIdx.x == 0) {
+        *out = total;
+        *ticket = 0;
+    }
+}
+
+#define GP_REDUCE_KERNEL(NAME, OP)                                                                   \
+    extern "C" __global__ void __launch_bounds__(BLOCK)                                              \
+    NAME(const T *in, usize n, T *partials, u32 *ticket, T *out) {                                   \
+        reduce_device<OP<T>>(in, n, partials, ticket, out);                                          \
+    }
+
+GP_REDUCE_KERNEL(reduce_sum, gp::SumOp)
+GP_REDUCE_KERNEL(reduce_min, gp::MinOp)
+GP_REDUCE_KERNEL(reduce_max, gp::MaxOp)

@@ -1,0 +1,208 @@
+//! One CUDA context per gpuprims_context: the device's primary context (shared with
+//! the CUDA runtime, so CUB and cudaMalloc'd memory interoperate), a stream of its
+//! own or the caller's, temporary memory grown on demand, the zero-initialised
+//! look-back state, a mapped host slot for small results, and the loaded kernels.
+//!
+//! All work of one primitive is issued under the state lock, so threads sharing a
+//! context cannot interleave their launches on the shared temporary memory.
+
+use std::ffi::c_void;
+use std::sync::{Mutex, MutexGuard};
+
+use cudarc::driver::result as drv;
+use cudarc::driver::sys::{self, CUcontext, CUdevice, CUdeviceptr, CUstream};
+
+use super::driver::{DeviceProps, DriverContext};
+use super::loader::Loader;
+use crate::error::Result;
+
+/// Stream-ordered device memory that only grows.
+pub struct Scratch {
+    pub ptr: CUdeviceptr,
+    pub bytes: usize,
+}
+
+impl Scratch {
+    /// At least `bytes` of scratch, valid in stream order on `stream`.
+    pub fn ensure(&mut self, stream: CUstream, bytes: usize) -> Result<CUdeviceptr> {
+        if bytes > self.bytes {
+            let grown = bytes.max(self.bytes * 2).max(1 << 16);
+            // SAFETY: stream-ordered free and allocation on the context's stream.
+            unsafe {
+                if self.ptr != 0 {
+                    drv::free_async(self.ptr, stream).during("cuMemFreeAsync")?;
+                    self.ptr = 0;
+                    self.bytes = 0;
+                }
+                self.ptr = drv::malloc_async(stream, grown).during("cuMemAllocAsync (scratch)")?;
+            }
+            self.bytes = grown;
+        }
+        Ok(self.ptr)
+    }
+}
+
+/// Zero-initialised memory for tickets and look-back status words, reused across
+/// runs thanks to epochs (kernels/common/lookback.cuh).
+pub struct SyncState {
+    pub ptr: CUdeviceptr,
+    pub status_capacity: usize,
+    /// Epoch of the next scan; status words of older runs are below it.
+    pub epoch: u32,
+    /// Tickets handed out by earlier scans (the counter never goes back).
+    pub tickets_issued: u64,
+}
+
+/// Byte offsets inside the sync memory.
+pub(crate) const REDUCE_TICKET_OFFSET: usize = 0;
+pub(crate) const SCAN_TICKET_OFFSET: usize = 8;
+pub(crate) const STATUS_OFFSET: usize = 16;
+const MAX_EPOCH: u32 = (1 << 30) - 1;
+
+impl SyncState {
+    /// Room for `tiles` status words; new memory is zeroed and the epochs restart.
+    pub fn ensure(&mut self, stream: CUstream, tiles: usize) -> Result<()> {
+        if tiles <= self.status_capacity && self.epoch < MAX_EPOCH && self.ptr != 0 {
+            return Ok(());
+        }
+        let capacity = tiles.max(self.status_capacity).max(1024);
+        let bytes = STATUS_OFFSET + 4 * capacity;
+        // SAFETY: stream-ordered on the context's stream.
+        unsafe {
+            if self.ptr != 0 {
+                drv::free_async(self.ptr, stream).during("cuMemFreeAsync")?;
+                self.ptr = 0;
+                self.status_capacity = 0;
+            }
+            self.ptr = drv::malloc_async(stream, bytes).during("cuMemAllocAsync (sync state)")?;
+            drv::memset_d8_async(self.ptr, 0, bytes, stream).during("cuMemsetD8Async")?;
+        }
+        self.status_capacity = capacity;
+        self.epoch = 1;
+        self.tickets_issued = 0;
+        Ok(())
+    }
+}
+
+/// What may change after the context is created; guarded by one lock.
+pub struct State {
+    /// Where work is issued: the context's own stream or the caller's.
+    pub stream: CUstream,
+    pub scratch: Scratch,
+    pub sync: SyncState,
+}
+
+/// A few bytes of pinned host memory the device writes results into directly.
+pub struct ResultSlot {
+    pub host: *mut u8,
+    pub device: CUdeviceptr,
+}
+
+pub(crate) const RESULT_SLOT_BYTES: usize = 64;
+
+pub struct CudaShared {
+    pub device: CUdevice,
+    pub context: CUcontext,
+    pub props: DeviceProps,
+    pub own_stream: CUstream,
+    pub loader: Loader,
+    pub result_slot: ResultSlot,
+    state: Mutex<State>,
+}
+
+// SAFETY: driver handles are usable from any thread once the context is current;
+// mutable state is behind the mutex.
+unsafe impl Send for CudaShared {}
+unsafe impl Sync for CudaShared {}
+
+impl CudaShared {
+    pub fn new(ordinal: i32) -> Result<CudaShared> {
+        let device = drv::device::get(ordinal).during("cuDeviceGet")?;
+        let props = DeviceProps::read(device)?;
+        // SAFETY: device from cuDeviceGet; released in Drop.
+        let context = unsafe { drv::primary_ctx::retain(device) }.during("cuDevicePrimaryCtxRetain")?;
+        // SAFETY: a retained context.
+        unsafe { drv::ctx::set_current(context) }.during("cuCtxSetCurrent")?;
+        let own_stream = drv::stream::create(drv::stream::StreamKind::NonBlocking).during("cuStreamCreate")?;
+        let mut host: *mut c_void = std::ptr::null_mut();
+        let mut device_ptr: CUdeviceptr = 0;
+        // SAFETY: out-pointers; flags ask for memory the device can map.
+        unsafe {
+            sys::cuMemHostAlloc(
+                &mut host,
+                RESULT_SLOT_BYTES,
+                sys::CU_MEMHOSTALLOC_DEVICEMAP | sys::CU_MEMHOSTALLOC_PORTABLE,
+            )
+            .during("cuMemHostAlloc")?;
+            sys::cuMemHostGetDevicePointer_v2(&mut device_ptr, host, 0).during("cuMemHostGetDevicePointer")?;
+        }
+        Ok(CudaShared {
+            device,
+            context,
+            loader: Loader::new(props.arch()),
+            props,
+            own_stream,
+            result_slot: ResultSlot { host: host as *mut u8, device: device_ptr },
+            state: Mutex::new(State {
+                stream: own_stream,
+                scratch: Scratch { ptr: 0, bytes: 0 },
+                sync: SyncState { ptr: 0, status_capacity: 0, epoch: 1, tickets_issued: 0 },
+            }),
+        })
+    }
+
+    /// Makes the context current on this thread and takes the state lock.
+    pub fn lock(&self) -> Result<MutexGuard<'_, State>> {
+        // SAFETY: a retained context.
+        unsafe { drv::ctx::set_current(self.context) }.during("cuCtxSetCurrent")?;
+        Ok(self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner()))
+    }
+
+    /// Waits for the work issued so far on `stream`.
+    pub fn wait(stream: CUstream) -> Result<()> {
+        // SAFETY: a live stream.
+        unsafe { drv::stream::synchronize(stream) }.during("waiting for the stream (an earlier kernel may have failed)")
+    }
+
+    /// Switches later work to `stream` (NULL: the context's own), ordered after the
+    /// work already issued.
+    pub fn set_stream(&self, stream: *mut c_void) -> Result<()> {
+        let mut state = self.lock()?;
+        let next = if stream.is_null() { self.own_stream } else { stream as CUstream };
+        if next == state.stream {
+            return Ok(());
+        }
+        let event = drv::event::create(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING).during("cuEventCreate")?;
+        // SAFETY: live streams and event; the event is released once it completes.
+        unsafe {
+            let r = drv::event::record(event, state.stream)
+                .and_then(|_| drv::stream::wait_event(next, event, sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT));
+            let _ = drv::event::destroy(event);
+            r.during("ordering the new stream after the old one")?;
+        }
+        state.stream = next;
+        Ok(())
+    }
+}
+
+impl Drop for CudaShared {
+    fn drop(&mut self) {
+        // SAFETY: tearing down what `new` created; errors cannot be reported here.
+        unsafe {
+            let _ = drv::ctx::set_current(self.context);
+            let _ = sys::cuCtxSynchronize();
+            let state = self.state.get_mut().unwrap_or_else(|p| p.into_inner());
+            if state.scratch.ptr != 0 {
+                let _ = drv::free_async(state.scratch.ptr, self.own_stream);
+            }
+            if state.sync.ptr != 0 {
+                let _ = drv::free_async(state.sync.ptr, self.own_stream);
+            }
+            let _ = drv::stream::synchronize(self.own_stream);
+            self.loader.unload_all();
+            let _ = sys::cuMemFreeHost(self.result_slot.host as *mut c_void);
+            let _ = drv::stream::destroy(self.own_stream);
+            let _ = drv::primary_ctx::release(self.device);
+        }
+    }
+}

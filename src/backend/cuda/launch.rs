@@ -1,0 +1,44 @@
+//! Launching a kernel with scalar and pointer arguments.
+
+use std::ffi::c_void;
+
+use cudarc::driver::result as drv;
+use cudarc::driver::sys::{CUfunction, CUstream};
+
+use super::driver::DriverContext;
+use crate::error::{invalid, Result};
+
+/// One kernel argument: every parameter of our kernels is a pointer, a 64-bit size
+/// or a 32-bit word, passed from an 8-byte slot (the driver reads the parameter's
+/// own size from it; little-endian, so a u32 is the low half).
+#[derive(Clone, Copy)]
+pub struct Arg(u64);
+
+impl Arg {
+    pub fn ptr(p: u64) -> Arg {
+        Arg(p)
+    }
+    pub fn size(n: usize) -> Arg {
+        Arg(n as u64)
+    }
+    pub fn u32(v: u32) -> Arg {
+        Arg(v as u64)
+    }
+    pub fn u64(v: u64) -> Arg {
+        Arg(v)
+    }
+}
+
+/// Launches `f` on a 1-D grid.
+///
+/// # Safety
+/// The arguments must match the kernel's parameters and the memory they point to
+/// must be valid for the kernel's accesses in stream order.
+pub unsafe fn launch(f: CUfunction, grid: u64, block: u32, stream: CUstream, args: &[Arg]) -> Result<()> {
+    if grid == 0 || grid > i32::MAX as u64 {
+        return Err(invalid(format!("input too large: {grid} blocks do not fit one grid")));
+    }
+    let mut slots: Vec<u64> = args.iter().map(|a| a.0).collect();
+    let mut params: Vec<*mut c_void> = slots.iter_mut().map(|s| s as *mut u64 as *mut c_void).collect();
+    drv::launch_kernel(f, (grid as u32, 1, 1), (block, 1, 1), 0, stream, &mut params).during("cuLaunchKernel")
+}

@@ -1,0 +1,126 @@
+//! The kernel loader: a module is a source compiled for one element type and tuning;
+//! it is compiled by NVRTC for the device's exact architecture on first use, kept in
+//! memory (CUBIN per process, CUmodule per context) and on disk (disk_cache.rs).
+
+use std::collections::HashMap;
+use std::ffi::CString;
+use std::sync::{Arc, Mutex};
+
+use cudarc::driver::result as drv;
+use cudarc::driver::sys::{CUfunction, CUmodule};
+use once_cell::sync::{Lazy, OnceCell};
+
+use super::disk_cache;
+use super::driver::DriverContext;
+use super::nvrtc;
+use super::sources::{Source, HEADERS};
+use crate::error::{Error, Result};
+
+/// A source plus the defines that instantiate it (element type, tuning).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ModuleSpec {
+    pub source: Source,
+    pub options: Vec<String>,
+}
+
+impl ModuleSpec {
+    /// The cache key of this module compiled for `arch` by NVRTC `nvrtc_version`.
+    pub fn key(&self, arch: &str, nvrtc_version: &str) -> String {
+        let mut parts: Vec<&[u8]> = vec![
+            env!("CARGO_PKG_VERSION").as_bytes(),
+            nvrtc_version.as_bytes(),
+            arch.as_bytes(),
+            self.source.name.as_bytes(),
+            self.source.text.as_bytes(),
+        ];
+        for (name, text) in HEADERS {
+            parts.push(name.as_bytes());
+            parts.push(text.as_bytes());
+        }
+        for o in &self.options {
+            parts.push(o.as_bytes());
+        }
+        disk_cache::cache_key(&parts)
+    }
+}
+
+/// CUBINs compiled or read from disk in this process, shared by all contexts.
+static CUBINS: Lazy<Mutex<HashMap<String, Arc<Vec<u8>>>>> = Lazy::new(|| Mutex::new(HashMap::new()));
+
+fn nvrtc_version() -> Result<String> {
+    static VERSION: OnceCell<String> = OnceCell::new();
+    VERSION.get_or_try_init(nvrtc::version).cloned()
+}
+
+/// The CUBIN of `spec` for `arch`: from memory, else disk, else NVRTC.
+pub fn cubin(spec: &ModuleSpec, arch: &str) -> Result<Arc<Vec<u8>>> {
+    let key = spec.key(arch, &nvrtc_version()?);
+    if let Some(c) = CUBINS.lock().unwrap().get(&key) {
+        return Ok(c.clone());
+    }
+    let dir = disk_cache::cache_dir();
+    let bytes = match dir.as_deref().and_then(|d| disk_cache::load(d, &key)) {
+        Some(b) => b,
+        None => {
+            let compiled = nvrtc::compile(spec.source.name, spec.source.text, arch, &spec.options)?;
+            if let Some(d) = dir.as_deref() {
+                disk_cache::store(d, &key, &compiled.cubin);
+            }
+            compiled.cubin
+        }
+    };
+    let bytes = Arc::new(bytes);
+    CUBINS.lock().unwrap().insert(key, bytes.clone());
+    Ok(bytes)
+}
+
+struct LoadedModule {
+    module: CUmodule,
+    functions: HashMap<String, CUfunction>,
+}
+
+/// The modules loaded into one CUDA context.
+pub struct Loader {
+    arch: String,
+    modules: Mutex<HashMap<ModuleSpec, LoadedModule>>,
+}
+
+// SAFETY: CUmodule / CUfunction are driver handles usable from any thread.
+unsafe impl Send for Loader {}
+unsafe impl Sync for Loader {}
+
+impl Loader {
+    pub fn new(arch: String) -> Loader {
+        Loader { arch, modules: Mutex::new(HashMap::new()) }
+    }
+
+    /// The kernel `name` of `spec`, compiling and loading the module on first use.
+    /// The context must be current.
+    pub fn function(&self, spec: &ModuleSpec, name: &str) -> Result<CUfunction> {
+        let mut modules = self.modules.lock().unwrap();
+        if !modules.contains_key(spec) {
+            let image = cubin(spec, &self.arch)?;
+            // SAFETY: a CUBIN NVRTC produced for this architecture.
+            let module = unsafe { drv::module::load_data(image.as_ptr() as *const _) }.during("cuModuleLoadData")?;
+            modules.insert(spec.clone(), LoadedModule { module, functions: HashMap::new() });
+        }
+        let loaded = modules.get_mut(spec).expect("inserted above");
+        if let Some(&f) = loaded.functions.get(name) {
+            return Ok(f);
+        }
+        let cname = CString::new(name).map_err(|_| Error::Internal(format!("kernel name {name:?}")))?;
+        // SAFETY: a loaded module.
+        let f = unsafe { drv::module::get_function(loaded.module, cname) }
+            .during(&format!("cuModuleGetFunction({name})"))?;
+        loaded.functions.insert(name.to_string(), f);
+        Ok(f)
+    }
+
+    /// Unloads every module; the context must be current.
+    pub fn unload_all(&self) {
+        for (_, m) in self.modules.lock().unwrap().drain() {
+            // SAFETY: loaded by us, no longer used.
+            let _ = unsafe { drv::module::unload(m.module) };
+        }
+    }
+}

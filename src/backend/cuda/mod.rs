@@ -1,0 +1,170 @@
+//! The CUDA backend: device memory, the context's stream, and the primitives as
+//! NVRTC-compiled kernels. One file per concern; one planner per primitive.
+
+mod context;
+mod disk_cache;
+mod driver;
+mod launch;
+mod loader;
+mod memory;
+mod nvrtc;
+mod reduce;
+mod scan;
+mod sources;
+
+pub use memory::DeviceMemory;
+
+use std::ffi::c_void;
+use std::sync::Arc;
+
+use cudarc::driver::result as drv;
+use cudarc::driver::sys::{self, CUdeviceptr};
+
+use super::{Backend, BackendKind, Memory};
+use crate::dtype::{DType, Op, ScanMode};
+use crate::error::{invalid, Error, Result};
+use context::CudaShared;
+use driver::DriverContext;
+
+pub struct CudaBackend {
+    shared: Arc<CudaShared>,
+}
+
+impl CudaBackend {
+    /// Opens device `ordinal`, or says why no usable device is there.
+    pub fn open(ordinal: i32) -> Result<CudaBackend> {
+        let count = driver::init_driver()?;
+        if count == 0 {
+            return Err(Error::NoDevice("the CUDA driver reports no device".into()));
+        }
+        if ordinal >= count {
+            return Err(Error::NoDevice(format!("device {ordinal} requested, but only {count} CUDA device(s) exist")));
+        }
+        Ok(CudaBackend { shared: Arc::new(CudaShared::new(ordinal)?) })
+    }
+}
+
+impl Backend for CudaBackend {
+    fn kind(&self) -> BackendKind {
+        BackendKind::Cuda
+    }
+
+    fn device_name(&self) -> String {
+        self.shared.props.name.clone()
+    }
+
+    fn allocate(&self, bytes: usize) -> Result<Memory> {
+        let ptr = if bytes == 0 {
+            0
+        } else {
+            let state = self.shared.lock()?;
+            // SAFETY: stream-ordered allocation on the context's stream.
+            unsafe { drv::malloc_async(state.stream, bytes) }.during(&format!("allocating {bytes} bytes"))?
+        };
+        Ok(Memory::Device(DeviceMemory { ptr, bytes, owner: Some(self.shared.clone()) }))
+    }
+
+    fn wrap_device(&self, ptr: *mut c_void, bytes: usize) -> Result<Memory> {
+        if bytes > 0 {
+            let _state = self.shared.lock()?;
+            let mut ordinal: i32 = -1;
+            // SAFETY: asks the driver what it knows of the address; fails for memory
+            // it did not allocate.
+            let known = unsafe {
+                sys::cuPointerGetAttribute(
+                    &mut ordinal as *mut i32 as *mut c_void,
+                    sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+                    ptr as CUdeviceptr,
+                )
+            };
+            if known.result().is_err() {
+                return Err(invalid("device_ptr is not memory the CUDA driver knows"));
+            }
+        }
+        Ok(Memory::Device(DeviceMemory { ptr: ptr as CUdeviceptr, bytes, owner: None }))
+    }
+
+    fn device_ptr(&self, mem: &Memory) -> Result<*mut c_void> {
+        Ok(mem.as_device()?.ptr as *mut c_void)
+    }
+
+    fn set_stream(&self, stream: *mut c_void) -> Result<()> {
+        self.shared.set_stream(stream)
+    }
+
+    fn synchronize(&self) -> Result<()> {
+        let state = self.shared.lock()?;
+        CudaShared::wait(state.stream)
+    }
+
+    fn write(&self, mem: &Memory, offset: usize, src: &[u8]) -> Result<()> {
+        let m = mem.as_device()?;
+        let state = self.shared.lock()?;
+        // SAFETY: the range lies inside the allocation. We wait, so the caller may
+        // reuse `src` (even pinned memory) as soon as we return.
+        unsafe { drv::memcpy_htod_async(m.ptr + offset as u64, src, state.stream) }.during("copying to the device")?;
+        CudaShared::wait(state.stream)
+    }
+
+    fn read(&self, mem: &Memory, offset: usize, dst: &mut [u8]) -> Result<()> {
+        let m = mem.as_device()?;
+        let state = self.shared.lock()?;
+        // SAFETY: the range lies inside the allocation; we wait before returning.
+        unsafe { drv::memcpy_dtoh_async(dst, m.ptr + offset as u64, state.stream) }.during("copying from the device")?;
+        CudaShared::wait(state.stream)
+    }
+
+    fn copy(&self, dst: &Memory, src: &Memory, bytes: usize) -> Result<()> {
+        let (d, s) = (dst.as_device()?, src.as_device()?);
+        if d.ptr == s.ptr {
+            return Ok(());
+        }
+        let state = self.shared.lock()?;
+        // SAFETY: both ranges lie inside their allocations.
+        unsafe { drv::memcpy_dtod_async(d.ptr, s.ptr, bytes, state.stream) }.during("copying on the device")
+    }
+
+    fn reduce(&self, input: &Memory, dtype: DType, len: usize, op: Op, out: &mut [u8]) -> Result<()> {
+        reduce::reduce(&self.shared, input.as_device()?, dtype, len, op, out)
+    }
+
+    fn scan(&self, input: &Memory, output: &Memory, dtype: DType, len: usize, op: Op, mode: ScanMode) -> Result<()> {
+        scan::scan(&self.shared, input.as_device()?, output.as_device()?, dtype, len, op, mode)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every module the library instantiates.
+    fn all_modules() -> Vec<(DType, loader::ModuleSpec)> {
+        DType::ALL.iter().flat_map(|&d| [(d, reduce::module(d)), (d, scan::module(d))]).collect()
+    }
+
+    /// NVRTC needs no GPU: every kernel module compiles for sm_80 and sm_90 without
+    /// an error or a warning. Skips when NVRTC is absent, unless
+    /// GPUPRIMS_REQUIRE_NVRTC=1 (CI sets it), which makes absence a failure.
+    #[test]
+    fn every_kernel_module_compiles_cleanly() {
+        if nvrtc::require_nvrtc().is_err() {
+            assert!(
+                std::env::var("GPUPRIMS_REQUIRE_NVRTC").as_deref() != Ok("1"),
+                "GPUPRIMS_REQUIRE_NVRTC=1 but libnvrtc.so.13 cannot be loaded"
+            );
+            eprintln!("skipped: NVRTC not found");
+            return;
+        }
+        let mut failures = Vec::new();
+        for arch in ["sm_80", "sm_90"] {
+            for (dtype, spec) in all_modules() {
+                match nvrtc::compile(spec.source.name, spec.source.text, arch, &spec.options) {
+                    Ok(c) if c.log.is_empty() => assert!(!c.cubin.is_empty()),
+                    Ok(c) => failures.push(format!("{} {} {arch}: warnings:\n{}", spec.source.name, dtype.name(), c.log)),
+                    Err(e) => failures.push(format!("{} {} {arch}: {e}", spec.source.name, dtype.name())),
+                }
+            }
+        }
+        assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+    }
+}

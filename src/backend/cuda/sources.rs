@@ -1,0 +1,24 @@
+//! Kernel sources embedded in the library: the shared building blocks (headers) and
+//! one source per device algorithm. A module is a source compiled for one element
+//! type with its tuning defines.
+
+/// The headers every module may include, as `#include "common/…"`.
+pub const HEADERS: &[(&str, &str)] = &[
+    ("common/types.cuh", include_str!("../../../kernels/common/types.cuh")),
+    ("common/ops.cuh", include_str!("../../../kernels/common/ops.cuh")),
+    ("common/warp.cuh", include_str!("../../../kernels/common/warp.cuh")),
+    ("common/block_reduce.cuh", include_str!("../../../kernels/common/block_reduce.cuh")),
+    ("common/block_scan.cuh", include_str!("../../../kernels/common/block_scan.cuh")),
+    ("common/tile_io.cuh", include_str!("../../../kernels/common/tile_io.cuh")),
+    ("common/lookback.cuh", include_str!("../../../kernels/common/lookback.cuh")),
+];
+
+/// One device algorithm's source file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Source {
+    pub name: &'static str,
+    pub text: &'static str,
+}
+
+pub const REDUCE: Source = Source { name: "reduce.cu", text: include_str!("../../../kernels/reduce.cu") };
+pub const SCAN: Source = Source { name: "scan.cu", text: include_str!("../../../kernels/scan.cu") };

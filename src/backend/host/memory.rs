@@ -1,0 +1,80 @@
+//! Zero-initialised, 64-byte aligned host allocations whose failure is an error,
+//! not an abort.
+
+use std::alloc::{alloc_zeroed, dealloc, Layout};
+
+use crate::error::{Error, Result};
+
+pub struct HostMemory {
+    ptr: *mut u8,
+    bytes: usize,
+}
+
+// SAFETY: plain owned bytes; concurrent use of one buffer is the caller's race.
+unsafe impl Send for HostMemory {}
+unsafe impl Sync for HostMemory {}
+
+const ALIGN: usize = 64;
+
+impl HostMemory {
+    pub fn zeroed(bytes: usize) -> Result<HostMemory> {
+        if bytes == 0 {
+            return Ok(HostMemory { ptr: ALIGN as *mut u8, bytes: 0 });
+        }
+        let layout = Layout::from_size_align(bytes, ALIGN)
+            .map_err(|_| Error::OutOfMemory(format!("{bytes} bytes is too large")))?;
+        // SAFETY: the layout has a non-zero size.
+        let ptr = unsafe { alloc_zeroed(layout) };
+        if ptr.is_null() {
+            return Err(Error::OutOfMemory(format!("could not allocate {bytes} bytes of host memory")));
+        }
+        Ok(HostMemory { ptr, bytes })
+    }
+
+    pub fn len_bytes(&self) -> usize {
+        self.bytes
+    }
+
+    /// # Safety
+    /// No one may write the memory while the slice lives.
+    pub unsafe fn bytes(&self) -> &[u8] {
+        std::slice::from_raw_parts(self.ptr, self.bytes)
+    }
+
+    /// # Safety
+    /// No one else may use the memory while the slice lives.
+    #[allow(clippy::mut_from_ref)]
+    pub unsafe fn bytes_mut(&self) -> &mut [u8] {
+        std::slice::from_raw_parts_mut(self.ptr, self.bytes)
+    }
+
+    /// The first `len` elements as `T` (the allocation is 64-byte aligned).
+    ///
+    /// # Safety
+    /// As for `bytes`; `len * size_of::<T>()` must fit.
+    pub unsafe fn typed<T>(&self, len: usize) -> &[T] {
+        debug_assert!(len * std::mem::size_of::<T>() <= self.bytes);
+        std::slice::from_raw_parts(self.ptr as *const T, len)
+    }
+
+    /// # Safety
+    /// As for `bytes_mut`.
+    #[allow(clippy::mut_from_ref)]
+    pub unsafe fn typed_mut<T>(&self, len: usize) -> &mut [T] {
+        debug_assert!(len * std::mem::size_of::<T>() <= self.bytes);
+        std::slice::from_raw_parts_mut(self.ptr as *mut T, len)
+    }
+
+    pub fn ptr(&self) -> *mut u8 {
+        self.ptr
+    }
+}
+
+impl Drop for HostMemory {
+    fn drop(&mut self) {
+        if self.bytes > 0 {
+            // SAFETY: allocated in `zeroed` with this layout.
+            unsafe { dealloc(self.ptr, Layout::from_size_align_unchecked(self.bytes, ALIGN)) };
+        }
+    }
+}

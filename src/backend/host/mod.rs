@@ -1,0 +1,104 @@
+//! The CPU backend: buffers in host memory, primitives on rayon. It is the reference
+//! every GPU result is checked against, so it stays plain and obviously right.
+
+mod memory;
+mod reduce;
+mod scan;
+
+pub use memory::HostMemory;
+
+use std::ffi::c_void;
+
+use super::{Backend, BackendKind, Memory};
+use crate::dtype::{DType, Op, ScanMode};
+use crate::error::{unsupported, Result};
+
+pub struct HostBackend;
+
+impl HostBackend {
+    pub fn new() -> HostBackend {
+        HostBackend
+    }
+}
+
+impl Default for HostBackend {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Backend for HostBackend {
+    fn kind(&self) -> BackendKind {
+        BackendKind::Host
+    }
+
+    fn device_name(&self) -> String {
+        format!("host ({} threads)", rayon::current_num_threads())
+    }
+
+    fn allocate(&self, bytes: usize) -> Result<Memory> {
+        Ok(Memory::Host(HostMemory::zeroed(bytes)?))
+    }
+
+    fn wrap_device(&self, _ptr: *mut c_void, _bytes: usize) -> Result<Memory> {
+        Err(unsupported("the host backend has no device memory to wrap"))
+    }
+
+    fn device_ptr(&self, _mem: &Memory) -> Result<*mut c_void> {
+        Err(unsupported("buffers of the host backend have no device pointer"))
+    }
+
+    fn set_stream(&self, stream: *mut c_void) -> Result<()> {
+        if stream.is_null() {
+            Ok(())
+        } else {
+            Err(unsupported("the host backend has no CUDA stream to set"))
+        }
+    }
+
+    fn synchronize(&self) -> Result<()> {
+        Ok(())
+    }
+
+    fn write(&self, mem: &Memory, offset: usize, src: &[u8]) -> Result<()> {
+        let m = mem.as_host()?;
+        // SAFETY: the range was checked against the buffer by the caller.
+        unsafe { m.bytes_mut()[offset..offset + src.len()].copy_from_slice(src) };
+        Ok(())
+    }
+
+    fn read(&self, mem: &Memory, offset: usize, dst: &mut [u8]) -> Result<()> {
+        let m = mem.as_host()?;
+        // SAFETY: as above.
+        unsafe { dst.copy_from_slice(&m.bytes()[offset..offset + dst.len()]) };
+        Ok(())
+    }
+
+    fn copy(&self, dst: &Memory, src: &Memory, bytes: usize) -> Result<()> {
+        let (d, s) = (dst.as_host()?, src.as_host()?);
+        if std::ptr::eq(d, s) {
+            return Ok(());
+        }
+        // SAFETY: distinct allocations of at least `bytes` each.
+        unsafe { d.bytes_mut()[..bytes].copy_from_slice(&s.bytes()[..bytes]) };
+        Ok(())
+    }
+
+    fn reduce(&self, input: &Memory, dtype: DType, len: usize, op: Op, out: &mut [u8]) -> Result<()> {
+        reduce::reduce(input.as_host()?, dtype, len, op, out);
+        Ok(())
+    }
+
+    fn scan(
+        &self,
+        input: &Memory,
+        output: &Memory,
+        dtype: DType,
+        len: usize,
+        op: Op,
+        mode: ScanMode,
+    ) -> Result<()> {
+        scan::scan(input.as_host()?, output.as_host()?, dtype, len, op, mode);
+        Ok(())
+    }
+}

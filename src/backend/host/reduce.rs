@@ -1,0 +1,36 @@
+//! Host reduce: fixed-size chunks folded in parallel, then the chunk results folded
+//! in index order, so float sums come out the same on every run.
+
+use rayon::prelude::*;
+
+use super::HostMemory;
+use crate::dtype::{combine, identity, DType, Element, Op};
+use crate::with_element_type;
+
+/// Elements per parallel chunk. Fixed, so the summation order depends only on n.
+pub(super) const CHUNK: usize = 1 << 16;
+
+pub(super) fn reduce(input: &HostMemory, dtype: DType, len: usize, op: Op, out: &mut [u8]) {
+    with_element_type!(dtype, T => {
+        // SAFETY: the buffer holds `len` elements of T.
+        let xs = unsafe { input.typed::<T>(len) };
+        let r: T = reduce_slice(xs, op);
+        out.copy_from_slice(&element_bytes(r));
+    })
+}
+
+pub(super) fn fold<T: Element>(xs: &[T], op: Op) -> T {
+    xs.iter().fold(identity::<T>(op), |a, &b| combine(op, a, b))
+}
+
+fn reduce_slice<T: Element>(xs: &[T], op: Op) -> T {
+    let partials: Vec<T> = xs.par_chunks(CHUNK).map(|c| fold(c, op)).collect();
+    fold(&partials, op)
+}
+
+/// The bytes of one element, in native order.
+pub(super) fn element_bytes<T: Element>(v: T) -> Vec<u8> {
+    let size = std::mem::size_of::<T>();
+    // SAFETY: T is a plain number type of `size` bytes.
+    unsafe { std::slice::from_raw_parts(&v as *const T as *const u8, size).to_vec() }
+}

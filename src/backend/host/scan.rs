@@ -1,0 +1,78 @@
+//! Host scan in two parallel passes over fixed-size chunks: each chunk's aggregate,
+//! an in-order prefix of the aggregates, then each chunk scanned from its carry-in.
+//! Input and output may be the same memory (in place), hence raw pointers.
+
+use rayon::prelude::*;
+
+use super::reduce::{fold, CHUNK};
+use super::HostMemory;
+use crate::dtype::{combine, identity, DType, Element, Op, ScanMode};
+use crate::with_element_type;
+
+pub(super) fn scan(input: &HostMemory, output: &HostMemory, dtype: DType, len: usize, op: Op, mode: ScanMode) {
+    with_element_type!(dtype, T => {
+        scan_typed::<T>(SendPtr(input.ptr() as *mut T), SendPtr(output.ptr() as *mut T), len, op, mode)
+    })
+}
+
+#[derive(Clone, Copy)]
+struct SendPtr<T>(*mut T);
+// SAFETY: each parallel task touches a disjoint chunk.
+unsafe impl<T> Send for SendPtr<T> {}
+unsafe impl<T> Sync for SendPtr<T> {}
+
+impl<T> SendPtr<T> {
+    // A method, so closures capture the whole wrapper rather than the raw field.
+    fn at(&self, i: usize) -> *mut T {
+        // SAFETY: callers stay inside the allocation.
+        unsafe { self.0.add(i) }
+    }
+}
+
+fn scan_typed<T: Element>(input: SendPtr<T>, output: SendPtr<T>, len: usize, op: Op, mode: ScanMode) {
+    let chunks = len.div_ceil(CHUNK);
+    let chunk_range = |c: usize| (c * CHUNK, ((c + 1) * CHUNK).min(len));
+
+    // Pass 1: every chunk's aggregate (read-only).
+    let aggregates: Vec<T> = (0..chunks)
+        .into_par_iter()
+        .map(|c| {
+            let (lo, hi) = chunk_range(c);
+            // SAFETY: in bounds; nothing writes during this pass.
+            let xs = unsafe { std::slice::from_raw_parts(input.at(lo), hi - lo) };
+            fold(xs, op)
+        })
+        .collect();
+
+    // Carry into each chunk: exclusive prefix of the aggregates, in order.
+    let mut carries = Vec::with_capacity(chunks);
+    let mut running = identity::<T>(op);
+    for &a in &aggregates {
+        carries.push(running);
+        running = combine(op, running, a);
+    }
+
+    // Pass 2: each chunk from its carry-in; element i is read before it is written.
+    (0..chunks).into_par_iter().for_each(|c| {
+        let (lo, hi) = chunk_range(c);
+        let mut acc = carries[c];
+        for i in lo..hi {
+            // SAFETY: i < len; chunk c alone touches [lo, hi).
+            unsafe {
+                let x = input.at(i).read();
+                let y = match mode {
+                    ScanMode::Inclusive => {
+                        acc = combine(op, acc, x);
+                        acc
+                    }
+                    ScanMode::Exclusive => {
+                        let before = acc;
+                        acc = combine(op, acc, x);
+                        before
+                    }
+                };
+                output.at(i).write(y);
+            }
+        }
+    });
+}

@@ -1,0 +1,121 @@
+//! The Backend trait every primitive goes through, and the backend-neutral pieces a
+//! context and a buffer are made of. The FFI layer checks arguments, then calls here.
+
+pub mod cuda;
+pub mod host;
+
+use std::ffi::c_void;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use crate::dtype::{DType, Op, ScanMode};
+use crate::error::{internal, Result};
+
+/// Which backend a context runs on (ABI values of `gpuprims_backend`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BackendKind {
+    Auto = 0,
+    Cuda = 1,
+    Host = 2,
+}
+
+/// Storage of a buffer: host memory or device memory, owned or borrowed.
+pub enum Memory {
+    Host(host::HostMemory),
+    Device(cuda::DeviceMemory),
+}
+
+impl Memory {
+    pub fn as_host(&self) -> Result<&host::HostMemory> {
+        match self {
+            Memory::Host(m) => Ok(m),
+            Memory::Device(_) => Err(internal("device memory given to the host backend")),
+        }
+    }
+    pub fn as_device(&self) -> Result<&cuda::DeviceMemory> {
+        match self {
+            Memory::Device(m) => Ok(m),
+            Memory::Host(_) => Err(internal("host memory given to the CUDA backend")),
+        }
+    }
+}
+
+/// What a backend does. Arguments arrive checked: matching contexts, dtypes, lengths,
+/// ranges inside the buffers. Offsets and lengths here are in bytes unless named `len`.
+pub trait Backend: Send + Sync {
+    fn kind(&self) -> BackendKind;
+    fn device_name(&self) -> String;
+    fn allocate(&self, bytes: usize) -> Result<Memory>;
+    /// Borrowed device memory; never freed by gpuprims.
+    fn wrap_device(&self, ptr: *mut c_void, bytes: usize) -> Result<Memory>;
+    fn device_ptr(&self, mem: &Memory) -> Result<*mut c_void>;
+    /// Later work goes to the caller's stream; NULL restores the context's own.
+    fn set_stream(&self, stream: *mut c_void) -> Result<()>;
+    fn synchronize(&self) -> Result<()>;
+    fn write(&self, mem: &Memory, offset: usize, src: &[u8]) -> Result<()>;
+    fn read(&self, mem: &Memory, offset: usize, dst: &mut [u8]) -> Result<()>;
+    fn copy(&self, dst: &Memory, src: &Memory, bytes: usize) -> Result<()>;
+    /// Reduces `len` elements of `input` and writes one element to `out`
+    /// (`out.len() == dtype.size()`); `len` > 0 unless `op` is SUM.
+    fn reduce(&self, input: &Memory, dtype: DType, len: usize, op: Op, out: &mut [u8]) -> Result<()>;
+    /// Scans `len` elements; `output` may be the same memory as `input`.
+    fn scan(
+        &self,
+        input: &Memory,
+        output: &Memory,
+        dtype: DType,
+        len: usize,
+        op: Op,
+        mode: ScanMode,
+    ) -> Result<()>;
+}
+
+/// What a `gpuprims_context` owns and what its buffers keep alive.
+pub struct ContextShared {
+    /// Distinguishes contexts, so buffers of another context are caught.
+    pub id: u64,
+    pub backend: Box<dyn Backend>,
+}
+
+impl ContextShared {
+    pub fn new(backend: Box<dyn Backend>) -> Arc<ContextShared> {
+        static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+        Arc::new(ContextShared { id: NEXT_ID.fetch_add(1, Ordering::Relaxed), backend })
+    }
+}
+
+/// A typed array in one context's memory.
+pub struct Buffer {
+    pub context: Arc<ContextShared>,
+    pub dtype: DType,
+    pub len: usize,
+    pub memory: Memory,
+}
+
+impl Buffer {
+    pub fn bytes(&self) -> usize {
+        self.len * self.dtype.size()
+    }
+}
+
+/// Opens a backend. AUTO picks CUDA when a driver and device are usable; the
+/// environment variable GPUPRIMS_BACKEND=cuda|host overrides AUTO.
+pub fn open(kind: BackendKind, device: i32) -> Result<Arc<ContextShared>> {
+    let kind = match kind {
+        BackendKind::Auto => match std::env::var("GPUPRIMS_BACKEND").ok().as_deref() {
+            Some("cuda") | Some("CUDA") => BackendKind::Cuda,
+            Some("host") | Some("HOST") => BackendKind::Host,
+            _ => BackendKind::Auto,
+        },
+        k => k,
+    };
+    let backend: Box<dyn Backend> = match kind {
+        BackendKind::Host => Box::new(host::HostBackend::new()),
+        BackendKind::Cuda => Box::new(cuda::CudaBackend::open(device)?),
+        BackendKind::Auto => match cuda::CudaBackend::open(device) {
+            Ok(b) => Box::new(b),
+            Err(_) => Box::new(host::HostBackend::new()),
+        },
+    };
+    Ok(ContextShared::new(backend))
+}

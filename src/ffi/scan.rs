@@ -1,0 +1,48 @@
+//! gpuprims_scan.
+
+use super::types::*;
+use super::{guard, same_context, try_ref};
+use crate::dtype::{Op, ScanMode};
+use crate::error::{invalid, Error};
+
+/// Prefix scan of `in` into `out` with `op` (SUM, MIN, MAX), inclusive or exclusive
+/// (an exclusive scan starts from the identity: 0 for SUM, the type's largest value
+/// or +inf for MIN, its lowest or -inf for MAX). `out` has in's dtype (else
+/// TYPE_MISMATCH) and length (else SIZE_MISMATCH) and may be `in` itself (in place).
+/// Asynchronous on CUDA: read the result with gpuprims_buffer_read, which waits.
+/// Float results are bitwise reproducible run to run on the same device and size.
+#[no_mangle]
+pub extern "C" fn gpuprims_scan(
+    ctx: *mut gpuprims_context,
+    r#in: *const gpuprims_buffer,
+    out: *mut gpuprims_buffer,
+    op: gpuprims_op,
+    mode: gpuprims_scan_mode,
+) -> gpuprims_status {
+    guard("gpuprims_scan", || {
+        let c = try_ref(ctx, "ctx")?;
+        let input = try_ref(r#in, "in")?;
+        let output = try_ref(out, "out")?;
+        let op = Op::from_raw(op).map_err(|e| invalid(format!("op: {e}")))?;
+        let mode = ScanMode::from_raw(mode).map_err(|e| invalid(format!("mode: {e}")))?;
+        same_context(c, input, "in")?;
+        same_context(c, output, "out")?;
+        if input.dtype != output.dtype {
+            return Err(Error::TypeMismatch(format!(
+                "out holds {}, in holds {}",
+                output.dtype.name(),
+                input.dtype.name()
+            )));
+        }
+        if input.len != output.len {
+            return Err(Error::SizeMismatch(format!(
+                "out has {} elements, in has {}",
+                output.len, input.len
+            )));
+        }
+        if input.len == 0 {
+            return Ok(());
+        }
+        c.backend.scan(&input.memory, &output.memory, input.dtype, input.len, op, mode)
+    })
+}
