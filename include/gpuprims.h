@@ -311,6 +311,17 @@ gpuprims_status gpuprims_reduce(gpuprims_context *ctx,
                                 void *out);
 
 /*
+ Like gpuprims_reduce, but writes the result into `out`, a buffer of in's dtype
+ (else TYPE_MISMATCH) holding exactly one element (else SIZE_MISMATCH), in stream
+ order and without waiting: the result stays on the device for later work, and
+ gpuprims_buffer_read fetches it. Same semantics and errors as gpuprims_reduce.
+ */
+gpuprims_status gpuprims_reduce_to_buffer(gpuprims_context *ctx,
+                                          const gpuprims_buffer *in,
+                                          gpuprims_op op,
+                                          gpuprims_buffer *out);
+
+/*
  Prefix scan of `in` into `out` with `op` (SUM, MIN, MAX), inclusive or exclusive
  (an exclusive scan starts from the identity: 0 for SUM, the type's largest value
  or +inf for MIN, its lowest or -inf for MAX). `out` has in's dtype (else

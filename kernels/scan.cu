@@ -45,9 +45,7 @@ __device__ __forceinline__ void scan_device(const T *in, T *out, usize n, gp::Ti
     if (threadIdx.x == 0) LookBack::publish_aggregate(st, tile, tile_total, epoch);
     T carry = thread_prefix;
     if (tile > 0) {
-        const T tile_prefix = LookBack::exclusive_prefix(st, tile, epoch, op, lookback_storage);
-        if (threadIdx.x == 0 && LookBack::is_anchor(tile))
-            LookBack::publish_inclusive(st, tile, op(tile_prefix, tile_total), epoch);
+        const T tile_prefix = LookBack::exclusive_prefix(st, tile, tile_total, epoch, op, lookback_storage);
         carry = threadIdx.x == 0 ? tile_prefix : op(tile_prefix, thread_prefix);
     }
 
@@ -67,9 +65,9 @@ __device__ __forceinline__ void scan_device(const T *in, T *out, usize n, gp::Ti
 
 #define GP_SCAN_KERNEL(NAME, OP, EXCLUSIVE)                                                          \
     extern "C" __global__ void __launch_bounds__(BLOCK)                                              \
-    NAME(const T *in, T *out, usize n, u32 *status, T *aggregate, T *inclusive, u64 *ticket,         \
-         u32 epoch, u64 ticket_base) {                                                               \
-        gp::TileState<T> st{status, aggregate, inclusive, ticket};                                   \
+    NAME(const T *in, T *out, usize n, u32 *status, T *aggregate, T *window_total, T *inclusive,     \
+         u64 *ticket, u32 epoch, u64 ticket_base) {                                                  \
+        gp::TileState<T> st{status, aggregate, window_total, inclusive, ticket};                     \
         scan_device<OP<T>, EXCLUSIVE>(in, out, n, st, epoch, ticket_base);                           \
     }
 

@@ -1,15 +1,20 @@
-// Decoupled look-back (Merrill & Garland) with a fixed combination order.
+// Decoupled look-back (Merrill & Garland) with a fixed combination order and no
+// serial chain.
 //
-// Each tile publishes its aggregate as soon as it has it. Every WINDOW-th tile (an
-// anchor) also publishes its inclusive prefix. The exclusive prefix of tile i is
-//     inclusive(anchor) op aggregate(anchor+1) op ... op aggregate(i-1),
-// with anchor the last multiple of WINDOW below i, and the window combined by a
-// fixed block-wide tree. The formula does not depend on timing, so float scans
-// repeat bit for bit, unlike a look-back that stops at whichever predecessor
-// happens to be ready.
+// Tiles are grouped in windows of WINDOW tiles; tile m*WINDOW is anchor m.
+//  - Every tile publishes its aggregate as soon as it has it.
+//  - Anchor m (m >= 1) sums the aggregates of the tiles of its window
+//      S_m = agg((m-1)W+1) op ... op agg(mW-1)     (fixed block-wide tree)
+//    and publishes the window total B_m = S_m op agg(mW) at once. B_0 = agg(0).
+//  - Anchor m's exclusive prefix is B_0 op ... op B_(m-1) op S_m, the B's folded in a
+//    fixed order; it publishes its inclusive prefix (that op agg(mW)).
+//  - Any other tile i, after anchor a: inclusive(a) op agg(a+1) op ... op agg(i-1).
+// Every prefix is a fixed formula, so float scans repeat bit for bit (a look-back
+// that stops at whichever predecessor happens to be ready would not); and no anchor
+// waits for the previous anchor, so latency does not pile up along the input.
 //
 // Status words carry a run epoch, so the state needs no clearing between runs:
-// status = epoch << 2 | stage, stage 1 = aggregate ready, 2 = inclusive ready.
+// status = epoch << 2 | stage; stages rise: 1 aggregate, 2 window total, 3 inclusive.
 // Tiles take their index from a ticket counter (index = ticket - base), so every
 // tile a block waits on belongs to a block that is already running.
 #pragma once
@@ -18,14 +23,16 @@
 namespace gp {
 
 constexpr u32 STAGE_AGGREGATE = 1;
-constexpr u32 STAGE_INCLUSIVE = 2;
+constexpr u32 STAGE_WINDOW_TOTAL = 2;
+constexpr u32 STAGE_INCLUSIVE = 3;
 
 template <class T>
 struct TileState {
-    u32 *status;      // one word per tile
-    T *aggregate;     // one value per tile
-    T *inclusive;     // one value per tile (written by anchors)
-    u64 *ticket;      // monotone counter shared by all runs
+    u32 *status;         // one word per tile
+    T *aggregate;        // one value per tile
+    T *window_total;     // one value per anchor
+    T *inclusive;        // one value per anchor
+    u64 *ticket;         // monotone counter shared by all runs
 };
 
 __device__ __forceinline__ u32 load_acquire(const u32 *p) {
@@ -66,45 +73,62 @@ __device__ __forceinline__ void wait_for(const u32 *status, u32 word) {
 
 template <class T, int BLOCK>
 struct LookBack {
-    static constexpr u32 WINDOW = BLOCK;  // one thread reads one predecessor
+    static constexpr u32 WINDOW = BLOCK;  // one thread reads one tile of the window
+    typedef BlockReduce<T, BLOCK> Reduce;
     struct Storage {
-        typename BlockReduce<T, BLOCK>::Storage reduce;
+        typename Reduce::Storage reduce;
         T prefix;
     };
 
-    __device__ __forceinline__ static bool is_anchor(u32 tile) { return tile % WINDOW == 0; }
-
-    // Publishes the tile's aggregate (tile 0: also its inclusive prefix). Thread 0.
+    // Thread 0: the tile's aggregate; tile 0 is complete with it.
     __device__ __forceinline__ static void publish_aggregate(const TileState<T> &st, u32 tile, T aggregate, u32 epoch) {
-        const u32 stage = tile == 0 ? STAGE_INCLUSIVE : STAGE_AGGREGATE;
-        if (tile == 0) st.inclusive[0] = aggregate;
-        publish(st.aggregate + tile, aggregate, st.status + tile, epoch << 2 | stage);
+        if (tile == 0) {
+            st.window_total[0] = aggregate;
+            st.inclusive[0] = aggregate;
+        }
+        publish(st.aggregate + tile, aggregate, st.status + tile, epoch << 2 | (tile == 0 ? STAGE_INCLUSIVE : STAGE_AGGREGATE));
     }
 
-    // Exclusive prefix of `tile` (> 0), received by every thread.
+    // Exclusive prefix of `tile` (> 0), received by every thread. Anchors also
+    // publish their window total and inclusive prefix on the way.
     template <class Op>
-    __device__ __forceinline__ static T exclusive_prefix(const TileState<T> &st, u32 tile, u32 epoch, Op op, Storage &s) {
-        const u32 anchor = (tile - 1) / WINDOW * WINDOW;
-        const u32 count = tile - 1 - anchor;  // window tiles anchor+1 .. tile-1
+    __device__ __forceinline__ static T exclusive_prefix(const TileState<T> &st, u32 tile, T aggregate, u32 epoch, Op op, Storage &s) {
+        const bool anchor = tile % WINDOW == 0;
+        const u32 first = anchor ? tile - WINDOW + 1 : tile / WINDOW * WINDOW + 1;
+        const u32 count = tile - first;  // window tiles first .. tile-1
         T v = Op::identity();
         if (threadIdx.x < count) {
-            const u32 j = anchor + 1 + threadIdx.x;
+            const u32 j = first + threadIdx.x;
             wait_for(st.status + j, epoch << 2 | STAGE_AGGREGATE);
             v = load_published(st.aggregate + j);
         }
-        const T window = BlockReduce<T, BLOCK>::all(v, op, s.reduce);
-        if (threadIdx.x == 0) {
-            wait_for(st.status + anchor, epoch << 2 | STAGE_INCLUSIVE);
-            s.prefix = count == 0 ? load_published(st.inclusive + anchor)
-                                  : op(load_published(st.inclusive + anchor), window);
-        }
-        __syncthreads();
-        return s.prefix;
-    }
+        const T window = Reduce::all(v, op, s.reduce);
 
-    // Anchors publish their inclusive prefix for the tiles after them. Thread 0.
-    __device__ __forceinline__ static void publish_inclusive(const TileState<T> &st, u32 tile, T inclusive, u32 epoch) {
-        publish(st.inclusive + tile, inclusive, st.status + tile, epoch << 2 | STAGE_INCLUSIVE);
+        if (!anchor) {
+            if (threadIdx.x == 0) {
+                const u32 a = tile / WINDOW * WINDOW;
+                wait_for(st.status + a, epoch << 2 | STAGE_INCLUSIVE);
+                const T base = load_published(st.inclusive + a / WINDOW);
+                s.prefix = count == 0 ? base : op(base, window);
+            }
+            __syncthreads();
+            return s.prefix;
+        }
+
+        const u32 m = tile / WINDOW;
+        if (threadIdx.x == 0)
+            publish(st.window_total + m, op(window, aggregate), st.status + tile, epoch << 2 | STAGE_WINDOW_TOTAL);
+        // B_0 .. B_(m-1): thread t folds B_t, B_(t+BLOCK), ... in order, then a fixed tree.
+        T b = Op::identity();
+        for (u32 j = threadIdx.x; j < m; j += BLOCK) {
+            wait_for(st.status + j * WINDOW, epoch << 2 | STAGE_WINDOW_TOTAL);
+            b = op(b, load_published(st.window_total + j));
+        }
+        const T before = Reduce::all(b, op, s.reduce);
+        const T prefix = op(before, window);
+        if (threadIdx.x == 0)
+            publish(st.inclusive + m, op(prefix, aggregate), st.status + tile, epoch << 2 | STAGE_INCLUSIVE);
+        return prefix;
     }
 };
 

@@ -58,6 +58,9 @@ pub trait Backend: Send + Sync {
     /// Reduces `len` elements of `input` and writes one element to `out`
     /// (`out.len() == dtype.size()`); `len` > 0 unless `op` is SUM.
     fn reduce(&self, input: &Memory, dtype: DType, len: usize, op: Op, out: &mut [u8]) -> Result<()>;
+    /// Like `reduce`, but the result goes to element 0 of `out` (same dtype), in
+    /// stream order, without waiting.
+    fn reduce_to(&self, input: &Memory, dtype: DType, len: usize, op: Op, out: &Memory) -> Result<()>;
     /// Scans `len` elements; `output` may be the same memory as `input`.
     fn scan(
         &self,

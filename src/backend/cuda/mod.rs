@@ -11,6 +11,7 @@ mod nvrtc;
 mod reduce;
 mod scan;
 mod sources;
+mod tuning;
 
 pub use memory::DeviceMemory;
 
@@ -126,6 +127,10 @@ impl Backend for CudaBackend {
 
     fn reduce(&self, input: &Memory, dtype: DType, len: usize, op: Op, out: &mut [u8]) -> Result<()> {
         reduce::reduce(&self.shared, input.as_device()?, dtype, len, op, out)
+    }
+
+    fn reduce_to(&self, input: &Memory, dtype: DType, len: usize, op: Op, out: &Memory) -> Result<()> {
+        reduce::reduce_to_device(&self.shared, input.as_device()?, dtype, len, op, out.as_device()?)
     }
 
     fn scan(&self, input: &Memory, output: &Memory, dtype: DType, len: usize, op: Op, mode: ScanMode) -> Result<()> {

@@ -41,6 +41,7 @@ pub fn version() -> Result<String> {
 /// What a compilation produced: the CUBIN and NVRTC's log (warnings; empty when clean).
 pub struct Compiled {
     pub cubin: Vec<u8>,
+    #[cfg_attr(not(test), allow(dead_code))]
     pub log: String,
 }
 

@@ -1,10 +1,14 @@
 //! Planning and launching the device-wide reduce (kernels/reduce.cu).
 
-use super::context::{CudaShared, REDUCE_TICKET_OFFSET};
+use cudarc::driver::result as drv;
+
+use super::context::{CudaShared, State, REDUCE_TICKET_OFFSET};
+use super::driver::DriverContext;
 use super::launch::{launch, Arg};
 use super::loader::ModuleSpec;
 use super::memory::DeviceMemory;
 use super::sources;
+use super::tuning::knob;
 use crate::dtype::{DType, Op};
 use crate::error::Result;
 
@@ -15,7 +19,7 @@ struct Policy {
 }
 
 fn policy(_dtype: DType) -> Policy {
-    Policy { block: 256, vecs: 4 }
+    Policy { block: knob("reduce.block", 256), vecs: knob("reduce.vecs", 4) }
 }
 
 /// The reduce module for `dtype`.
@@ -31,35 +35,39 @@ pub fn module(dtype: DType) -> ModuleSpec {
     }
 }
 
-pub fn reduce(shared: &CudaShared, input: &DeviceMemory, dtype: DType, len: usize, op: Op, out: &mut [u8]) -> Result<()> {
-    if len == 0 {
-        out.fill(0); // SUM of nothing; MIN/MAX were refused before.
-        return Ok(());
-    }
+/// Issues the reduce kernel; the result lands at `out` (device-visible address).
+fn launch_reduce(shared: &CudaShared, state: &mut State, input: &DeviceMemory, dtype: DType, len: usize, op: Op, out: u64) -> Result<()> {
     let p = policy(dtype);
     let tile = (p.block * p.vecs) as usize * (16 / dtype.size());
     // A resident grid: enough blocks to fill every SM, never more than the tiles.
     let resident = shared.props.sm_count as usize * (shared.props.max_threads_per_sm / p.block).max(1) as usize;
-    let grid = len.div_ceil(tile).min(resident);
-
-    let mut state = shared.lock()?;
+    let grid = len.div_ceil(tile).clamp(1, resident);
     let stream = state.stream;
     let f = shared.loader.function(&module(dtype), &format!("reduce_{}", op.name()))?;
     let partials = state.scratch.ensure(stream, grid * dtype.size())?;
     state.sync.ensure(stream, 0)?;
     let ticket = state.sync.ptr + REDUCE_TICKET_OFFSET as u64;
-    // SAFETY: arguments match reduce_<op>(in, n, partials, ticket, out); the result
-    // goes straight to the mapped host slot.
+    // SAFETY: arguments match reduce_<op>(in, n, partials, ticket, out).
     unsafe {
         launch(
             f,
             grid as u64,
             p.block,
             stream,
-            &[Arg::ptr(input.ptr), Arg::size(len), Arg::ptr(partials), Arg::ptr(ticket), Arg::ptr(shared.result_slot.device)],
-        )?;
+            &[Arg::ptr(input.ptr), Arg::size(len), Arg::ptr(partials), Arg::ptr(ticket), Arg::ptr(out)],
+        )
     }
-    CudaShared::wait(stream)?;
+}
+
+/// Reduces into host memory: the kernel writes the mapped host slot, then we wait.
+pub fn reduce(shared: &CudaShared, input: &DeviceMemory, dtype: DType, len: usize, op: Op, out: &mut [u8]) -> Result<()> {
+    if len == 0 {
+        out.fill(0); // SUM of nothing; MIN/MAX were refused before.
+        return Ok(());
+    }
+    let mut state = shared.lock()?;
+    launch_reduce(shared, &mut state, input, dtype, len, op, shared.result_slot.device)?;
+    CudaShared::wait(state.stream)?;
     // SAFETY: the kernel has finished writing `size` bytes to the pinned slot.
     unsafe {
         for (i, b) in out.iter_mut().enumerate() {
@@ -67,4 +75,14 @@ pub fn reduce(shared: &CudaShared, input: &DeviceMemory, dtype: DType, len: usiz
         }
     }
     Ok(())
+}
+
+/// Reduces into element 0 of a device buffer, in stream order, without waiting.
+pub fn reduce_to_device(shared: &CudaShared, input: &DeviceMemory, dtype: DType, len: usize, op: Op, out: &DeviceMemory) -> Result<()> {
+    let mut state = shared.lock()?;
+    if len == 0 {
+        // SAFETY: `out` holds at least one element.
+        return unsafe { drv::memset_d8_async(out.ptr, 0, dtype.size(), state.stream) }.during("cuMemsetD8Async");
+    }
+    launch_reduce(shared, &mut state, input, dtype, len, op, out.ptr)
 }

@@ -5,6 +5,7 @@ use super::launch::{launch, Arg};
 use super::loader::ModuleSpec;
 use super::memory::DeviceMemory;
 use super::sources;
+use super::tuning::knob;
 use crate::dtype::{DType, Op, ScanMode};
 use crate::error::Result;
 
@@ -15,12 +16,14 @@ struct Policy {
 }
 
 fn policy(dtype: DType) -> Policy {
-    match dtype.size() {
-        1 => Policy { block: 256, items: 32 },
-        2 => Policy { block: 256, items: 16 },
-        4 => Policy { block: 256, items: 16 },
-        _ => Policy { block: 256, items: 8 },
-    }
+    // 64 bytes per thread for 4- and 8-byte types, 32 for the narrow ones.
+    let items = match dtype.size() {
+        1 => 32,
+        2 => 16,
+        4 => 16,
+        _ => 8,
+    };
+    Policy { block: knob("scan.block", 256), items: knob(&format!("scan.items{}", dtype.size()), items) }
 }
 
 /// The scan module for `dtype`.
@@ -47,12 +50,17 @@ pub fn scan(
 ) -> Result<()> {
     let p = policy(dtype);
     let tiles = len.div_ceil((p.block * p.items) as usize);
+    // One window of `block` tiles per anchor (kernels/common/lookback.cuh).
+    let anchors = tiles.div_ceil(p.block as usize) + 1;
 
     let mut state = shared.lock()?;
     let stream = state.stream;
     let f = shared.loader.function(&module(dtype), &format!("scan_{}_{}", op.name(), mode.name()))?;
     state.sync.ensure(stream, tiles)?;
-    let values = state.scratch.ensure(stream, 2 * tiles * dtype.size())?;
+    let size = dtype.size() as u64;
+    let aggregate = state.scratch.ensure(stream, (tiles + 2 * anchors) * dtype.size())?;
+    let window_total = aggregate + tiles as u64 * size;
+    let inclusive = window_total + anchors as u64 * size;
     let sync = &mut state.sync;
     let (epoch, ticket_base) = (sync.epoch, sync.tickets_issued);
     let args = [
@@ -60,14 +68,16 @@ pub fn scan(
         Arg::ptr(output.ptr),
         Arg::size(len),
         Arg::ptr(sync.ptr + STATUS_OFFSET as u64),
-        Arg::ptr(values),
-        Arg::ptr(values + (tiles * dtype.size()) as u64),
+        Arg::ptr(aggregate),
+        Arg::ptr(window_total),
+        Arg::ptr(inclusive),
         Arg::ptr(sync.ptr + SCAN_TICKET_OFFSET as u64),
         Arg::u32(epoch),
         Arg::u64(ticket_base),
     ];
     // SAFETY: arguments match scan_<op>_<mode>(in, out, n, status, aggregate,
-    // inclusive, ticket, epoch, ticket_base); the state holds `tiles` entries.
+    // window_total, inclusive, ticket, epoch, ticket_base); the state holds `tiles`
+    // status words and the scratch the three value arrays.
     unsafe { launch(f, tiles as u64, p.block, stream, &args)? };
     sync.epoch += 1;
     sync.tickets_issued += tiles as u64;

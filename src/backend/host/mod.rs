@@ -89,6 +89,13 @@ impl Backend for HostBackend {
         Ok(())
     }
 
+    fn reduce_to(&self, input: &Memory, dtype: DType, len: usize, op: Op, out: &Memory) -> Result<()> {
+        let mut value = [0u8; 8];
+        let size = dtype.size();
+        reduce::reduce(input.as_host()?, dtype, len, op, &mut value[..size]);
+        self.write(out, 0, &value[..size])
+    }
+
     fn scan(
         &self,
         input: &Memory,

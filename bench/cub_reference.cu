@@ -1,0 +1,338 @@
+// CUB reference for the gpuprims benchmark tour (see cub_reference.h).
+//
+// Timed the way shared/anchors/cub_anchors.cu timed the anchor figures: CUDA
+// events around each call, warm-up first, median of the timed runs, temporary
+// storage allocated once outside the timed region. The difference: the work
+// runs on the caller's stream (the one the tour hands to gpuprims too), and on
+// the caller's device data (gpuprims' own buffers).
+#include <cub/device/device_reduce.cuh>
+#include <cub/device/device_scan.cuh>
+#include <cub/version.cuh>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "gpuprims.h"
+#include "cub_reference.h"
+
+namespace {
+
+thread_local std::string g_error;
+
+bool ok(cudaError_t e, const char *what, int line) {
+  if (e == cudaSuccess) return true;
+  char buf[512];
+  std::snprintf(buf, sizeof buf, "%s: %s (%s) [cub_reference.cu:%d]", what, cudaGetErrorString(e),
+                cudaGetErrorName(e), line);
+  g_error = buf;
+  (void)cudaGetLastError();  // clear a sticky-less error so the next call starts clean
+  return false;
+}
+#define CK(expr) ok((expr), #expr, __LINE__)
+
+struct DeviceMem {
+  void *p = nullptr;
+  explicit DeviceMem(size_t bytes) {
+    if (!CK(cudaMalloc(&p, bytes ? bytes : 1))) p = nullptr;
+  }
+  ~DeviceMem() {
+    if (p) cudaFree(p);
+  }
+  DeviceMem(const DeviceMem &) = delete;
+  DeviceMem &operator=(const DeviceMem &) = delete;
+};
+
+struct Event {
+  cudaEvent_t e = nullptr;
+  Event() {
+    if (!CK(cudaEventCreate(&e))) e = nullptr;
+  }
+  ~Event() {
+    if (e) cudaEventDestroy(e);
+  }
+  Event(const Event &) = delete;
+  Event &operator=(const Event &) = delete;
+};
+
+double median(std::vector<double> v) {
+  if (v.empty()) return -1.0;
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// `call(temp, temp_bytes)` issues one CUB device-wide call on stream s
+// (temp == nullptr asks for the size, as CUB does). `warmup` untimed calls,
+// then `reps` calls each between two events. Returns the median ms, negative
+// on error.
+template <typename Call>
+double time_cub(Call &call, void *temp, size_t temp_bytes, int warmup, int reps, cudaStream_t s) {
+  Event a, b;
+  if (!a.e || !b.e) return -1.0;
+  for (int r = 0; r < warmup; ++r) {
+    size_t tb = temp_bytes;
+    if (!CK(call(temp, tb))) return -1.0;
+  }
+  if (!CK(cudaStreamSynchronize(s)) || !CK(cudaGetLastError())) return -1.0;
+  std::vector<double> ms;
+  ms.reserve(reps > 0 ? (size_t)reps : 1);
+  for (int r = 0; r < reps; ++r) {
+    size_t tb = temp_bytes;
+    if (!CK(cudaEventRecord(a.e, s))) return -1.0;
+    if (!CK(call(temp, tb))) return -1.0;
+    if (!CK(cudaEventRecord(b.e, s))) return -1.0;
+    if (!CK(cudaEventSynchronize(b.e))) return -1.0;
+    float x = 0.0f;
+    if (!CK(cudaEventElapsedTime(&x, a.e, b.e))) return -1.0;
+    ms.push_back(x);
+  }
+  if (!CK(cudaGetLastError())) return -1.0;
+  return median(ms);
+}
+
+enum class RedOp { Sum, Min, Max };
+
+struct PinnedMem {
+  void *p = nullptr;
+  explicit PinnedMem(size_t bytes) {
+    if (!CK(cudaMallocHost(&p, bytes ? bytes : 1))) p = nullptr;
+  }
+  ~PinnedMem() {
+    if (p) cudaFreeHost(p);
+  }
+  PinnedMem(const PinnedMem &) = delete;
+  PinnedMem &operator=(const PinnedMem &) = delete;
+};
+
+struct MappedMem {  // pinned host memory the device writes to directly
+  void *h = nullptr, *d = nullptr;
+  explicit MappedMem(size_t bytes) {
+    if (!CK(cudaHostAlloc(&h, bytes ? bytes : 1, cudaHostAllocMapped))) {
+      h = nullptr;
+    } else if (!CK(cudaHostGetDevicePointer(&d, h, 0))) {
+      cudaFreeHost(h);
+      h = nullptr;
+    }
+  }
+  ~MappedMem() {
+    if (h) cudaFreeHost(h);
+  }
+  MappedMem(const MappedMem &) = delete;
+  MappedMem &operator=(const MappedMem &) = delete;
+};
+
+// How the value ends up, inside the timed region:
+//   Dest::Device  in device memory (as the anchors);
+//   Dest::Memcpy  in device memory, then cudaMemcpyAsync to pinned host memory
+//                 and cudaStreamSynchronize;
+//   Dest::Mapped  written by the kernel straight into mapped pinned host
+//                 memory, then cudaStreamSynchronize.
+// The last two do what gpuprims_reduce does: hand the value to host memory.
+enum class Dest { Device, Memcpy, Mapped };
+
+template <typename T>
+double reduce_t(RedOp op, Dest dest, const void *d_in_v, size_t n, int warmup, int reps, cudaStream_t s,
+                void *result_host) {
+  const T *d_in = static_cast<const T *>(d_in_v);
+  DeviceMem out(sizeof(T));
+  if (!out.p) return -1.0;
+  PinnedMem pinned(dest == Dest::Memcpy ? sizeof(T) : 0);
+  if (!pinned.p) return -1.0;
+  MappedMem mapped(dest == Dest::Mapped ? sizeof(T) : 0);
+  if (!mapped.h) return -1.0;
+  T *d_out = static_cast<T *>(dest == Dest::Mapped ? mapped.d : out.p);
+  auto reduce = [&](void *temp, size_t &temp_bytes) -> cudaError_t {
+    // n passed as size_t, as the anchors did (the same CUB dispatch path).
+    switch (op) {
+      case RedOp::Sum: return cub::DeviceReduce::Sum(temp, temp_bytes, d_in, d_out, n, s);
+      case RedOp::Min: return cub::DeviceReduce::Min(temp, temp_bytes, d_in, d_out, n, s);
+      default: return cub::DeviceReduce::Max(temp, temp_bytes, d_in, d_out, n, s);
+    }
+  };
+  auto call = [&](void *temp, size_t &temp_bytes) -> cudaError_t {
+    cudaError_t e = reduce(temp, temp_bytes);
+    if (e != cudaSuccess || dest == Dest::Device || temp == nullptr) return e;
+    if (dest == Dest::Memcpy) {
+      e = cudaMemcpyAsync(pinned.p, d_out, sizeof(T), cudaMemcpyDeviceToHost, s);
+      if (e != cudaSuccess) return e;
+    }
+    return cudaStreamSynchronize(s);
+  };
+  // Temporary storage: asked for and allocated once, outside the timed region.
+  size_t temp_bytes = 0;
+  if (!CK(call(nullptr, temp_bytes))) return -1.0;
+  DeviceMem temp_mem(temp_bytes);
+  if (!temp_mem.p) return -1.0;
+  void *temp = temp_mem.p;
+  double med = time_cub(call, temp, temp_bytes, warmup, reps, s);
+  if (med >= 0.0 && result_host) {
+    // One more run into a poisoned output, copied out once for the check.
+    size_t tb = temp_bytes;
+    if (!CK(cudaMemsetAsync(d_out, 0xA5, sizeof(T), s)) || !CK(call(temp, tb)) ||
+        !CK(cudaMemcpyAsync(result_host, d_out, sizeof(T), cudaMemcpyDeviceToHost, s)) ||
+        !CK(cudaStreamSynchronize(s)))
+      med = -1.0;
+  }
+  return med;
+}
+
+template <typename T>
+double scan_t(bool inclusive, const void *d_in_v, void *d_out_v, size_t n, int warmup, int reps, cudaStream_t s) {
+  const T *d_in = static_cast<const T *>(d_in_v);
+  T *d_out = static_cast<T *>(d_out_v);
+  auto call = [&](void *temp, size_t &temp_bytes) -> cudaError_t {
+    if (inclusive) return cub::DeviceScan::InclusiveSum(temp, temp_bytes, d_in, d_out, n, s);
+    return cub::DeviceScan::ExclusiveSum(temp, temp_bytes, d_in, d_out, n, s);
+  };
+  // Temporary storage: asked for and allocated once, outside the timed region.
+  size_t temp_bytes = 0;
+  if (!CK(call(nullptr, temp_bytes))) return -1.0;
+  DeviceMem temp_mem(temp_bytes);
+  if (!temp_mem.p) return -1.0;
+  void *temp = temp_mem.p;
+  double med = time_cub(call, temp, temp_bytes, warmup, reps, s);
+  if (med >= 0.0) {
+    // Overwrite the output with the input (not the answer), then one more run:
+    // what d_out holds now was written by that run.
+    size_t tb = temp_bytes;
+    if (!CK(cudaMemcpyAsync(d_out, d_in, n * sizeof(T), cudaMemcpyDeviceToDevice, s)) || !CK(call(temp, tb)) ||
+        !CK(cudaStreamSynchronize(s)) || !CK(cudaGetLastError()))
+      med = -1.0;
+  }
+  return med;
+}
+
+double unsupported(const char *what, uint32_t dtype, uint32_t op) {
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "cub reference: %s not wired for dtype %u op %u", what, (unsigned)dtype,
+                (unsigned)op);
+  g_error = buf;
+  return -2.0;
+}
+
+}  // namespace
+
+extern "C" {
+
+const char *cubref_last_error(void) { return g_error.c_str(); }
+
+uint32_t cubref_cccl_version(void) {
+#if defined(CCCL_MAJOR_VERSION)
+  return (uint32_t)(CCCL_MAJOR_VERSION * 1000000 + CCCL_MINOR_VERSION * 1000 + CCCL_PATCH_VERSION);
+#elif defined(CUB_VERSION)
+  return (uint32_t)((CUB_VERSION / 100000) * 1000000 + (CUB_VERSION / 100 % 1000) * 1000 + CUB_VERSION % 100);
+#else
+  return 0;
+#endif
+}
+
+int cubref_device_count(void) {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  return count;
+}
+
+void *cubref_stream_create(void) {
+  // A blocking stream (ordered with the legacy default stream), so that work
+  // gpuprims might still issue on the legacy stream stays ordered with ours.
+  cudaStream_t s = nullptr;
+  if (!CK(cudaStreamCreate(&s))) return nullptr;
+  return (void *)s;
+}
+
+void cubref_stream_destroy(void *stream) {
+  if (stream) cudaStreamDestroy((cudaStream_t)stream);
+}
+
+int cubref_stream_synchronize(void *stream) { return CK(cudaStreamSynchronize((cudaStream_t)stream)) ? 0 : -1; }
+
+void *cubref_event_create(void) {
+  cudaEvent_t e = nullptr;
+  if (!CK(cudaEventCreate(&e))) return nullptr;
+  return (void *)e;
+}
+
+void cubref_event_destroy(void *event) {
+  if (event) cudaEventDestroy((cudaEvent_t)event);
+}
+
+int cubref_event_record(void *event, void *stream) {
+  return CK(cudaEventRecord((cudaEvent_t)event, (cudaStream_t)stream)) ? 0 : -1;
+}
+
+double cubref_event_elapsed_ms(void *start, void *stop) {
+  if (!CK(cudaEventSynchronize((cudaEvent_t)stop))) return -1.0;
+  float ms = 0.0f;
+  if (!CK(cudaEventElapsedTime(&ms, (cudaEvent_t)start, (cudaEvent_t)stop))) return -1.0;
+  return ms;
+}
+
+void *cubref_malloc(size_t bytes) {
+  void *p = nullptr;
+  if (!CK(cudaMalloc(&p, bytes ? bytes : 1))) return nullptr;
+  return p;
+}
+
+void cubref_free(void *dev) {
+  if (dev) cudaFree(dev);
+}
+
+int cubref_copy_to_host(void *host_dst, const void *dev_src, size_t bytes) {
+  if (!CK(cudaDeviceSynchronize())) return -1;
+  return CK(cudaMemcpy(host_dst, dev_src, bytes, cudaMemcpyDeviceToHost)) ? 0 : -1;
+}
+
+static double reduce_dispatch(uint32_t dtype, uint32_t op, Dest dest, const void *d_in, size_t n, int warmup,
+                              int reps, void *stream, void *result_host) {
+  RedOp r;
+  if (op == GPUPRIMS_OP_SUM) r = RedOp::Sum;
+  else if (op == GPUPRIMS_OP_MIN) r = RedOp::Min;
+  else if (op == GPUPRIMS_OP_MAX) r = RedOp::Max;
+  else return unsupported("reduce", dtype, op);
+  cudaStream_t s = (cudaStream_t)stream;
+  switch (dtype) {
+    case GPUPRIMS_DTYPE_I32: return reduce_t<int32_t>(r, dest, d_in, n, warmup, reps, s, result_host);
+    case GPUPRIMS_DTYPE_U32: return reduce_t<uint32_t>(r, dest, d_in, n, warmup, reps, s, result_host);
+    case GPUPRIMS_DTYPE_I64: return reduce_t<int64_t>(r, dest, d_in, n, warmup, reps, s, result_host);
+    case GPUPRIMS_DTYPE_U64: return reduce_t<uint64_t>(r, dest, d_in, n, warmup, reps, s, result_host);
+    case GPUPRIMS_DTYPE_F32: return reduce_t<float>(r, dest, d_in, n, warmup, reps, s, result_host);
+    case GPUPRIMS_DTYPE_F64: return reduce_t<double>(r, dest, d_in, n, warmup, reps, s, result_host);
+    default: return unsupported("reduce", dtype, op);
+  }
+}
+
+double cubref_reduce_ms(uint32_t dtype, uint32_t op, const void *d_in, size_t n, int warmup, int reps, void *stream,
+                        void *result_host) {
+  return reduce_dispatch(dtype, op, Dest::Device, d_in, n, warmup, reps, stream, result_host);
+}
+
+double cubref_reduce_to_host_ms(uint32_t dtype, uint32_t op, int mapped, const void *d_in, size_t n, int warmup,
+                                int reps, void *stream, void *result_host) {
+  return reduce_dispatch(dtype, op, mapped ? Dest::Mapped : Dest::Memcpy, d_in, n, warmup, reps, stream,
+                         result_host);
+}
+
+double cubref_scan_ms(uint32_t dtype, uint32_t op, uint32_t mode, const void *d_in, void *d_out, size_t n,
+                      int warmup, int reps, void *stream) {
+  if (op != GPUPRIMS_OP_SUM || (mode != GPUPRIMS_SCAN_INCLUSIVE && mode != GPUPRIMS_SCAN_EXCLUSIVE))
+    return unsupported("scan", dtype, op);
+  bool inc = mode == GPUPRIMS_SCAN_INCLUSIVE;
+  cudaStream_t s = (cudaStream_t)stream;
+  switch (dtype) {
+    case GPUPRIMS_DTYPE_I32: return scan_t<int32_t>(inc, d_in, d_out, n, warmup, reps, s);
+    case GPUPRIMS_DTYPE_U32: return scan_t<uint32_t>(inc, d_in, d_out, n, warmup, reps, s);
+    case GPUPRIMS_DTYPE_I64: return scan_t<int64_t>(inc, d_in, d_out, n, warmup, reps, s);
+    case GPUPRIMS_DTYPE_U64: return scan_t<uint64_t>(inc, d_in, d_out, n, warmup, reps, s);
+    case GPUPRIMS_DTYPE_F32: return scan_t<float>(inc, d_in, d_out, n, warmup, reps, s);
+    case GPUPRIMS_DTYPE_F64: return scan_t<double>(inc, d_in, d_out, n, warmup, reps, s);
+    default: return unsupported("scan", dtype, op);
+  }
+}
+
+}  // extern "C"

@@ -1,0 +1,84 @@
+/* CUB reference for the gpuprims benchmark tour.
+ *
+ * Plain C prototypes of the functions bench/cub_reference.cu exports. They run
+ * CUB (as shipped with the CUDA toolkit) on device memory the caller owns --
+ * in the tour, the very buffers gpuprims holds, reached through
+ * gpuprims_buffer_device_ptr -- on a stream the caller created, and time it
+ * the way the anchor figures were timed (shared/anchors/cub_anchors.cu):
+ * CUDA events, warm-up runs first, median of the timed runs.
+ *
+ * Every function that can fail returns a negative number (or NULL) and leaves
+ * a message for cubref_last_error(). Streams, events and device pointers
+ * cross as void * (a cudaStream_t, cudaEvent_t, device address), so C code
+ * that includes this header needs no CUDA header.
+ *
+ * Only compiled when the bench is built with CUDA (GPUPRIMS_BENCH_WITH_CUB).
+ */
+#ifndef GPUPRIMS_BENCH_CUB_REFERENCE_H
+#define GPUPRIMS_BENCH_CUB_REFERENCE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The message of the last failure in this thread ("" when none). */
+const char *cubref_last_error(void);
+
+/* CCCL version as major*1000000 + minor*1000 + patch (0 when unknown). */
+uint32_t cubref_cccl_version(void);
+
+/* Device count the CUDA runtime sees (0 on error or without a device). */
+int cubref_device_count(void);
+
+/* Streams and events (cudaStream_t / cudaEvent_t as void *). */
+void *cubref_stream_create(void);                  /* non-blocking stream; NULL on error */
+void cubref_stream_destroy(void *stream);
+int cubref_stream_synchronize(void *stream);       /* 0 or -1 */
+void *cubref_event_create(void);                   /* NULL on error */
+void cubref_event_destroy(void *event);
+int cubref_event_record(void *event, void *stream); /* 0 or -1 */
+/* Waits for `stop`, then gives the milliseconds between the two events
+ * (negative on error). */
+double cubref_event_elapsed_ms(void *start, void *stop);
+
+/* Device memory (cudaMalloc / cudaFree) and copies. 0 or -1. */
+void *cubref_malloc(size_t bytes);                 /* NULL on error */
+void cubref_free(void *dev);
+int cubref_copy_to_host(void *host_dst, const void *dev_src, size_t bytes);
+
+/* DeviceReduce::Sum (op SUM) or DeviceReduce::Max (op MAX) of n elements of
+ * dtype at d_in (device memory), issued on `stream`. Temporary storage and
+ * the device output are allocated once, outside the timed region; `warmup`
+ * untimed runs, then `reps` timed runs (events around each call). Returns
+ * the median in milliseconds, or a negative number on error or an
+ * unsupported dtype/op (-2: unsupported). The result of one more run is
+ * copied to result_host (one element of dtype) when it is not NULL.
+ * dtype and op are the gpuprims constants (GPUPRIMS_DTYPE_*, GPUPRIMS_OP_*). */
+double cubref_reduce_ms(uint32_t dtype, uint32_t op, const void *d_in, size_t n,
+                        int warmup, int reps, void *stream, void *result_host);
+
+/* As cubref_reduce_ms, but each timed run also hands the value to host
+ * memory and waits for it, the stop event recorded after the wait -- the
+ * work gpuprims_reduce does. mapped == 0: DeviceReduce into device memory,
+ * cudaMemcpyAsync to pinned host memory, cudaStreamSynchronize. mapped != 0:
+ * DeviceReduce writes straight into mapped pinned host memory,
+ * cudaStreamSynchronize. */
+double cubref_reduce_to_host_ms(uint32_t dtype, uint32_t op, int mapped, const void *d_in, size_t n,
+                                int warmup, int reps, void *stream, void *result_host);
+
+/* DeviceScan::InclusiveSum (mode GPUPRIMS_SCAN_INCLUSIVE) or ExclusiveSum
+ * (GPUPRIMS_SCAN_EXCLUSIVE), op SUM only, from d_in to d_out (distinct device
+ * buffers of n elements), issued on `stream`. Timing as cubref_reduce_ms.
+ * After timing, d_out is overwritten with a copy of d_in and the scan runs
+ * once more, so that what d_out holds on return was written by one run. */
+double cubref_scan_ms(uint32_t dtype, uint32_t op, uint32_t mode, const void *d_in,
+                      void *d_out, size_t n, int warmup, int reps, void *stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GPUPRIMS_BENCH_CUB_REFERENCE_H */

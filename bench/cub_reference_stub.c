@@ -1,0 +1,42 @@
+/* Stand-in for cub_reference.cu in builds without CUDA: the tour and the
+ * timer call the same functions either way, and here each says "no CUDA".
+ * The tour then times with the wall clock and leaves the CUB columns empty. */
+#include "cub_reference.h"
+
+#ifdef GPUPRIMS_BENCH_WITH_CUB
+#error "cub_reference_stub.c is for builds without CUB; build cub_reference.cu instead"
+#endif
+
+static const char no_cuda[] = "gpuprims_bench was built without CUDA (no CUB reference, no CUDA events)";
+
+const char *cubref_last_error(void) { return no_cuda; }
+uint32_t cubref_cccl_version(void) { return 0; }
+int cubref_device_count(void) { return 0; }
+void *cubref_stream_create(void) { return NULL; }
+void cubref_stream_destroy(void *stream) { (void)stream; }
+int cubref_stream_synchronize(void *stream) { (void)stream; return -1; }
+void *cubref_event_create(void) { return NULL; }
+void cubref_event_destroy(void *event) { (void)event; }
+int cubref_event_record(void *event, void *stream) { (void)event; (void)stream; return -1; }
+double cubref_event_elapsed_ms(void *start, void *stop) { (void)start; (void)stop; return -1.0; }
+void *cubref_malloc(size_t bytes) { (void)bytes; return NULL; }
+void cubref_free(void *dev) { (void)dev; }
+int cubref_copy_to_host(void *host_dst, const void *dev_src, size_t bytes) {
+  (void)host_dst; (void)dev_src; (void)bytes;
+  return -1;
+}
+double cubref_reduce_ms(uint32_t dtype, uint32_t op, const void *d_in, size_t n, int warmup, int reps, void *stream,
+                        void *result_host) {
+  (void)dtype; (void)op; (void)d_in; (void)n; (void)warmup; (void)reps; (void)stream; (void)result_host;
+  return -2.0;
+}
+double cubref_reduce_to_host_ms(uint32_t dtype, uint32_t op, int mapped, const void *d_in, size_t n, int warmup,
+                                int reps, void *stream, void *result_host) {
+  (void)mapped;
+  return cubref_reduce_ms(dtype, op, d_in, n, warmup, reps, stream, result_host);
+}
+double cubref_scan_ms(uint32_t dtype, uint32_t op, uint32_t mode, const void *d_in, void *d_out, size_t n,
+                      int warmup, int reps, void *stream) {
+  (void)dtype; (void)op; (void)mode; (void)d_in; (void)d_out; (void)n; (void)warmup; (void)reps; (void)stream;
+  return -2.0;
+}

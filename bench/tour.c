@@ -1,0 +1,823 @@
+/* gpuprims_bench: the benchmark tour.
+ *
+ * For each implemented primitive row (reduce SUM i32/f32, reduce MAX f32,
+ * inclusive scan SUM i32/f32, exclusive scan SUM i32/f32/u64) and each size:
+ * fresh random data (never zeros), uploaded with gpuprims_buffer_from_host to
+ * the default context (GPUPRIMS_BACKEND_AUTO: CUDA when there is a GPU, else
+ * the host backend; GPUPRIMS_BACKEND=cuda|host overrides); warm-up; the
+ * median of --reps timed calls; a check against the host backend on the same
+ * data (reduce: the value; scan: every element); and, in builds with CUDA,
+ * CUB on the same device data and the same stream, timed the same way.
+ *
+ * Timing (timer.h): CUDA events on a stream the bench creates and hands to
+ * the library with gpuprims_context_set_stream, in CUDA builds on a CUDA
+ * context; otherwise CLOCK_MONOTONIC around the call and
+ * gpuprims_context_synchronize. Reduce hands its value to host memory, so
+ * its time includes that copy and the wait; the "cub ms" column is CUB's
+ * reduce into device memory (as in the anchors), and the summary adds CUB
+ * with the value delivered to host memory too (cudaMemcpyAsync to pinned
+ * memory, or a write into mapped pinned memory, then a stream wait).
+ *
+ * Float data: by default the f32 SUM rows use random small integers in
+ * [-16, 16]: every partial sum is then exact in f32 whatever the order of
+ * summation, so ours, the host backend and CUB must agree exactly, and a
+ * lost or doubled element cannot hide inside a tolerance. --float-data real
+ * uses uniform reals in [-1, 1) and the relative tolerance --ftol (default
+ * 1e-5) against the running sum of magnitudes. The MAX row always uses
+ * reals in [-1000, 1000) and exact comparison (a maximum does not round).
+ *
+ * Exit status: 0 all checks passed, 1 a check or a call failed, 2 usage or
+ * setup error.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cub_reference.h"
+#include "gpuprims.h"
+#include "timer.h"
+
+/* ------------------------------------------------------------------------ */
+/* Rows                                                                      */
+
+enum fill_kind { FILL_BITS, FILL_SUM_F32, FILL_WIDE_F32 };
+
+typedef struct {
+  const char *primitive; /* table label */
+  int is_scan;
+  gpuprims_op op;
+  gpuprims_scan_mode mode;
+  gpuprims_dtype dtype;
+  enum fill_kind fill;
+} row_spec;
+
+static const row_spec ROWS[] = {
+    {"reduce sum", 0, GPUPRIMS_OP_SUM, 0, GPUPRIMS_DTYPE_I32, FILL_BITS},
+    {"reduce sum", 0, GPUPRIMS_OP_SUM, 0, GPUPRIMS_DTYPE_F32, FILL_SUM_F32},
+    {"reduce max", 0, GPUPRIMS_OP_MAX, 0, GPUPRIMS_DTYPE_F32, FILL_WIDE_F32},
+    {"incl scan sum", 1, GPUPRIMS_OP_SUM, GPUPRIMS_SCAN_INCLUSIVE, GPUPRIMS_DTYPE_I32, FILL_BITS},
+    {"excl scan sum", 1, GPUPRIMS_OP_SUM, GPUPRIMS_SCAN_EXCLUSIVE, GPUPRIMS_DTYPE_I32, FILL_BITS},
+    {"excl scan sum", 1, GPUPRIMS_OP_SUM, GPUPRIMS_SCAN_EXCLUSIVE, GPUPRIMS_DTYPE_F32, FILL_SUM_F32},
+    {"excl scan sum", 1, GPUPRIMS_OP_SUM, GPUPRIMS_SCAN_EXCLUSIVE, GPUPRIMS_DTYPE_U64, FILL_BITS},
+    {"incl scan sum", 1, GPUPRIMS_OP_SUM, GPUPRIMS_SCAN_INCLUSIVE, GPUPRIMS_DTYPE_F32, FILL_SUM_F32},
+};
+#define NROWS (sizeof ROWS / sizeof ROWS[0])
+
+static size_t dtype_size(gpuprims_dtype t) {
+  switch (t) {
+    case GPUPRIMS_DTYPE_I32:
+    case GPUPRIMS_DTYPE_F32:
+      return 4;
+    case GPUPRIMS_DTYPE_U64:
+      return 8;
+    default:
+      return 0;
+  }
+}
+
+static const char *dtype_name(gpuprims_dtype t) {
+  switch (t) {
+    case GPUPRIMS_DTYPE_I32:
+      return "i32";
+    case GPUPRIMS_DTYPE_F32:
+      return "f32";
+    case GPUPRIMS_DTYPE_U64:
+      return "u64";
+    default:
+      return "?";
+  }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Options                                                                   */
+
+#define MAX_SIZES 32
+
+typedef struct {
+  size_t sizes[MAX_SIZES];
+  int nsizes;
+  int reps;
+  int warmup;
+  uint64_t seed;
+  int real_floats; /* --float-data real */
+  double ftol;     /* relative tolerance for float SUM checks */
+  int use_cub;
+  const char *only; /* substring filter on "primitive dtype" */
+} options;
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: gpuprims_bench [--quick] [--sizes N,N,...] [--reps N] [--warmup N] [--seed S]\n"
+          "                      [--float-data int|real] [--ftol X] [--only TEXT] [--no-cub]\n"
+          "  --quick        sizes 2^20 and 2^24 (default: 2^20, 2^24, 2^28)\n"
+          "  --sizes        element counts; each a number or 2^K (overrides --quick)\n"
+          "  --reps N       timed calls per row, median reported (default 15)\n"
+          "  --warmup N     untimed calls first, the first one timed apart (default 3, at least 1)\n"
+          "  --seed S       random seed (default: from the clock and pid; printed)\n"
+          "  --float-data   int: f32 sums on small integers, checked exactly (default);\n"
+          "                 real: uniform reals in [-1,1), checked with --ftol\n"
+          "  --ftol X       relative tolerance of float sums, against the running sum of |x|\n"
+          "                 (default 0 for int data, 1e-5 for real data)\n"
+          "  --only TEXT    run only rows whose \"primitive dtype\" contains TEXT (e.g. \"scan\", \"sum f32\")\n"
+          "  --no-cub       skip the CUB reference even when built with it\n"
+          "Environment: GPUPRIMS_BACKEND=cuda|host overrides the default backend.\n");
+}
+
+static int parse_size(const char *s, size_t *out) {
+  char *end = NULL;
+  errno = 0;
+  if (s[0] == '2' && s[1] == '^') {
+    unsigned long k = strtoul(s + 2, &end, 10);
+    if (errno || end == s + 2 || *end || k >= 8 * sizeof(size_t)) return -1;
+    *out = (size_t)1 << k;
+    return 0;
+  }
+  {
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || end == s || *end || s[0] == '-') return -1;
+    *out = (size_t)v;
+    return 0;
+  }
+}
+
+static int parse_sizes(const char *arg, options *o) {
+  char buf[1024];
+  char *tok, *save = NULL;
+  if (strlen(arg) >= sizeof buf) return -1;
+  strcpy(buf, arg);
+  o->nsizes = 0;
+  for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+    if (o->nsizes == MAX_SIZES || parse_size(tok, &o->sizes[o->nsizes]) != 0) return -1;
+    o->nsizes++;
+  }
+  return o->nsizes > 0 ? 0 : -1;
+}
+
+static int parse_options(int argc, char **argv, options *o) {
+  int i, quick = 0, have_sizes = 0, have_ftol = 0;
+  memset(o, 0, sizeof *o);
+  o->reps = 15;
+  o->warmup = 3;
+  o->use_cub = 1;
+  o->seed = (uint64_t)time(NULL) * 0x9E3779B97F4A7C15ull ^ (uint64_t)getpid() * 0xBF58476D1CE4E5B9ull;
+  for (i = 1; i < argc; ++i) {
+    const char *a = argv[i];
+    const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+    if (!strcmp(a, "--quick")) {
+      quick = 1;
+    } else if (!strcmp(a, "--no-cub")) {
+      o->use_cub = 0;
+    } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+      usage(stdout);
+      exit(0);
+    } else if (v && !strcmp(a, "--sizes")) {
+      if (parse_sizes(v, o) != 0) {
+        fprintf(stderr, "gpuprims_bench: bad --sizes '%s'\n", v);
+        return -1;
+      }
+      have_sizes = 1;
+      ++i;
+    } else if (v && (!strcmp(a, "--reps") || !strcmp(a, "--warmup"))) {
+      char *end = NULL;
+      long n = strtol(v, &end, 10);
+      if (end == v || *end || n < 1 || n > 100000) {
+        fprintf(stderr, "gpuprims_bench: bad %s '%s'\n", a, v);
+        return -1;
+      }
+      if (a[2] == 'r') o->reps = (int)n;
+      else o->warmup = (int)n;
+      ++i;
+    } else if (v && !strcmp(a, "--seed")) {
+      char *end = NULL;
+      o->seed = strtoull(v, &end, 0);
+      if (end == v || *end) {
+        fprintf(stderr, "gpuprims_bench: bad --seed '%s'\n", v);
+        return -1;
+      }
+      ++i;
+    } else if (v && !strcmp(a, "--float-data")) {
+      if (!strcmp(v, "int")) o->real_floats = 0;
+      else if (!strcmp(v, "real")) o->real_floats = 1;
+      else {
+        fprintf(stderr, "gpuprims_bench: bad --float-data '%s' (int or real)\n", v);
+        return -1;
+      }
+      ++i;
+    } else if (v && !strcmp(a, "--ftol")) {
+      char *end = NULL;
+      o->ftol = strtod(v, &end);
+      if (end == v || *end || !(o->ftol >= 0.0)) {
+        fprintf(stderr, "gpuprims_bench: bad --ftol '%s'\n", v);
+        return -1;
+      }
+      have_ftol = 1;
+      ++i;
+    } else if (v && !strcmp(a, "--only")) {
+      o->only = v;
+      ++i;
+    } else {
+      fprintf(stderr, "gpuprims_bench: unknown or incomplete argument '%s'\n", a);
+      usage(stderr);
+      return -1;
+    }
+  }
+  if (!have_sizes) {
+    o->sizes[0] = (size_t)1 << 20;
+    o->sizes[1] = (size_t)1 << 24;
+    o->sizes[2] = (size_t)1 << 28;
+    o->nsizes = quick ? 2 : 3;
+  }
+  if (!have_ftol) o->ftol = o->real_floats ? 1e-5 : 0.0;
+  return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Data                                                                      */
+
+static uint64_t splitmix64(uint64_t *state) {
+  uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+static void fill(void *p, const row_spec *r, size_t n, int real_floats, uint64_t seed) {
+  uint64_t s = seed;
+  size_t i;
+  if (r->dtype == GPUPRIMS_DTYPE_U64) {
+    uint64_t *q = (uint64_t *)p;
+    for (i = 0; i < n; ++i) q[i] = splitmix64(&s);
+  } else if (r->dtype == GPUPRIMS_DTYPE_I32) {
+    uint32_t *q = (uint32_t *)p; /* all 32 bits random: sums wrap */
+    for (i = 0; i < n; ++i) q[i] = (uint32_t)(splitmix64(&s) >> 32);
+  } else if (r->fill == FILL_WIDE_F32) {
+    float *q = (float *)p;
+    for (i = 0; i < n; ++i) q[i] = (float)((double)(splitmix64(&s) >> 11) * 0x1p-53 * 2000.0 - 1000.0);
+  } else if (real_floats) {
+    float *q = (float *)p;
+    for (i = 0; i < n; ++i) q[i] = (float)((splitmix64(&s) >> 40) * 0x1p-24 * 2.0 - 1.0);
+  } else {
+    float *q = (float *)p;
+    for (i = 0; i < n; ++i) q[i] = (float)((int)((splitmix64(&s) >> 32) % 33u) - 16);
+  }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Results                                                                   */
+
+typedef struct {
+  const row_spec *spec;
+  size_t n;
+  double ms;        /* median, < 0 when not measured */
+  double min_ms;
+  double first_ms;  /* wall time of the first call (compiles kernels) */
+  int check;        /* 1 OK, 0 FAIL */
+  double host_ms;   /* reduce: gpuprims_reduce, value handed to host memory; < 0: none */
+  double cub_ms;    /* < 0: none */
+  double cub_rb_ms; /* reduce: CUB + cudaMemcpyAsync to pinned host memory + sync; < 0: none */
+  double cub_map_ms; /* reduce: CUB writing to mapped pinned host memory + sync; < 0: none */
+  int cub_agrees;   /* 1 yes, 0 no, -1 not compared */
+} result;
+
+static int failures = 0;
+
+static void report_status(const char *what, gpuprims_status s) {
+  char msg[512] = "";
+  gpuprims_last_error(msg, sizeof msg);
+  printf("  ! %s: %s%s%s\n", what, gpuprims_status_name(s), msg[0] ? ": " : "", msg);
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* Format one element of dtype t for messages. */
+static void fmt_elem(char *buf, size_t len, gpuprims_dtype t, const void *p) {
+  if (t == GPUPRIMS_DTYPE_I32) {
+    int32_t v;
+    memcpy(&v, p, 4);
+    snprintf(buf, len, "%" PRId32, v);
+  } else if (t == GPUPRIMS_DTYPE_U64) {
+    uint64_t v;
+    memcpy(&v, p, 8);
+    snprintf(buf, len, "%" PRIu64, v);
+  } else {
+    float v;
+    memcpy(&v, p, 4);
+    snprintf(buf, len, "%.9g", (double)v);
+  }
+}
+
+/* Element comparison: exact for integers; floats within tol (absolute), a
+ * NaN never matches. */
+static int elem_equal(gpuprims_dtype t, const void *a, const void *b, double tol) {
+  if (t == GPUPRIMS_DTYPE_F32) {
+    float x, y;
+    memcpy(&x, a, 4);
+    memcpy(&y, b, 4);
+    return fabs((double)x - (double)y) <= tol;
+  }
+  return memcmp(a, b, dtype_size(t)) == 0;
+}
+
+/* A comparison in progress: counts and the first mismatch. */
+typedef struct {
+  const char *name;
+  size_t bad;
+  size_t first;
+  char first_a[48], first_b[48];
+} mismatch;
+
+static void mismatch_note(mismatch *m, gpuprims_dtype t, size_t i, const void *a, const void *b) {
+  if (m->bad++ == 0) {
+    m->first = i;
+    fmt_elem(m->first_a, sizeof m->first_a, t, a);
+    fmt_elem(m->first_b, sizeof m->first_b, t, b);
+  }
+}
+
+static void mismatch_print(const mismatch *m, size_t n) {
+  if (m->bad)
+    printf("  ! %s: %zu of %zu elements differ; first at [%zu]: %s vs %s\n", m->name, m->bad, n, m->first,
+           m->first_a, m->first_b);
+}
+
+/* ------------------------------------------------------------------------ */
+/* One row at one size                                                       */
+
+typedef struct {
+  gpuprims_context *ctx; /* measured */
+  gpuprims_context *ref; /* host reference */
+  bench_timer *timer;
+  void *cub_stream; /* NULL: no CUB comparison */
+  const options *opt;
+  int first_call_done;
+} bench;
+
+#define CHUNK ((size_t)1 << 22)
+
+/* Times `warmup` + `reps` calls of the row's primitive on ctx. Returns 0, or
+ * -1 after reporting a failed call. For reduce, `value` receives the result
+ * of one extra, checked call. */
+static int time_ours(bench *b, const row_spec *r, gpuprims_buffer *in, gpuprims_buffer *out, void *value,
+                     result *res) {
+  const options *o = b->opt;
+  double *ms = (double *)malloc(sizeof(double) * (size_t)o->reps);
+  unsigned char scratch[8];
+  gpuprims_status s;
+  int i;
+  if (!ms) return -1;
+  for (i = 0; i < o->warmup + o->reps; ++i) {
+    double t0 = 0.0, t;
+    int first = i == 0, timed = i >= o->warmup;
+    if (first) t0 = bench_wall_ms();
+    if (timed) bench_timer_start(b->timer);
+    s = r->is_scan ? gpuprims_scan(b->ctx, in, out, r->op, r->mode) : gpuprims_reduce_to_buffer(b->ctx, in, r->op, out);
+    if (s != GPUPRIMS_STATUS_OK) {
+      report_status(r->is_scan ? "gpuprims_scan" : "gpuprims_reduce_to_buffer", s);
+      if (timed) (void)bench_timer_stop_ms(b->timer);
+      free(ms);
+      return -1;
+    }
+    if (timed) {
+      t = bench_timer_stop_ms(b->timer);
+      if (t < 0) {
+        printf("  ! timer failed (%s)\n", cubref_last_error());
+        free(ms);
+        return -1;
+      }
+      ms[i - o->warmup] = t;
+    } else if (first) {
+      s = gpuprims_context_synchronize(b->ctx);
+      if (s != GPUPRIMS_STATUS_OK) {
+        report_status("gpuprims_context_synchronize", s);
+        free(ms);
+        return -1;
+      }
+      res->first_ms = bench_wall_ms() - t0;
+      if (!b->first_call_done) {
+        b->first_call_done = 1;
+        printf("first-call compile+run ms: %.3f\n", res->first_ms);
+        fflush(stdout);
+      }
+    }
+  }
+  qsort(ms, (size_t)o->reps, sizeof(double), cmp_double);
+  res->ms = ms[o->reps / 2];
+  res->min_ms = ms[0];
+
+  /* The checked call: on a poisoned output, so that what is checked was
+   * written by this one call. */
+  if (r->is_scan) {
+    s = gpuprims_buffer_copy(out, in);
+    if (s != GPUPRIMS_STATUS_OK) {
+      report_status("gpuprims_buffer_copy (poisoning the output)", s);
+      free(ms);
+      return -1;
+    }
+    s = gpuprims_scan(b->ctx, in, out, r->op, r->mode);
+    if (s == GPUPRIMS_STATUS_OK) s = gpuprims_context_synchronize(b->ctx);
+    if (s != GPUPRIMS_STATUS_OK) {
+      report_status("gpuprims_scan (checked call)", s);
+      free(ms);
+      return -1;
+    }
+  } else {
+    unsigned char on_device[8];
+    /* gpuprims_reduce, value to host memory: timed on the same timer. */
+    for (i = 0; i < o->warmup + o->reps; ++i) {
+      if (i >= o->warmup) bench_timer_start(b->timer);
+      s = gpuprims_reduce(b->ctx, in, r->op, scratch);
+      if (s != GPUPRIMS_STATUS_OK) {
+        report_status("gpuprims_reduce", s);
+        if (i >= o->warmup) (void)bench_timer_stop_ms(b->timer);
+        free(ms);
+        return -1;
+      }
+      if (i >= o->warmup) ms[i - o->warmup] = bench_timer_stop_ms(b->timer);
+    }
+    qsort(ms, (size_t)o->reps, sizeof(double), cmp_double);
+    res->host_ms = ms[o->reps / 2];
+    memset(value, 0xA5, 8);
+    memset(on_device, 0x5A, 8);
+    s = gpuprims_reduce(b->ctx, in, r->op, value);
+    if (s != GPUPRIMS_STATUS_OK) {
+      report_status("gpuprims_reduce (checked call)", s);
+      free(ms);
+      return -1;
+    }
+    s = gpuprims_reduce_to_buffer(b->ctx, in, r->op, out);
+    if (s == GPUPRIMS_STATUS_OK) s = gpuprims_buffer_read(out, 0, on_device, 1);
+    if (s != GPUPRIMS_STATUS_OK) {
+      report_status("gpuprims_reduce_to_buffer (checked call)", s);
+      free(ms);
+      return -1;
+    }
+    if (memcmp(value, on_device, dtype_size(r->dtype)) != 0) {
+      printf("  ! gpuprims_reduce and gpuprims_reduce_to_buffer disagree\n");
+      free(ms);
+      return -1;
+    }
+  }
+  free(ms);
+  return 0;
+}
+
+static void run_row(bench *b, const row_spec *r, size_t n, uint64_t seed, result *res) {
+  const options *o = b->opt;
+  const size_t es = dtype_size(r->dtype);
+  const int is_float_sum = r->dtype == GPUPRIMS_DTYPE_F32 && r->op == GPUPRIMS_OP_SUM;
+  const double ftol = is_float_sum ? o->ftol : 0.0;
+  void *h_in = NULL, *c_ours = NULL, *c_ref = NULL, *c_cub = NULL, *d_cub_out = NULL;
+  gpuprims_buffer *in = NULL, *out = NULL, *hin = NULL, *hout = NULL;
+  unsigned char v_ours[8], v_ref[8], v_cub[8];
+  gpuprims_status s;
+  char what[160];
+
+  memset(res, 0, sizeof *res);
+  res->spec = r;
+  res->n = n;
+  res->ms = res->host_ms = res->cub_ms = res->cub_rb_ms = res->cub_map_ms = -1.0;
+  res->cub_agrees = -1;
+  res->check = 0;
+  snprintf(what, sizeof what, "%s %s n=%zu", r->primitive, dtype_name(r->dtype), n);
+
+  h_in = malloc(n * es + 1);
+  if (!h_in) {
+    printf("  ! %s: out of host memory (%zu bytes)\n", what, n * es);
+    goto done;
+  }
+  fill(h_in, r, n, o->real_floats, seed);
+
+  /* Ours: the input, and for scans an output that starts as a copy of the
+   * input (not zeros, not the answer). */
+  s = gpuprims_buffer_from_host(b->ctx, r->dtype, h_in, n, &in);
+  if (s == GPUPRIMS_STATUS_OK && r->is_scan) s = gpuprims_buffer_from_host(b->ctx, r->dtype, h_in, n, &out);
+  /* Reduce is timed into a one-element device buffer (gpuprims_reduce_to_buffer),
+   * as CUB's DeviceReduce is; gpuprims_reduce (value to host) is timed apart. */
+  if (s == GPUPRIMS_STATUS_OK && !r->is_scan) s = gpuprims_buffer_create(b->ctx, r->dtype, 1, &out);
+  if (s == GPUPRIMS_STATUS_OK) s = gpuprims_context_synchronize(b->ctx);
+  if (s != GPUPRIMS_STATUS_OK) {
+    report_status("gpuprims_buffer_from_host", s);
+    goto done;
+  }
+  if (time_ours(b, r, in, out, v_ours, res) != 0) goto done;
+
+  /* CUB on the same device data, on the same stream. */
+  if (b->cub_stream) {
+    void *d_in = NULL;
+    s = gpuprims_buffer_device_ptr(in, &d_in);
+    if (s != GPUPRIMS_STATUS_OK) {
+      report_status("gpuprims_buffer_device_ptr", s);
+    } else if (!r->is_scan) {
+      res->cub_ms = cubref_reduce_ms(r->dtype, r->op, d_in, n, o->warmup, o->reps, b->cub_stream, v_cub);
+      if (res->cub_ms >= 0) {
+        res->cub_rb_ms =
+            cubref_reduce_to_host_ms(r->dtype, r->op, 0, d_in, n, o->warmup, o->reps, b->cub_stream, NULL);
+        if (res->cub_rb_ms < 0) printf("  ! %s: CUB reduce + copy to host: %s\n", what, cubref_last_error());
+        res->cub_map_ms =
+            cubref_reduce_to_host_ms(r->dtype, r->op, 1, d_in, n, o->warmup, o->reps, b->cub_stream, NULL);
+        if (res->cub_map_ms < 0) printf("  ! %s: CUB reduce into mapped memory: %s\n", what, cubref_last_error());
+      }
+    } else {
+      d_cub_out = cubref_malloc(n * es);
+      if (d_cub_out)
+        res->cub_ms = cubref_scan_ms(r->dtype, r->op, r->mode, d_in, d_cub_out, n, o->warmup, o->reps, b->cub_stream);
+    }
+    if (res->cub_ms < 0) {
+      printf("  ! %s: CUB reference failed: %s\n", what, cubref_last_error());
+      failures++;
+      res->cub_ms = -1.0;
+    }
+  }
+
+  /* The host reference on the same data. */
+  s = gpuprims_buffer_from_host(b->ref, r->dtype, h_in, n, &hin);
+  if (s != GPUPRIMS_STATUS_OK) {
+    report_status("reference gpuprims_buffer_from_host", s);
+    goto done;
+  }
+  if (r->is_scan) {
+    s = gpuprims_buffer_create(b->ref, r->dtype, n, &hout);
+    if (s == GPUPRIMS_STATUS_OK) s = gpuprims_scan(b->ref, hin, hout, r->op, r->mode);
+  } else {
+    s = gpuprims_reduce(b->ref, hin, r->op, v_ref);
+  }
+  if (s != GPUPRIMS_STATUS_OK) {
+    report_status("reference (host backend) call", s);
+    goto done;
+  }
+  gpuprims_buffer_destroy(hin);
+  hin = NULL;
+
+  if (!r->is_scan) {
+    /* Tolerance for float sums: ftol times the sum of magnitudes. */
+    double tol = 0.0, exact = 0.0;
+    size_t i;
+    char a[48], c[48];
+    if (r->dtype == GPUPRIMS_DTYPE_F32) {
+      const float *x = (const float *)h_in;
+      double mag = 0.0;
+      for (i = 0; i < n; ++i) {
+        mag += fabs((double)x[i]);
+        exact += (double)x[i];
+      }
+      tol = ftol * mag;
+    }
+    res->check = elem_equal(r->dtype, v_ours, v_ref, tol);
+    if (!res->check) {
+      fmt_elem(a, sizeof a, r->dtype, v_ours);
+      fmt_elem(c, sizeof c, r->dtype, v_ref);
+      printf("  ! %s: ours %s, host backend %s", what, a, c);
+      if (is_float_sum) printf(" (sum in f64: %.9g, tolerance %.3g)", exact, tol);
+      printf("\n");
+    }
+    if (res->cub_ms >= 0) {
+      res->cub_agrees = elem_equal(r->dtype, v_ours, v_cub, tol);
+      if (!res->cub_agrees) {
+        fmt_elem(a, sizeof a, r->dtype, v_ours);
+        fmt_elem(c, sizeof c, r->dtype, v_cub);
+        printf("  ! %s: ours %s, CUB %s\n", what, a, c);
+      }
+    }
+  } else {
+    /* Every element, chunk by chunk: ours vs the host backend (and vs CUB).
+     * Float tolerance: ftol times the running sum of |x| up to the element. */
+    mismatch m_ref = {"ours vs host backend", 0, 0, "", ""};
+    mismatch m_cub = {"ours vs CUB", 0, 0, "", ""};
+    double run_mag = 0.0;
+    size_t off, i;
+    int use_cub = res->cub_ms >= 0 && d_cub_out;
+    c_ours = malloc(CHUNK * es);
+    c_ref = malloc(CHUNK * es);
+    c_cub = use_cub ? malloc(CHUNK * es) : NULL;
+    if (!c_ours || !c_ref || (use_cub && !c_cub)) {
+      printf("  ! %s: out of host memory for the check\n", what);
+      goto done;
+    }
+    for (off = 0; off < n; off += CHUNK) {
+      size_t cnt = n - off < CHUNK ? n - off : CHUNK;
+      s = gpuprims_buffer_read(out, off, c_ours, cnt);
+      if (s != GPUPRIMS_STATUS_OK) {
+        report_status("gpuprims_buffer_read", s);
+        goto done;
+      }
+      s = gpuprims_buffer_read(hout, off, c_ref, cnt);
+      if (s != GPUPRIMS_STATUS_OK) {
+        report_status("reference gpuprims_buffer_read", s);
+        goto done;
+      }
+      if (use_cub && cubref_copy_to_host(c_cub, (const char *)d_cub_out + off * es, cnt * es) != 0) {
+        printf("  ! %s: reading CUB's output: %s\n", what, cubref_last_error());
+        use_cub = 0;
+        res->cub_agrees = 0;
+      }
+      for (i = 0; i < cnt; ++i) {
+        const unsigned char *po = (const unsigned char *)c_ours + i * es;
+        const unsigned char *pr = (const unsigned char *)c_ref + i * es;
+        double tol = 0.0;
+        if (is_float_sum) {
+          /* inclusive: |x| up to and with i; exclusive: up to i - 1 */
+          double xi = fabs((double)((const float *)h_in)[off + i]);
+          if (r->mode == GPUPRIMS_SCAN_INCLUSIVE) run_mag += xi;
+          tol = ftol * run_mag;
+          if (r->mode == GPUPRIMS_SCAN_EXCLUSIVE) run_mag += xi;
+        }
+        if (!elem_equal(r->dtype, po, pr, tol)) mismatch_note(&m_ref, r->dtype, off + i, po, pr);
+        if (use_cub) {
+          const unsigned char *pc = (const unsigned char *)c_cub + i * es;
+          if (!elem_equal(r->dtype, po, pc, tol)) mismatch_note(&m_cub, r->dtype, off + i, po, pc);
+        }
+      }
+    }
+    res->check = m_ref.bad == 0;
+    mismatch_print(&m_ref, n);
+    if (res->cub_ms >= 0 && res->cub_agrees != 0) {
+      res->cub_agrees = m_cub.bad == 0;
+      mismatch_print(&m_cub, n);
+    }
+  }
+
+done:
+  if (!res->check) failures++;
+  if (res->cub_agrees == 0) failures++;
+  free(c_ours);
+  free(c_ref);
+  free(c_cub);
+  cubref_free(d_cub_out);
+  gpuprims_buffer_destroy(hin);
+  gpuprims_buffer_destroy(hout);
+  gpuprims_buffer_destroy(in);
+  gpuprims_buffer_destroy(out);
+  free(h_in);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Output                                                                    */
+
+static double row_bytes(const result *r) {
+  double b = (double)r->n * (double)dtype_size(r->spec->dtype);
+  return r->spec->is_scan ? 2.0 * b : b;
+}
+
+static void print_header(int with_cub) {
+  printf("%-14s %-5s %11s %10s %9s %-5s", "primitive", "dtype", "n", "ms", "GB/s", "check");
+  if (with_cub) printf(" %10s %9s %6s %-4s", "cub ms", "cub GB/s", "ratio", "cub=");
+  printf("\n");
+}
+
+static void print_row(const result *r, int with_cub) {
+  char ms[32] = "-", gbs[32] = "-";
+  if (r->ms >= 0) {
+    snprintf(ms, sizeof ms, "%.4f", r->ms);
+    if (r->ms > 0) snprintf(gbs, sizeof gbs, "%.1f", row_bytes(r) / (r->ms * 1e6));
+  }
+  printf("%-14s %-5s %11zu %10s %9s %-5s", r->spec->primitive, dtype_name(r->spec->dtype), r->n, ms, gbs,
+         r->check ? "OK" : "FAIL");
+  if (with_cub) {
+    if (r->cub_ms >= 0) {
+      printf(" %10.4f %9.1f", r->cub_ms, r->cub_ms > 0 ? row_bytes(r) / (r->cub_ms * 1e6) : 0.0);
+      if (r->ms > 0) printf(" %6.2f", r->cub_ms / r->ms);
+      else printf(" %6s", "-");
+      printf(" %-4s", r->cub_agrees == 1 ? "yes" : r->cub_agrees == 0 ? "NO" : "-");
+    } else {
+      printf(" %10s %9s %6s %-4s", "-", "-", "-", "-");
+    }
+  }
+  printf("\n");
+}
+
+static int row_selected(const options *o, const row_spec *r) {
+  char label[64];
+  if (!o->only) return 1;
+  snprintf(label, sizeof label, "%s %s", r->primitive, dtype_name(r->dtype));
+  return strstr(label, o->only) != NULL;
+}
+
+/* ------------------------------------------------------------------------ */
+
+int main(int argc, char **argv) {
+  options opt;
+  bench b;
+  gpuprims_status s;
+  gpuprims_backend backend = GPUPRIMS_BACKEND_HOST;
+  char device[256] = "?", cub_note[320] = "";
+  size_t needed = 0, nres = 0, r, k;
+  result *results;
+  uint32_t ver = gpuprims_version(), cccl;
+  double first_total = 0.0;
+  int with_cub = 0, own_cub_stream = 0;
+
+  setvbuf(stdout, NULL, _IOLBF, 0);
+  if (parse_options(argc, argv, &opt) != 0) return 2;
+  memset(&b, 0, sizeof b);
+  b.opt = &opt;
+
+  s = gpuprims_context_create(GPUPRIMS_BACKEND_AUTO, 0, &b.ctx);
+  if (s != GPUPRIMS_STATUS_OK) {
+    report_status("gpuprims_context_create(AUTO)", s);
+    return 2;
+  }
+  s = gpuprims_context_create(GPUPRIMS_BACKEND_HOST, 0, &b.ref);
+  if (s != GPUPRIMS_STATUS_OK) {
+    report_status("gpuprims_context_create(HOST)", s);
+    gpuprims_context_destroy(b.ctx);
+    return 2;
+  }
+  gpuprims_context_backend(b.ctx, &backend);
+  if (gpuprims_context_device_name(b.ctx, device, sizeof device, &needed) != GPUPRIMS_STATUS_OK)
+    snprintf(device, sizeof device, "?");
+
+  b.timer = bench_timer_create(b.ctx);
+  if (!b.timer) {
+    printf("  ! out of memory\n");
+    return 2;
+  }
+
+  cccl = cubref_cccl_version();
+  if (backend == GPUPRIMS_BACKEND_CUDA && opt.use_cub && cccl) {
+    b.cub_stream = bench_timer_stream(b.timer);
+    if (b.cub_stream) {
+      snprintf(cub_note, sizeof cub_note, "CUB (CCCL %u.%u.%u) on the same stream", cccl / 1000000,
+               cccl / 1000 % 1000, cccl % 1000);
+    } else {
+      /* The context refused our stream: CUB still runs, on a stream of its
+       * own, timed with events; ours is then wall-clock time. */
+      b.cub_stream = cubref_stream_create();
+      own_cub_stream = b.cub_stream != NULL;
+      snprintf(cub_note, sizeof cub_note, "CUB (CCCL %u.%u.%u) on its own stream: NOT timed the same way",
+               cccl / 1000000, cccl / 1000 % 1000, cccl % 1000);
+    }
+  } else {
+    snprintf(cub_note, sizeof cub_note, "no CUB comparison (%s)",
+             !opt.use_cub ? "--no-cub" : !cccl ? "built without CUDA" : "backend is not CUDA");
+  }
+  with_cub = b.cub_stream != NULL;
+
+  printf("gpuprims_bench: gpuprims %u.%u.%u, backend %s (%s), reference host backend\n", ver >> 16,
+         (ver >> 8) & 0xff, ver & 0xff,
+         backend == GPUPRIMS_BACKEND_CUDA ? "cuda" : backend == GPUPRIMS_BACKEND_HOST ? "host" : "?", device);
+  printf("timer: %s%s%s; %s\n", bench_timer_kind(b.timer), bench_timer_note(b.timer)[0] ? " -- " : "",
+         bench_timer_note(b.timer), cub_note);
+  printf("reps %d (median), warm-up %d, seed 0x%016" PRIx64 ", f32 sum data: %s, ftol %g\n", opt.reps, opt.warmup,
+         opt.seed,
+         opt.real_floats ? "reals in [-1,1)" : "integers in [-16,16] (exact in any order)", opt.ftol);
+
+  results = (result *)calloc(NROWS * (size_t)opt.nsizes, sizeof *results);
+  if (!results) return 2;
+  print_header(with_cub);
+  for (r = 0; r < NROWS; ++r) {
+    if (!row_selected(&opt, &ROWS[r])) continue;
+    for (k = 0; k < (size_t)opt.nsizes; ++k) {
+      uint64_t seed = opt.seed ^ ((uint64_t)(r + 1) * 0xD1B54A32D192ED03ull) ^ ((uint64_t)opt.sizes[k] << 7);
+      result *res = &results[nres++];
+      run_row(&b, &ROWS[r], opt.sizes[k], seed, res);
+      print_row(res, with_cub);
+      if (res->first_ms > 0) first_total += res->first_ms;
+    }
+  }
+
+  printf("\n== gpuprims_bench summary (backend %s, %s, timer %s) ==\n",
+         backend == GPUPRIMS_BACKEND_CUDA ? "cuda" : "host", device, bench_timer_kind(b.timer));
+  print_header(with_cub);
+  for (k = 0; k < nres; ++k) print_row(&results[k], with_cub);
+  if (with_cub) {
+    int any = 0;
+    printf("ratio = cub ms / ours ms (> 1: gpuprims is faster); cub= : CUB's result equals ours\n");
+    for (k = 0; k < nres; ++k) {
+      const result *x = &results[k];
+      double best;
+      if (x->spec->is_scan || x->host_ms <= 0 || (x->cub_rb_ms < 0 && x->cub_map_ms < 0)) continue;
+      best = x->cub_rb_ms < 0 ? x->cub_map_ms : x->cub_map_ms < 0 ? x->cub_rb_ms
+             : x->cub_rb_ms < x->cub_map_ms ? x->cub_rb_ms : x->cub_map_ms;
+      if (!any++)
+        printf("reduce rows above: gpuprims_reduce_to_buffer vs DeviceReduce, both into device memory.\n"
+               "reduce with the value in host memory, as gpuprims_reduce hands it over; CUB then waits for the stream\n"
+               "(cub+copy: DeviceReduce + cudaMemcpyAsync to pinned memory; cub>mapped: DeviceReduce writing to\n"
+               "mapped pinned memory; ratio: the faster of the two / ours):\n"
+               "%-14s %-5s %11s %10s %12s %12s %6s\n",
+               "primitive", "dtype", "n", "ms", "cub+copy ms", "cub>mapped", "ratio");
+      printf("%-14s %-5s %11zu %10.4f %12.4f %12.4f %6.2f\n", x->spec->primitive, dtype_name(x->spec->dtype), x->n,
+             x->host_ms, x->cub_rb_ms, x->cub_map_ms, best / x->host_ms);
+    }
+  }
+  printf("first-calls total ms: %.3f (sum over rows of each row's first call, kernel compiles included)\n",
+         first_total);
+  printf("result: %zu rows, %d failures -> %s\n", nres, failures, failures ? "FAIL" : "OK");
+
+  free(results);
+  bench_timer_destroy(b.timer);
+  if (own_cub_stream) cubref_stream_destroy(b.cub_stream);
+  gpuprims_context_destroy(b.ref);
+  gpuprims_context_destroy(b.ctx);
+  return failures ? 1 : 0;
+}

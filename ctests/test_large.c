@@ -1,0 +1,202 @@
+/*
+ * test_large: sizes past 32 bits. A u8 buffer of 2^31 + 1000 elements (more elements than
+ * an int32 counts) reduced with SUM, MIN, MAX and scanned in place; a u32 buffer of
+ * 2^30 + 1000 elements (more than 2^32 bytes) reduced and scanned in place. The data is a
+ * closed-form pattern written in chunks, the extremes placed past the 32-bit boundaries,
+ * and the scans verified in full by reading back in chunks; host memory stays near 4.5 GiB
+ * (the buffers themselves, on the host backend) plus 512 MiB.
+ *
+ * Runs when GPUPRIMS_TEST_LARGE=1, or on the CUDA backend (skipped, exit 77, when the device
+ * memory is short); GPUPRIMS_TEST_LARGE=0 always skips.
+ */
+#include "test_util.h"
+
+#define N8 (((size_t)1 << 31) + 1000)
+#define N8_MIN_POS (((size_t)1 << 31) + 517)
+#define N8_MAX_POS (N8 - 1)
+#define N32 (((size_t)1 << 30) + 1000)
+#define N32_MIN_POS (N32 - 5)
+#define N32_MAX_POS (((size_t)1 << 30) + 100)
+#define CHUNK ((size_t)1 << 26)
+
+static uint8_t val8(size_t i) {
+  if (i == N8_MIN_POS) return 3;
+  if (i == N8_MAX_POS) return 250;
+  return (uint8_t)(16 + (((i * 37u) ^ (i >> 9)) & 0x7F)); /* 16..143 */
+}
+
+static uint32_t val32(size_t i) {
+  if (i == N32_MIN_POS) return 0;
+  if (i == N32_MAX_POS) return 0xFFFFFFFFu;
+  return (((uint32_t)(i * 2654435761u) ^ (uint32_t)(i >> 13) ^ 0x5bd1e995u) & 0xFFFFFFFDu) | 1u; /* 1..2^32-3 */
+}
+
+/* chunk[k] = val8(off + k) for k < cnt: the plain pattern (vectorised), then the extremes. */
+static void fill8(uint8_t *chunk, size_t off, size_t cnt) {
+  size_t k;
+  for (k = 0; k < cnt; k++) chunk[k] = (uint8_t)(16 + ((((off + k) * 37u) ^ ((off + k) >> 9)) & 0x7F));
+  if (N8_MIN_POS >= off && N8_MIN_POS < off + cnt) chunk[N8_MIN_POS - off] = val8(N8_MIN_POS);
+  if (N8_MAX_POS >= off && N8_MAX_POS < off + cnt) chunk[N8_MAX_POS - off] = val8(N8_MAX_POS);
+}
+
+static void fill32(uint32_t *chunk, size_t off, size_t cnt) {
+  size_t k;
+  for (k = 0; k < cnt; k++)
+    chunk[k] = (((uint32_t)((off + k) * 2654435761u) ^ (uint32_t)((off + k) >> 13) ^ 0x5bd1e995u) & 0xFFFFFFFDu) | 1u;
+  if (N32_MIN_POS >= off && N32_MIN_POS < off + cnt) chunk[N32_MIN_POS - off] = val32(N32_MIN_POS);
+  if (N32_MAX_POS >= off && N32_MAX_POS < off + cnt) chunk[N32_MAX_POS - off] = val32(N32_MAX_POS);
+}
+
+/* Creates a buffer of n elements; OUT_OF_MEMORY gives NULL. */
+static gpuprims_buffer *create_or_null(gpuprims_context *ctx, gpuprims_dtype t, size_t n) {
+  gpuprims_buffer *b = NULL;
+  gpuprims_status s = gpuprims_buffer_create(ctx, t, n, &b);
+  if (s == GPUPRIMS_STATUS_OUT_OF_MEMORY) return NULL;
+  if (!TU_EXPECT_OK(s)) tu_abort_();
+  return b;
+}
+
+static double seconds(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void large_u8(gpuprims_context *ctx, gpuprims_buffer *b) {
+  uint8_t *chunk = (uint8_t *)tu_xmalloc(CHUNK);
+  uint8_t sum = 0, got, acc;
+  size_t off, i, len = 0, bad = 0, first_bad = 0;
+  double t0 = seconds();
+
+  TU_EXPECT_OK(gpuprims_buffer_len(b, &len));
+  TU_CHECKF(len == N8, "u8 buffer length %zu, expected %zu", len, (size_t)N8);
+  for (off = 0; off < N8; off += CHUNK) {
+    size_t cnt = N8 - off < CHUNK ? N8 - off : CHUNK;
+    fill8(chunk, off, cnt);
+    for (i = 0; i < cnt; i++) sum = (uint8_t)(sum + chunk[i]);
+    TU_REQUIRE_OK(gpuprims_buffer_write(b, off, chunk, cnt));
+  }
+  printf("test_large: u8 n=%zu written (%.1f s)\n", (size_t)N8, seconds() - t0);
+
+  got = 0xA5;
+  if (TU_EXPECT_OK(gpuprims_reduce(ctx, b, GPUPRIMS_OP_SUM, &got)))
+    TU_CHECKF(got == sum, "u8 SUM over %zu elements: %u, expected %u", (size_t)N8, (unsigned)got, (unsigned)sum);
+  got = 0xA5;
+  if (TU_EXPECT_OK(gpuprims_reduce(ctx, b, GPUPRIMS_OP_MIN, &got)))
+    TU_CHECKF(got == 3, "u8 MIN: %u, expected 3 (at index %zu)", (unsigned)got, (size_t)N8_MIN_POS);
+  got = 0xA5;
+  if (TU_EXPECT_OK(gpuprims_reduce(ctx, b, GPUPRIMS_OP_MAX, &got)))
+    TU_CHECKF(got == 250, "u8 MAX: %u, expected 250 (at index %zu)", (unsigned)got, (size_t)N8_MAX_POS);
+  printf("test_large: u8 reduced (%.1f s)\n", seconds() - t0);
+
+  /* in-place inclusive SUM (wraps modulo 256), verified in full */
+  if (TU_EXPECT_OK(gpuprims_scan(ctx, b, b, GPUPRIMS_OP_SUM, GPUPRIMS_SCAN_INCLUSIVE))) {
+    printf("test_large: u8 scanned (%.1f s)\n", seconds() - t0);
+    uint8_t *pat = (uint8_t *)tu_xmalloc(CHUNK);
+    acc = 0;
+    for (off = 0; off < N8; off += CHUNK) {
+      size_t cnt = N8 - off < CHUNK ? N8 - off : CHUNK;
+      TU_REQUIRE_OK(gpuprims_buffer_read(b, off, chunk, cnt));
+      fill8(pat, off, cnt);
+      for (i = 0; i < cnt; i++) {
+        acc = (uint8_t)(acc + pat[i]);
+        if (chunk[i] != acc && bad++ == 0) first_bad = off + i;
+      }
+    }
+    free(pat);
+    TU_CHECKF(bad == 0, "u8 inclusive SUM scan of %zu elements: %zu wrong, the first at index %zu", (size_t)N8, bad,
+              first_bad);
+    TU_CHECKF(acc == sum, "u8: the scan's last element and the SUM disagree");
+    printf("test_large: u8 scan verified (%.1f s)\n", seconds() - t0);
+  }
+  free(chunk);
+}
+
+static void large_u32(gpuprims_context *ctx, gpuprims_buffer *b) {
+  uint32_t *chunk = (uint32_t *)tu_xmalloc(CHUNK * 4);
+  uint32_t sum = 0, got, acc;
+  size_t off, i, len = 0, bad = 0, first_bad = 0;
+  double t0 = seconds();
+
+  TU_EXPECT_OK(gpuprims_buffer_len(b, &len));
+  TU_CHECKF(len == N32, "u32 buffer length %zu, expected %zu", len, (size_t)N32);
+  for (off = 0; off < N32; off += CHUNK) {
+    size_t cnt = N32 - off < CHUNK ? N32 - off : CHUNK;
+    fill32(chunk, off, cnt);
+    for (i = 0; i < cnt; i++) sum += chunk[i];
+    TU_REQUIRE_OK(gpuprims_buffer_write(b, off, chunk, cnt));
+  }
+  /* a read across the 2^32-byte boundary */
+  {
+    uint32_t probe[8];
+    size_t at = ((size_t)1 << 30) - 4;
+    TU_EXPECT_OK(gpuprims_buffer_read(b, at, probe, 8));
+    for (i = 0; i < 8; i++)
+      TU_CHECKF(probe[i] == val32(at + i), "u32 read at element %zu (past 2^32 bytes): 0x%08lx, expected 0x%08lx",
+                at + i, (unsigned long)probe[i], (unsigned long)val32(at + i));
+  }
+  printf("test_large: u32 n=%zu (%zu bytes) written (%.1f s)\n", (size_t)N32, (size_t)N32 * 4, seconds() - t0);
+
+  got = 0xA5A5A5A5u;
+  if (TU_EXPECT_OK(gpuprims_reduce(ctx, b, GPUPRIMS_OP_SUM, &got)))
+    TU_CHECKF(got == sum, "u32 SUM over %zu elements: %lu, expected %lu", (size_t)N32, (unsigned long)got,
+              (unsigned long)sum);
+  got = 0xA5A5A5A5u;
+  if (TU_EXPECT_OK(gpuprims_reduce(ctx, b, GPUPRIMS_OP_MIN, &got)))
+    TU_CHECKF(got == 0, "u32 MIN: %lu, expected 0 (at index %zu)", (unsigned long)got, (size_t)N32_MIN_POS);
+  got = 0xA5A5A5A5u;
+  if (TU_EXPECT_OK(gpuprims_reduce(ctx, b, GPUPRIMS_OP_MAX, &got)))
+    TU_CHECKF(got == 0xFFFFFFFFu, "u32 MAX: %lu, expected 4294967295 (at index %zu)", (unsigned long)got,
+              (size_t)N32_MAX_POS);
+  printf("test_large: u32 reduced (%.1f s)\n", seconds() - t0);
+
+  /* in-place exclusive SUM, verified in full */
+  if (TU_EXPECT_OK(gpuprims_scan(ctx, b, b, GPUPRIMS_OP_SUM, GPUPRIMS_SCAN_EXCLUSIVE))) {
+    printf("test_large: u32 scanned (%.1f s)\n", seconds() - t0);
+    uint32_t *pat = (uint32_t *)tu_xmalloc(CHUNK * 4);
+    acc = 0;
+    for (off = 0; off < N32; off += CHUNK) {
+      size_t cnt = N32 - off < CHUNK ? N32 - off : CHUNK;
+      TU_REQUIRE_OK(gpuprims_buffer_read(b, off, chunk, cnt));
+      fill32(pat, off, cnt);
+      for (i = 0; i < cnt; i++) {
+        if (chunk[i] != acc && bad++ == 0) first_bad = off + i;
+        acc += pat[i];
+      }
+    }
+    free(pat);
+    TU_CHECKF(bad == 0, "u32 exclusive SUM scan of %zu elements: %zu wrong, the first at index %zu", (size_t)N32,
+              bad, first_bad);
+    printf("test_large: u32 scan verified (%.1f s)\n", seconds() - t0);
+  }
+  free(chunk);
+}
+
+int main(void) {
+  const char *large = getenv("GPUPRIMS_TEST_LARGE");
+  int forced = large && strcmp(large, "1") == 0;
+  gpuprims_context *ctx;
+  gpuprims_buffer *b;
+
+  tu_init("test_large");
+  if (large && strcmp(large, "0") == 0) tu_skip("GPUPRIMS_TEST_LARGE=0");
+  ctx = tu_open_context();
+  if (!forced && !tu_is_cuda(ctx))
+    tu_skip("host backend: set GPUPRIMS_TEST_LARGE=1 to run (2^31+ elements, about 4.5 GiB of memory)");
+  if (sizeof(size_t) < 8) tu_skip("32-bit size_t");
+
+  b = create_or_null(ctx, GPUPRIMS_DTYPE_U8, N8);
+  if (!b) tu_skip("OUT_OF_MEMORY for %zu bytes", (size_t)N8);
+  large_u8(ctx, b);
+  gpuprims_buffer_destroy(b);
+
+  b = create_or_null(ctx, GPUPRIMS_DTYPE_U32, N32);
+  if (!b) {
+    printf("test_large: OUT_OF_MEMORY for %zu bytes: the u32 part is left out\n", (size_t)N32 * 4);
+  } else {
+    large_u32(ctx, b);
+    gpuprims_buffer_destroy(b);
+  }
+  gpuprims_context_destroy(ctx);
+  return tu_finish();
+}

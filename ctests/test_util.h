@@ -1,0 +1,757 @@
+/*
+ * test_util.h: helpers shared by the gpuprims C tests (each test is one translation unit,
+ * compiled as C11 and again as C++17, so everything here is `static inline` and valid in
+ * both languages).
+ *
+ * - TU_CHECK / TU_EXPECT_STATUS / TU_REQUIRE_OK: print file:line, the expression, the
+ *   status names and this thread's gpuprims_last_error() text; EXPECT and CHECK go on,
+ *   REQUIRE stops the program.
+ * - A seeded RNG: a fresh seed per run (time, pid), printed at start; GPUPRIMS_TEST_SEED=
+ *   <seed> replays a run.
+ * - tu_open_context(): gpuprims_context_create(GPUPRIMS_BACKEND_AUTO, 0, ...), exit 77
+ *   when GPUPRIMS_BACKEND=cuda but no device can be used.
+ * - Sequential C references for reduce and scan over every dtype.
+ *
+ * Include this header first: it sets the POSIX feature level before any system header.
+ */
+#ifndef GPUPRIMS_TEST_UTIL_H
+#define GPUPRIMS_TEST_UTIL_H
+
+#if !defined(_POSIX_C_SOURCE) && !defined(_GNU_SOURCE)
+#define _POSIX_C_SOURCE 200809L
+#endif
+
+/* First, so that the public header is checked to stand on its own, in C and in C++. */
+#include "gpuprims.h"
+
+#include <float.h>
+#include <limits.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define TU_SKIP_CODE 77
+#define TU_PRINT_LIMIT 40
+#define TU_NUM_DTYPES 10
+
+#if defined(__GNUC__)
+#define TU_PRINTF(fmt_index, first_arg) __attribute__((format(printf, fmt_index, first_arg)))
+#define TU_NORETURN __attribute__((noreturn))
+#else
+#define TU_PRINTF(fmt_index, first_arg)
+#define TU_NORETURN
+#endif
+
+/* A pointer value no library call should ever write: pre-fill out-parameters with it. */
+#define TU_SENTINEL_PTR(type) ((type *)(uintptr_t)0x5E171E1ul)
+#define TU_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+/* ------------------------------------------------------------------------------------- */
+/* Test state, failure reporting                                                          */
+/* ------------------------------------------------------------------------------------- */
+
+typedef struct {
+  const char *name;
+  uint64_t seed;
+  unsigned long checks;
+  unsigned long failures;
+  char backend[96];
+  pthread_mutex_t lock;
+} tu_state_t;
+
+static tu_state_t tu_state = {"test", 0, 0, 0, "?", PTHREAD_MUTEX_INITIALIZER};
+
+static inline const char *tu_status_name(gpuprims_status s) {
+  const char *n = gpuprims_status_name(s);
+  return n ? n : "(NULL name)";
+}
+
+/* This thread's last error text (empty when none). */
+static inline void tu_last_error_text(char *buf, size_t len) {
+  if (len == 0) return;
+  buf[0] = '\0';
+  (void)gpuprims_last_error(buf, len);
+  buf[len - 1] = '\0';
+}
+
+static inline void tu_summary_(FILE *f) {
+  fprintf(f, "%s: %s: %lu checks, %lu failed (backend %s, seed 0x%016llx)\n", tu_state.name,
+          tu_state.failures ? "FAIL" : "PASS", tu_state.checks, tu_state.failures,
+          tu_state.backend, (unsigned long long)tu_state.seed);
+}
+
+static inline TU_NORETURN void tu_abort_(void) {
+  pthread_mutex_lock(&tu_state.lock);
+  if (tu_state.failures == 0) tu_state.failures = 1;
+  printf("%s: stopping after a fatal failure\n", tu_state.name);
+  tu_summary_(stdout);
+  fflush(stdout);
+  exit(1);
+}
+
+static inline void tu_vfail_(const char *file, int line, const char *fmt, va_list ap) {
+  char err[1024];
+  tu_last_error_text(err, sizeof err);
+  pthread_mutex_lock(&tu_state.lock);
+  tu_state.failures++;
+  if (tu_state.failures <= TU_PRINT_LIMIT) {
+    printf("%s:%d: FAIL: ", file, line);
+    vprintf(fmt, ap);
+    printf("\n    [last error of this thread: \"%s\"] [seed 0x%016llx]\n", err,
+           (unsigned long long)tu_state.seed);
+  } else if (tu_state.failures == TU_PRINT_LIMIT + 1) {
+    printf("%s: more failures; only counting them from here\n", tu_state.name);
+  }
+  fflush(stdout);
+  pthread_mutex_unlock(&tu_state.lock);
+}
+
+static inline void tu_count_check_(void) {
+  pthread_mutex_lock(&tu_state.lock);
+  tu_state.checks++;
+  pthread_mutex_unlock(&tu_state.lock);
+}
+
+static inline int tu_check_(int ok, const char *file, int line, const char *fmt, ...) TU_PRINTF(4, 5);
+static inline int tu_check_(int ok, const char *file, int line, const char *fmt, ...) {
+  tu_count_check_();
+  if (!ok) {
+    va_list ap;
+    va_start(ap, fmt);
+    tu_vfail_(file, line, fmt, ap);
+    va_end(ap);
+  }
+  return ok;
+}
+
+/* Fails unless got is want or alt (pass alt = want for a single expected status). */
+static inline int tu_expect_status_(gpuprims_status got, gpuprims_status want, gpuprims_status alt,
+                                    const char *file, int line, const char *expr) {
+  int ok = got == want || got == alt;
+  if (want == alt) {
+    tu_check_(ok, file, line, "%s returned %s (%u), expected %s (%u)", expr, tu_status_name(got),
+              (unsigned)got, tu_status_name(want), (unsigned)want);
+  } else {
+    tu_check_(ok, file, line, "%s returned %s (%u), expected %s or %s", expr, tu_status_name(got),
+              (unsigned)got, tu_status_name(want), tu_status_name(alt));
+  }
+  return ok;
+}
+
+#define TU_CHECK(cond) tu_check_((cond) ? 1 : 0, __FILE__, __LINE__, "%s", #cond)
+#define TU_CHECKF(cond, ...) tu_check_((cond) ? 1 : 0, __FILE__, __LINE__, __VA_ARGS__)
+#define TU_EXPECT_STATUS(call, want) \
+  tu_expect_status_((call), (want), (want), __FILE__, __LINE__, #call)
+#define TU_EXPECT_STATUS2(call, want, alt) \
+  tu_expect_status_((call), (want), (alt), __FILE__, __LINE__, #call)
+#define TU_EXPECT_OK(call) TU_EXPECT_STATUS(call, GPUPRIMS_STATUS_OK)
+#define TU_REQUIRE(cond)                 \
+  do {                                   \
+    if (!TU_CHECK(cond)) tu_abort_();    \
+  } while (0)
+#define TU_REQUIRE_OK(call)                 \
+  do {                                      \
+    if (!TU_EXPECT_OK(call)) tu_abort_();   \
+  } while (0)
+
+static inline TU_NORETURN void tu_fatal_(const char *file, int line, const char *fmt, ...)
+    TU_PRINTF(3, 4);
+static inline void tu_fatal_(const char *file, int line, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  tu_count_check_();
+  tu_vfail_(file, line, fmt, ap);
+  va_end(ap);
+  tu_abort_();
+}
+#define TU_FATAL(...) tu_fatal_(__FILE__, __LINE__, __VA_ARGS__)
+
+static inline TU_NORETURN void tu_skip(const char *fmt, ...) TU_PRINTF(1, 2);
+static inline void tu_skip(const char *fmt, ...) {
+  va_list ap;
+  printf("%s: SKIP: ", tu_state.name);
+  va_start(ap, fmt);
+  vprintf(fmt, ap);
+  va_end(ap);
+  printf("\n");
+  fflush(stdout);
+  exit(TU_SKIP_CODE);
+}
+
+/* Prints the one-line summary; returns the exit code for main. */
+static inline int tu_finish(void) {
+  tu_summary_(stdout);
+  fflush(stdout);
+  return tu_state.failures ? 1 : 0;
+}
+
+/* ------------------------------------------------------------------------------------- */
+/* RNG: xoshiro256** seeded through splitmix64                                            */
+/* ------------------------------------------------------------------------------------- */
+
+typedef struct {
+  uint64_t s[4];
+} tu_rng;
+
+static inline uint64_t tu_splitmix64(uint64_t *x) {
+  uint64_t z = (*x += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+static inline void tu_rng_seed(tu_rng *r, uint64_t seed) {
+  uint64_t x = seed;
+  int i;
+  for (i = 0; i < 4; i++) r->s[i] = tu_splitmix64(&x);
+}
+
+static inline uint64_t tu_rotl64(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+
+static inline uint64_t tu_next(tu_rng *r) {
+  uint64_t *s = r->s;
+  uint64_t result = tu_rotl64(s[1] * 5, 7) * 9;
+  uint64_t t = s[1] << 17;
+  s[2] ^= s[0];
+  s[3] ^= s[1];
+  s[1] ^= s[2];
+  s[0] ^= s[3];
+  s[2] ^= t;
+  s[3] = tu_rotl64(s[3], 45);
+  return result;
+}
+
+/* Uniform in [0, n); n > 0. */
+static inline uint64_t tu_below(tu_rng *r, uint64_t n) {
+  uint64_t limit = UINT64_MAX - UINT64_MAX % n;
+  uint64_t x;
+  do x = tu_next(r);
+  while (x >= limit);
+  return x % n;
+}
+
+/* Uniform in [0, 1). */
+static inline double tu_unit(tu_rng *r) { return (double)(tu_next(r) >> 11) * (1.0 / 9007199254740992.0); }
+
+static inline void tu_fill_bytes(tu_rng *r, void *p, size_t nbytes) {
+  unsigned char *b = (unsigned char *)p;
+  size_t i = 0;
+  for (; i + 8 <= nbytes; i += 8) {
+    uint64_t x = tu_next(r);
+    memcpy(b + i, &x, 8);
+  }
+  if (i < nbytes) {
+    uint64_t x = tu_next(r);
+    memcpy(b + i, &x, nbytes - i);
+  }
+}
+
+/* Starts a test: records its name, picks and prints the seed. Returns the seed. */
+static inline uint64_t tu_init(const char *name) {
+  const char *env = getenv("GPUPRIMS_TEST_SEED");
+  uint64_t seed;
+  tu_state.name = name;
+  if (env && *env) {
+    seed = (uint64_t)strtoull(env, NULL, 0);
+  } else {
+    struct timespec ts;
+    uint64_t x;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    x = (uint64_t)ts.tv_sec * 1000000007ull ^ ((uint64_t)ts.tv_nsec << 20) ^
+        ((uint64_t)getpid() << 40) ^ (uint64_t)clock();
+    seed = tu_splitmix64(&x);
+  }
+  tu_state.seed = seed;
+  printf("%s: seed 0x%016llx (replay: GPUPRIMS_TEST_SEED=0x%016llx)\n", name,
+         (unsigned long long)seed, (unsigned long long)seed);
+  fflush(stdout);
+  return seed;
+}
+
+/* ------------------------------------------------------------------------------------- */
+/* Allocation and small helpers                                                            */
+/* ------------------------------------------------------------------------------------- */
+
+static inline void *tu_xmalloc(size_t bytes) {
+  void *p = malloc(bytes ? bytes : 1);
+  if (!p) TU_FATAL("host malloc(%zu) failed", bytes);
+  return p;
+}
+
+/* Case-insensitive: is GPUPRIMS_BACKEND set to `want`? */
+static inline int tu_env_backend_is(const char *want) {
+  const char *v = getenv("GPUPRIMS_BACKEND");
+  size_t i;
+  if (!v) return 0;
+  for (i = 0; v[i] && want[i]; i++) {
+    char c = v[i];
+    if (c >= 'A' && c <= 'Z') c = (char)(c - 'A' + 'a');
+    if (c != want[i]) return 0;
+  }
+  return v[i] == '\0' && want[i] == '\0';
+}
+
+static inline const char *tu_backend_name(gpuprims_backend b) {
+  switch (b) {
+    case GPUPRIMS_BACKEND_AUTO: return "auto";
+    case GPUPRIMS_BACKEND_CUDA: return "cuda";
+    case GPUPRIMS_BACKEND_HOST: return "host";
+    default: return "unknown";
+  }
+}
+
+static inline gpuprims_backend tu_backend_of(const gpuprims_context *ctx) {
+  gpuprims_backend b = 0xDEADu;
+  TU_REQUIRE_OK(gpuprims_context_backend(ctx, &b));
+  return b;
+}
+
+/*
+ * The context every test runs on: AUTO, which GPUPRIMS_BACKEND=cuda|host overrides.
+ * GPUPRIMS_BACKEND=cuda without a usable device: print why and exit 77 (skipped).
+ */
+static inline gpuprims_context *tu_open_context(void) {
+  gpuprims_context *ctx = NULL;
+  gpuprims_status s = gpuprims_context_create(GPUPRIMS_BACKEND_AUTO, 0, &ctx);
+  char name[64];
+  size_t needed = 0;
+  gpuprims_backend b;
+  if (s == GPUPRIMS_STATUS_NO_DEVICE && tu_env_backend_is("cuda")) {
+    char err[1024];
+    tu_last_error_text(err, sizeof err);
+    tu_skip("GPUPRIMS_BACKEND=cuda but no usable CUDA device (NO_DEVICE: %s)", err);
+  }
+  if (s != GPUPRIMS_STATUS_OK || ctx == NULL)
+    TU_FATAL("gpuprims_context_create(AUTO) returned %s", tu_status_name(s));
+  b = tu_backend_of(ctx);
+  name[0] = '\0';
+  TU_EXPECT_OK(gpuprims_context_device_name(ctx, name, sizeof name, &needed));
+  name[sizeof name - 1] = '\0';
+  snprintf(tu_state.backend, sizeof tu_state.backend, "%s: %s", tu_backend_name(b), name);
+  printf("%s: context backend %s\n", tu_state.name, tu_state.backend);
+  fflush(stdout);
+  return ctx;
+}
+
+static inline int tu_is_cuda(const gpuprims_context *ctx) {
+  return tu_backend_of(ctx) == GPUPRIMS_BACKEND_CUDA;
+}
+
+/* ------------------------------------------------------------------------------------- */
+/* Element types                                                                          */
+/* ------------------------------------------------------------------------------------- */
+
+typedef struct {
+  gpuprims_dtype id;
+  const char *name;
+  size_t size;
+  int is_float;
+  int is_signed;
+} tu_dtype_info;
+
+static inline const tu_dtype_info *tu_dtypes(void) {
+  static const tu_dtype_info table[TU_NUM_DTYPES] = {
+      {GPUPRIMS_DTYPE_I8, "i8", 1, 0, 1},   {GPUPRIMS_DTYPE_U8, "u8", 1, 0, 0},
+      {GPUPRIMS_DTYPE_I16, "i16", 2, 0, 1}, {GPUPRIMS_DTYPE_U16, "u16", 2, 0, 0},
+      {GPUPRIMS_DTYPE_I32, "i32", 4, 0, 1}, {GPUPRIMS_DTYPE_U32, "u32", 4, 0, 0},
+      {GPUPRIMS_DTYPE_I64, "i64", 8, 0, 1}, {GPUPRIMS_DTYPE_U64, "u64", 8, 0, 0},
+      {GPUPRIMS_DTYPE_F32, "f32", 4, 1, 1}, {GPUPRIMS_DTYPE_F64, "f64", 8, 1, 1},
+  };
+  return table;
+}
+
+static inline const tu_dtype_info *tu_dtype(gpuprims_dtype t) {
+  const tu_dtype_info *d = tu_dtypes();
+  int i;
+  for (i = 0; i < TU_NUM_DTYPES; i++)
+    if (d[i].id == t) return &d[i];
+  TU_FATAL("unknown dtype %u in a test", (unsigned)t);
+}
+
+static inline size_t tu_dtype_size(gpuprims_dtype t) { return tu_dtype(t)->size; }
+static inline const char *tu_dtype_name(gpuprims_dtype t) { return tu_dtype(t)->name; }
+
+static inline const char *tu_op_name(gpuprims_op op) {
+  switch (op) {
+    case GPUPRIMS_OP_SUM: return "SUM";
+    case GPUPRIMS_OP_MIN: return "MIN";
+    case GPUPRIMS_OP_MAX: return "MAX";
+    default: return "?";
+  }
+}
+
+static inline const char *tu_mode_name(gpuprims_scan_mode m) {
+  switch (m) {
+    case GPUPRIMS_SCAN_INCLUSIVE: return "inclusive";
+    case GPUPRIMS_SCAN_EXCLUSIVE: return "exclusive";
+    default: return "?";
+  }
+}
+
+/* Formats one element of dtype t at p (floats also with their bits). */
+static inline void tu_fmt_elem(gpuprims_dtype t, const void *p, char *buf, size_t len) {
+  switch (t) {
+    case GPUPRIMS_DTYPE_I8: { int8_t v; memcpy(&v, p, 1); snprintf(buf, len, "%d", (int)v); return; }
+    case GPUPRIMS_DTYPE_U8: { uint8_t v; memcpy(&v, p, 1); snprintf(buf, len, "%u", (unsigned)v); return; }
+    case GPUPRIMS_DTYPE_I16: { int16_t v; memcpy(&v, p, 2); snprintf(buf, len, "%d", (int)v); return; }
+    case GPUPRIMS_DTYPE_U16: { uint16_t v; memcpy(&v, p, 2); snprintf(buf, len, "%u", (unsigned)v); return; }
+    case GPUPRIMS_DTYPE_I32: { int32_t v; memcpy(&v, p, 4); snprintf(buf, len, "%ld", (long)v); return; }
+    case GPUPRIMS_DTYPE_U32: { uint32_t v; memcpy(&v, p, 4); snprintf(buf, len, "%lu", (unsigned long)v); return; }
+    case GPUPRIMS_DTYPE_I64: { int64_t v; memcpy(&v, p, 8); snprintf(buf, len, "%lld", (long long)v); return; }
+    case GPUPRIMS_DTYPE_U64: { uint64_t v; memcpy(&v, p, 8); snprintf(buf, len, "%llu", (unsigned long long)v); return; }
+    case GPUPRIMS_DTYPE_F32: {
+      float v; uint32_t bits;
+      memcpy(&v, p, 4); memcpy(&bits, p, 4);
+      snprintf(buf, len, "%.9g (0x%08lx)", (double)v, (unsigned long)bits);
+      return;
+    }
+    case GPUPRIMS_DTYPE_F64: {
+      double v; uint64_t bits;
+      memcpy(&v, p, 8); memcpy(&bits, p, 8);
+      snprintf(buf, len, "%.17g (0x%016llx)", v, (unsigned long long)bits);
+      return;
+    }
+    default: snprintf(buf, len, "?"); return;
+  }
+}
+
+static inline void tu_mismatch_msg_(char *msg, size_t ml, gpuprims_dtype t, size_t index,
+                                    const void *want, const void *got) {
+  char w[64], g[64];
+  tu_fmt_elem(t, want, w, sizeof w);
+  tu_fmt_elem(t, got, g, sizeof g);
+  if (index == (size_t)-1)
+    snprintf(msg, ml, "expected %s, got %s", w, g);
+  else
+    snprintf(msg, ml, "at index %zu: expected %s, got %s", index, w, g);
+}
+
+/* ------------------------------------------------------------------------------------- */
+/* Random data                                                                            */
+/* ------------------------------------------------------------------------------------- */
+
+enum {
+  TU_FILL_BITS = 0,     /* integers: every bit pattern; floats: every bit pattern but NaN */
+  TU_FILL_SMALLINT = 1, /* small integers: float sums of them are exact (|sum| < 2^24) */
+  TU_FILL_UNIFORM = 2   /* floats: uniform in [-1, 1); integers: every bit pattern */
+};
+
+static inline void tu_fill(tu_rng *r, gpuprims_dtype t, void *p, size_t n, int kind) {
+  size_t i;
+  const tu_dtype_info *d = tu_dtype(t);
+  if (!d->is_float) {
+    if (kind == TU_FILL_SMALLINT) {
+      unsigned char *b = (unsigned char *)p;
+      for (i = 0; i < n; i++) {
+        int64_t v = d->is_signed ? (int64_t)tu_below(r, 5) - 2 : (int64_t)tu_below(r, 5);
+        memcpy(b + i * d->size, &v, d->size); /* little-endian truncation */
+      }
+    } else {
+      tu_fill_bytes(r, p, n * d->size);
+    }
+    return;
+  }
+  if (t == GPUPRIMS_DTYPE_F32) {
+    float *f = (float *)p;
+    for (i = 0; i < n; i++) {
+      if (kind == TU_FILL_BITS) {
+        uint32_t bits;
+        do bits = (uint32_t)(tu_next(r) >> 32);
+        while ((bits & 0x7F800000u) == 0x7F800000u && (bits & 0x007FFFFFu) != 0);
+        memcpy(&f[i], &bits, 4);
+      } else if (kind == TU_FILL_SMALLINT) {
+        f[i] = (float)((int)tu_below(r, 5) - 2);
+      } else {
+        f[i] = (float)(tu_unit(r) * 2.0 - 1.0);
+      }
+    }
+  } else {
+    double *f = (double *)p;
+    for (i = 0; i < n; i++) {
+      if (kind == TU_FILL_BITS) {
+        uint64_t bits;
+        do bits = tu_next(r);
+        while ((bits & 0x7FF0000000000000ull) == 0x7FF0000000000000ull &&
+               (bits & 0x000FFFFFFFFFFFFFull) != 0);
+        memcpy(&f[i], &bits, 8);
+      } else if (kind == TU_FILL_SMALLINT) {
+        f[i] = (double)((int)tu_below(r, 2001) - 1000);
+      } else {
+        f[i] = tu_unit(r) * 2.0 - 1.0;
+      }
+    }
+  }
+}
+
+/* ------------------------------------------------------------------------------------- */
+/* Sequential references                                                                  */
+/* ------------------------------------------------------------------------------------- */
+
+/* Float SUM tolerance: |got - exact| <= factor * eps * (sum of |x|); factor 0 is exact. */
+static inline double tu_default_tol_factor(size_t n) { return 16.0 + 2.0 * log2((double)n + 1.0); }
+
+/* The scan check loop: STEP folds in[i] into acc; SAME(want, got) compares. */
+#define TU_EQ_(a, b) ((a) == (b))
+#define TU_SCAN_CHECK_LOOP_(ID, STEP, SAME)                                                  \
+  do {                                                                                       \
+    if (incl) {                                                                              \
+      for (i = 0; i < n; i++) {                                                              \
+        STEP;                                                                                \
+        if (!SAME(acc, out[i]) && bad++ == 0) tu_mismatch_msg_(msg, ml, ID, i, &acc, &out[i]); \
+      }                                                                                      \
+    } else {                                                                                 \
+      for (i = 0; i < n; i++) {                                                              \
+        if (!SAME(acc, out[i]) && bad++ == 0) tu_mismatch_msg_(msg, ml, ID, i, &acc, &out[i]); \
+        STEP;                                                                                \
+      }                                                                                      \
+    }                                                                                        \
+  } while (0)
+
+#define TU_DEFINE_INT_REF(NAME, ID, T, UT, TMIN, TMAX)                                       \
+  static inline T tu_ident_##NAME(gpuprims_op op) {                                          \
+    return op == GPUPRIMS_OP_SUM ? (T)0 : op == GPUPRIMS_OP_MIN ? (T)(TMAX) : (T)(TMIN);     \
+  }                                                                                          \
+  static inline T tu_comb_##NAME(gpuprims_op op, T a, T b) {                                 \
+    if (op == GPUPRIMS_OP_SUM) return (T)(UT)((UT)a + (UT)b);                                \
+    if (op == GPUPRIMS_OP_MIN) return b < a ? b : a;                                         \
+    return b > a ? b : a;                                                                    \
+  }                                                                                          \
+  static inline size_t tu_check_reduce_##NAME(gpuprims_op op, const void *in_, size_t n,     \
+                                              const void *got_, char *msg, size_t ml) {      \
+    const T *in = (const T *)in_;                                                            \
+    T acc = tu_ident_##NAME(op), got;                                                        \
+    size_t i;                                                                                \
+    for (i = 0; i < n; i++) acc = tu_comb_##NAME(op, acc, in[i]);                            \
+    memcpy(&got, got_, sizeof got);                                                          \
+    if (got == acc) return 0;                                                                \
+    tu_mismatch_msg_(msg, ml, ID, (size_t)-1, &acc, &got);                                   \
+    return 1;                                                                                \
+  }                                                                                          \
+  static inline size_t tu_check_scan_##NAME(gpuprims_op op, gpuprims_scan_mode mode,         \
+                                            const void *in_, size_t n, const void *out_,     \
+                                            char *msg, size_t ml) {                          \
+    const T *in = (const T *)in_;                                                            \
+    const T *out = (const T *)out_;                                                          \
+    T acc = tu_ident_##NAME(op);                                                             \
+    size_t i, bad = 0;                                                                       \
+    int incl = mode == GPUPRIMS_SCAN_INCLUSIVE;                                              \
+    if (op == GPUPRIMS_OP_SUM)                                                               \
+      TU_SCAN_CHECK_LOOP_(ID, acc = (T)(UT)((UT)acc + (UT)in[i]), TU_EQ_);                   \
+    else if (op == GPUPRIMS_OP_MIN)                                                          \
+      TU_SCAN_CHECK_LOOP_(ID, acc = in[i] < acc ? in[i] : acc, TU_EQ_);                      \
+    else                                                                                     \
+      TU_SCAN_CHECK_LOOP_(ID, acc = in[i] > acc ? in[i] : acc, TU_EQ_);                      \
+    return bad;                                                                              \
+  }
+
+TU_DEFINE_INT_REF(i8, GPUPRIMS_DTYPE_I8, int8_t, uint8_t, INT8_MIN, INT8_MAX)
+TU_DEFINE_INT_REF(u8, GPUPRIMS_DTYPE_U8, uint8_t, uint8_t, 0, UINT8_MAX)
+TU_DEFINE_INT_REF(i16, GPUPRIMS_DTYPE_I16, int16_t, uint16_t, INT16_MIN, INT16_MAX)
+TU_DEFINE_INT_REF(u16, GPUPRIMS_DTYPE_U16, uint16_t, uint16_t, 0, UINT16_MAX)
+TU_DEFINE_INT_REF(i32, GPUPRIMS_DTYPE_I32, int32_t, uint32_t, INT32_MIN, INT32_MAX)
+TU_DEFINE_INT_REF(u32, GPUPRIMS_DTYPE_U32, uint32_t, uint32_t, 0, UINT32_MAX)
+TU_DEFINE_INT_REF(i64, GPUPRIMS_DTYPE_I64, int64_t, uint64_t, INT64_MIN, INT64_MAX)
+TU_DEFINE_INT_REF(u64, GPUPRIMS_DTYPE_U64, uint64_t, uint64_t, 0, UINT64_MAX)
+
+/*
+ * Floats. MIN/MAX follow the total order -inf < ... < -0.0 < +0.0 < ... < +inf and give NaN
+ * once a NaN is among the inputs; they are compared bitwise (any NaN matches any NaN).
+ * SUM is compared with a compensated (Neumaier) sum in double, within a tolerance relative
+ * to the sum of absolute values; NaN and infinite sums must match.
+ */
+/* s + c is the running sum, c the compensation (Neumaier's variant of Kahan summation). */
+#define TU_NEUMAIER_ADD_(ACC, s, c, x)                                                       \
+  do {                                                                                       \
+    ACC t_ = (s) + (x);                                                                      \
+    if (((s) < 0 ? -(s) : (s)) >= ((x) < 0 ? -(x) : (x)))                                    \
+      (c) += ((s) - t_) + (x);                                                               \
+    else                                                                                     \
+      (c) += ((x) - t_) + (s);                                                               \
+    (s) = t_;                                                                                \
+  } while (0)
+/* once s is infinite or NaN it stays so, and the compensation means nothing */
+#define TU_NEUMAIER_SUM_(s, c) (isfinite(s) ? (s) + (c) : (s))
+
+#define TU_DEFINE_FLOAT_REF(NAME, ID, T, ACC, EPS)                                           \
+  static inline T tu_ident_##NAME(gpuprims_op op) {                                          \
+    return op == GPUPRIMS_OP_SUM ? (T)0 : op == GPUPRIMS_OP_MIN ? (T)INFINITY : (T)-INFINITY;\
+  }                                                                                          \
+  static inline T tu_min_##NAME(T a, T b) {                                                  \
+    if (b < a) return b;                                                                     \
+    if (a < b) return a;                                                                     \
+    if (isnan(a)) return a;                                                                  \
+    if (isnan(b)) return b;                                                                  \
+    return signbit(b) ? b : a; /* equal: -0.0 before +0.0 */                                 \
+  }                                                                                          \
+  static inline T tu_max_##NAME(T a, T b) {                                                  \
+    if (isnan(a)) return a;                                                                  \
+    if (isnan(b)) return b;                                                                  \
+    if (b > a) return b;                                                                     \
+    if (a > b) return a;                                                                     \
+    return signbit(b) ? a : b; /* equal: +0.0 after -0.0 */                                  \
+  }                                                                                          \
+  static inline T tu_comb_##NAME(gpuprims_op op, T a, T b) {                                 \
+    if (op == GPUPRIMS_OP_SUM) return a + b;                                                 \
+    return op == GPUPRIMS_OP_MIN ? tu_min_##NAME(a, b) : tu_max_##NAME(a, b);                \
+  }                                                                                          \
+  static inline int tu_same_##NAME(T want, T got) {                                          \
+    if (memcmp(&want, &got, sizeof(T)) == 0) return 1;                                       \
+    return isnan(want) && isnan(got);                                                        \
+  }                                                                                          \
+  static inline int tu_sum_ok_##NAME(ACC want, ACC abs_sum, T got, ACC tol_scale) {          \
+    ACC d = (ACC)got - want;                                                                 \
+    if (d < 0) d = -d;                                                                       \
+    if (d <= tol_scale * abs_sum) return 1; /* false for any NaN */                          \
+    if (isnan(want)) return isnan(got);                                                      \
+    if (isinf(want)) return (ACC)got == want;                                                \
+    return 0;                                                                                \
+  }                                                                                          \
+  static inline void tu_sum_msg_##NAME(char *msg, size_t ml, size_t index, ACC want,         \
+                                       ACC abs_sum, T got, ACC tol_scale) {                  \
+    char g[64];                                                                              \
+    tu_fmt_elem(ID, &got, g, sizeof g);                                                      \
+    snprintf(msg, ml, "at index %zu: expected %.21Lg (tolerance %.3Lg), got %s (error %.3Lg)",\
+             index, (long double)want, (long double)(tol_scale * abs_sum), g,                \
+             fabsl((long double)got - (long double)want));                                   \
+  }                                                                                          \
+  static inline ACC tu_tol_scale_##NAME(double tolf, size_t n) {                             \
+    return (ACC)(tolf < 0 ? tu_default_tol_factor(n) : tolf) * (ACC)(EPS);                   \
+  }                                                                                          \
+  static inline size_t tu_check_reduce_##NAME(gpuprims_op op, const void *in_, size_t n,     \
+                                              const void *got_, double tolf, char *msg,      \
+                                              size_t ml) {                                   \
+    const T *in = (const T *)in_;                                                            \
+    T got;                                                                                   \
+    size_t i;                                                                                \
+    memcpy(&got, got_, sizeof got);                                                          \
+    if (op == GPUPRIMS_OP_SUM) {                                                             \
+      ACC s = 0, c = 0, a = 0, scale = tu_tol_scale_##NAME(tolf, n);                         \
+      for (i = 0; i < n; i++) {                                                              \
+        ACC x = (ACC)in[i];                                                                  \
+        TU_NEUMAIER_ADD_(ACC, s, c, x);                                                      \
+        a += x < 0 ? -x : x;                                                                 \
+      }                                                                                      \
+      if (tu_sum_ok_##NAME(TU_NEUMAIER_SUM_(s, c), a, got, scale)) return 0;                                  \
+      tu_sum_msg_##NAME(msg, ml, n, TU_NEUMAIER_SUM_(s, c), a, got, scale);                                   \
+      return 1;                                                                              \
+    } else {                                                                                 \
+      T acc = tu_ident_##NAME(op);                                                           \
+      for (i = 0; i < n; i++) acc = tu_comb_##NAME(op, acc, in[i]);                          \
+      if (tu_same_##NAME(acc, got)) return 0;                                                \
+      tu_mismatch_msg_(msg, ml, ID, (size_t)-1, &acc, &got);                                 \
+      return 1;                                                                              \
+    }                                                                                        \
+  }                                                                                          \
+  static inline size_t tu_check_scan_##NAME(gpuprims_op op, gpuprims_scan_mode mode,         \
+                                            const void *in_, size_t n, const void *out_,     \
+                                            double tolf, char *msg, size_t ml) {             \
+    const T *in = (const T *)in_;                                                            \
+    const T *out = (const T *)out_;                                                          \
+    size_t i, bad = 0;                                                                       \
+    int incl = mode == GPUPRIMS_SCAN_INCLUSIVE;                                              \
+    if (op == GPUPRIMS_OP_SUM) {                                                             \
+      ACC s = 0, c = 0, a = 0, scale = tu_tol_scale_##NAME(tolf, n);                         \
+      for (i = 0; i < n; i++) {                                                              \
+        ACC x = (ACC)in[i];                                                                  \
+        if (incl) {                                                                          \
+          TU_NEUMAIER_ADD_(ACC, s, c, x);                                                    \
+          a += x < 0 ? -x : x;                                                               \
+        }                                                                                    \
+        if (!tu_sum_ok_##NAME(TU_NEUMAIER_SUM_(s, c), a, out[i], scale) && bad++ == 0)                        \
+          tu_sum_msg_##NAME(msg, ml, i, TU_NEUMAIER_SUM_(s, c), a, out[i], scale);                            \
+        if (!incl) {                                                                         \
+          TU_NEUMAIER_ADD_(ACC, s, c, x);                                                    \
+          a += x < 0 ? -x : x;                                                               \
+        }                                                                                    \
+      }                                                                                      \
+    } else {                                                                                 \
+      T acc = tu_ident_##NAME(op);                                                           \
+      if (op == GPUPRIMS_OP_MIN)                                                             \
+        TU_SCAN_CHECK_LOOP_(ID, acc = tu_min_##NAME(acc, in[i]), tu_same_##NAME);            \
+      else                                                                                   \
+        TU_SCAN_CHECK_LOOP_(ID, acc = tu_max_##NAME(acc, in[i]), tu_same_##NAME);            \
+    }                                                                                        \
+    return bad;                                                                              \
+  }
+
+TU_DEFINE_FLOAT_REF(f32, GPUPRIMS_DTYPE_F32, float, double, FLT_EPSILON)
+TU_DEFINE_FLOAT_REF(f64, GPUPRIMS_DTYPE_F64, double, double, DBL_EPSILON)
+
+/*
+ * Checks gpuprims_reduce's result `got` (one element of dtype t) against the sequential
+ * reference over in[0..n). tol_factor: float SUM tolerance factor (< 0: default, 0: exact).
+ * Returns 0 when right, else 1 with a description in msg.
+ */
+static inline size_t tu_check_reduce(gpuprims_dtype t, gpuprims_op op, const void *in, size_t n,
+                                     const void *got, double tol_factor, char *msg, size_t ml) {
+  switch (t) {
+    case GPUPRIMS_DTYPE_I8: return tu_check_reduce_i8(op, in, n, got, msg, ml);
+    case GPUPRIMS_DTYPE_U8: return tu_check_reduce_u8(op, in, n, got, msg, ml);
+    case GPUPRIMS_DTYPE_I16: return tu_check_reduce_i16(op, in, n, got, msg, ml);
+    case GPUPRIMS_DTYPE_U16: return tu_check_reduce_u16(op, in, n, got, msg, ml);
+    case GPUPRIMS_DTYPE_I32: return tu_check_reduce_i32(op, in, n, got, msg, ml);
+    case GPUPRIMS_DTYPE_U32: return tu_check_reduce_u32(op, in, n, got, msg, ml);
+    case GPUPRIMS_DTYPE_I64: return tu_check_reduce_i64(op, in, n, got, msg, ml);
+    case GPUPRIMS_DTYPE_U64: return tu_check_reduce_u64(op, in, n, got, msg, ml);
+    case GPUPRIMS_DTYPE_F32: return tu_check_reduce_f32(op, in, n, got, tol_factor, msg, ml);
+    case GPUPRIMS_DTYPE_F64: return tu_check_reduce_f64(op, in, n, got, tol_factor, msg, ml);
+    default: snprintf(msg, ml, "unknown dtype %u", (unsigned)t); return 1;
+  }
+}
+
+/*
+ * Checks a scan's output out[0..n) against the sequential reference over in[0..n).
+ * Returns the number of wrong elements; msg describes the first.
+ */
+static inline size_t tu_check_scan(gpuprims_dtype t, gpuprims_op op, gpuprims_scan_mode mode,
+                                   const void *in, size_t n, const void *out, double tol_factor,
+                                   char *msg, size_t ml) {
+  switch (t) {
+    case GPUPRIMS_DTYPE_I8: return tu_check_scan_i8(op, mode, in, n, out, msg, ml);
+    case GPUPRIMS_DTYPE_U8: return tu_check_scan_u8(op, mode, in, n, out, msg, ml);
+    case GPUPRIMS_DTYPE_I16: return tu_check_scan_i16(op, mode, in, n, out, msg, ml);
+    case GPUPRIMS_DTYPE_U16: return tu_check_scan_u16(op, mode, in, n, out, msg, ml);
+    case GPUPRIMS_DTYPE_I32: return tu_check_scan_i32(op, mode, in, n, out, msg, ml);
+    case GPUPRIMS_DTYPE_U32: return tu_check_scan_u32(op, mode, in, n, out, msg, ml);
+    case GPUPRIMS_DTYPE_I64: return tu_check_scan_i64(op, mode, in, n, out, msg, ml);
+    case GPUPRIMS_DTYPE_U64: return tu_check_scan_u64(op, mode, in, n, out, msg, ml);
+    case GPUPRIMS_DTYPE_F32: return tu_check_scan_f32(op, mode, in, n, out, tol_factor, msg, ml);
+    case GPUPRIMS_DTYPE_F64: return tu_check_scan_f64(op, mode, in, n, out, tol_factor, msg, ml);
+    default: snprintf(msg, ml, "unknown dtype %u", (unsigned)t); return n ? n : 1;
+  }
+}
+
+/* ------------------------------------------------------------------------------------- */
+/* Buffers                                                                                */
+/* ------------------------------------------------------------------------------------- */
+
+static inline gpuprims_buffer *tu_buffer_from_host(gpuprims_context *ctx, gpuprims_dtype t,
+                                                   const void *src, size_t n) {
+  gpuprims_buffer *b = NULL;
+  TU_REQUIRE_OK(gpuprims_buffer_from_host(ctx, t, src, n, &b));
+  TU_REQUIRE(b != NULL);
+  return b;
+}
+
+static inline gpuprims_buffer *tu_buffer_create(gpuprims_context *ctx, gpuprims_dtype t, size_t n) {
+  gpuprims_buffer *b = NULL;
+  TU_REQUIRE_OK(gpuprims_buffer_create(ctx, t, n, &b));
+  TU_REQUIRE(b != NULL);
+  return b;
+}
+
+/* Fills the buffer's n elements of elem_size bytes with the byte 0xA5. */
+static inline void tu_poison(gpuprims_buffer *b, size_t n, size_t elem_size) {
+  void *p = tu_xmalloc(n * elem_size);
+  memset(p, 0xA5, n * elem_size);
+  TU_REQUIRE_OK(gpuprims_buffer_write(b, 0, p, n));
+  free(p);
+}
+
+#endif /* GPUPRIMS_TEST_UTIL_H */

@@ -1,0 +1,198 @@
+#!/usr/bin/env bash
+# gpu-check.sh: build, test and benchmark gpuprims on the GPU machine, in one call.
+#
+# Run from anywhere (it works from the repository root), on a machine with an
+# NVIDIA GPU, nvcc and CMake, given a library built elsewhere (no Rust there):
+#
+#   bash scripts/gpu-check.sh [PREBUILT_DIR]
+#
+# PREBUILT_DIR (default: $GPUPRIMS_PREBUILT_DIR, else target/release) holds
+# libgpuprims.so and libgpuprims.a. Steps:
+#   1. configure + build in build-gpu (Release, CUDA architecture 90, the
+#      prebuilt library through -DGPUPRIMS_PREBUILT_DIR), quietly (build.log);
+#   2. one line each: nvidia-smi -L, nvcc --version, cmake --version;
+#   3. GPUPRIMS_BACKEND=cuda ctest --output-on-failure -j1     (ctest.log);
+#   4. kernel compile timing: gpuprims_bench --sizes 1024 twice on a fresh
+#      GPUPRIMS_CACHE_DIR, cold (NVRTC compiles) then warm (disk cache)
+#                                                  (compile-cold.log, compile-warm.log);
+#   5. the full bench (bench.log);
+#   6. a summary, printed last (summary.txt).
+# Logs go to $OUT when it is set (the device tool brings them back), else to
+# build-gpu/gpu-check-logs.
+#
+# Environment:
+#   QUICK=1         bench with --quick (2^20 and 2^24 only)
+#   SKIP_TESTS=1    no ctest
+#   SKIP_BENCH=1    no compile timing, no bench
+#   BENCH_ARGS=...  more arguments for the full bench (e.g. "--reps 31")
+#   BUILD_DIR=dir   build directory (default build-gpu)
+#   CUDA_ARCH=N     CUDA architectures (default 90)
+#   TEST_TIMEOUT=s  per-test ctest timeout (default 300)
+#   BENCH_TIMEOUT=s limit of the full bench run (default 420)
+#
+# Exit status: 0 when everything ran and passed; 1 when the build, a test or
+# the bench failed (the summary is printed all the same); 2 on a usage error.
+
+set -u -o pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root" || exit 2
+
+prebuilt="${1:-${GPUPRIMS_PREBUILT_DIR:-target/release}}"
+build="${BUILD_DIR:-build-gpu}"
+arch="${CUDA_ARCH:-90}"
+logdir="${OUT:-$build/gpu-check-logs}"
+mkdir -p "$logdir" || exit 2
+
+section() { printf '\n=== %s ===\n' "$*"; }
+ms_now() { date +%s%N | awk '{ printf "%.0f", $1 / 1e6 }'; }
+
+# --- the prebuilt library ------------------------------------------------------
+if [ ! -d "$prebuilt" ]; then
+  echo "gpu-check: no prebuilt library directory '$prebuilt' (carry target/release, or pass the directory)" >&2
+  exit 2
+fi
+prebuilt_abs="$(cd "$prebuilt" && pwd)"
+if [ ! -f "$prebuilt_abs/libgpuprims.so" ] && [ ! -f "$prebuilt_abs/libgpuprims.a" ]; then
+  echo "gpu-check: neither libgpuprims.so nor libgpuprims.a in $prebuilt_abs" >&2
+  exit 2
+fi
+
+# --- the machine -------------------------------------------------------------
+section "machine"
+gpu_line="$(nvidia-smi -L 2>/dev/null | head -n 1)" || true
+[ -n "$gpu_line" ] || gpu_line="nvidia-smi: not available"
+ngpu="$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')" || true
+[ "${ngpu:-0}" -gt 1 ] && gpu_line="$gpu_line (+$((ngpu - 1)) more)"
+nvcc_line="$(nvcc --version 2>/dev/null | grep -i 'release' | head -n 1)" || true
+[ -n "$nvcc_line" ] || nvcc_line="nvcc: not found"
+cmake_line="$(cmake --version 2>/dev/null | head -n 1)" || true
+echo "gpu:    $gpu_line"
+echo "nvcc:   $nvcc_line"
+echo "cmake:  ${cmake_line:-cmake: not found}"
+echo "lib:    $prebuilt_abs: $(cd "$prebuilt_abs" && ls -l libgpuprims.so libgpuprims.a 2>/dev/null |
+  awk '{ printf "%s %.1f MiB  ", $NF, $5 / 1048576 }')"
+
+# --- configure and build ---------------------------------------------------------
+section "build ($build)"
+build_rc=0
+gen=()
+if [ ! -f "$build/CMakeCache.txt" ] && command -v ninja >/dev/null 2>&1; then gen=(-G Ninja); fi
+t0=$(ms_now)
+cmake -S . -B "$build" ${gen[@]+"${gen[@]}"} \
+  -DCMAKE_BUILD_TYPE=Release \
+  -DCMAKE_CUDA_ARCHITECTURES="$arch" \
+  -DGPUPRIMS_PREBUILT_DIR="$prebuilt_abs" >"$logdir/build.log" 2>&1 || build_rc=$?
+if [ "$build_rc" -eq 0 ]; then
+  grep -E 'bench/|CUDA|gpuprims' "$logdir/build.log" | grep -v '^--.*Looking for' | head -n 12
+  cmake --build "$build" -j "$(nproc 2>/dev/null || echo 8)" >>"$logdir/build.log" 2>&1 || build_rc=$?
+fi
+t1=$(ms_now)
+if [ "$build_rc" -ne 0 ]; then
+  echo "build FAILED (rc $build_rc); the end of $logdir/build.log:"
+  tail -n 60 "$logdir/build.log"
+else
+  echo "build ok in $(( (t1 - t0) / 1000 )) s"
+fi
+
+bench_bin="$build/bench/gpuprims_bench"
+if [ "$build_rc" -eq 0 ] && [ ! -x "$bench_bin" ]; then
+  bench_bin="$(find "$build" -name gpuprims_bench -type f -perm -u+x 2>/dev/null | head -n 1)"
+fi
+
+# --- tests -------------------------------------------------------------------------
+ctest_rc=skipped
+ctest_line="skipped"
+if [ "${SKIP_TESTS:-0}" != 1 ] && [ "$build_rc" -eq 0 ]; then
+  section "ctest (GPUPRIMS_BACKEND=cuda)"
+  GPUPRIMS_BACKEND=cuda ctest --test-dir "$build" --output-on-failure -j1 \
+    --timeout "${TEST_TIMEOUT:-300}" 2>&1 | tee "$logdir/ctest.log"
+  ctest_rc=$?
+  ctest_line="$(grep -E 'tests passed|No tests were found' "$logdir/ctest.log" | tail -n 1)"
+  [ -n "$ctest_line" ] || ctest_line="no ctest summary line (see ctest.log)"
+fi
+
+# --- kernel compile timing: cold then warm disk cache ------------------------------
+compile_line="skipped"
+compile_rc=0
+cache_dir=""
+if [ "${SKIP_BENCH:-0}" != 1 ] && [ "$build_rc" -eq 0 ] && [ -n "$bench_bin" ]; then
+  section "kernel compile: cold vs warm disk cache (gpuprims_bench --sizes 1024)"
+  cache_dir="$(mktemp -d "${TMPDIR:-/tmp}/gpuprims-cache.XXXXXX")"
+  declare -A first total wall
+  for pass in cold warm; do
+    t0=$(ms_now)
+    GPUPRIMS_BACKEND=cuda GPUPRIMS_CACHE_DIR="$cache_dir" timeout 300 \
+      "$bench_bin" --sizes 1024 --reps 3 --no-cub >"$logdir/compile-$pass.log" 2>&1
+    rc=$?
+    t1=$(ms_now)
+    [ "$rc" -ne 0 ] && compile_rc=$rc
+    first[$pass]="$(awk '/^first-call compile\+run ms:/ { print $NF; exit }' "$logdir/compile-$pass.log")"
+    total[$pass]="$(awk '/^first-calls total ms:/ { print $4; exit }' "$logdir/compile-$pass.log")"
+    wall[$pass]=$((t1 - t0))
+    printf '%s: first call %s ms, first calls of all rows %s ms, process %s ms, rc %s, cache files %s\n' \
+      "$pass" "${first[$pass]:-?}" "${total[$pass]:-?}" "${wall[$pass]}" "$rc" \
+      "$(find "$cache_dir" -type f 2>/dev/null | wc -l)"
+    if [ "$rc" -ne 0 ]; then tail -n 20 "$logdir/compile-$pass.log"; fi
+  done
+  compile_line="first call: cold ${first[cold]:-?} ms, warm ${first[warm]:-?} ms; first calls of all 8 rows: cold ${total[cold]:-?} ms, warm ${total[warm]:-?} ms; process: cold ${wall[cold]} ms, warm ${wall[warm]} ms"
+  [ "$compile_rc" -ne 0 ] && compile_line="$compile_line; FAILED (rc $compile_rc)"
+fi
+
+# --- the full bench ------------------------------------------------------------------
+bench_rc=skipped
+if [ "${SKIP_BENCH:-0}" != 1 ] && [ "$build_rc" -eq 0 ]; then
+  if [ -z "$bench_bin" ]; then
+    section "bench"
+    echo "gpuprims_bench was not built"
+    bench_rc=127
+  else
+    bench_args=()
+    [ "${QUICK:-0}" = 1 ] && bench_args+=(--quick)
+    # shellcheck disable=SC2206  # BENCH_ARGS is split on purpose
+    [ -n "${BENCH_ARGS:-}" ] && bench_args+=(${BENCH_ARGS})
+    section "bench: gpuprims_bench ${bench_args[*]:-}"
+    env GPUPRIMS_BACKEND=cuda ${cache_dir:+"GPUPRIMS_CACHE_DIR=$cache_dir"} timeout "${BENCH_TIMEOUT:-420}" \
+      "$bench_bin" ${bench_args[@]+"${bench_args[@]}"} 2>&1 | tee "$logdir/bench.log"
+    bench_rc=$?
+    [ "$bench_rc" -eq 124 ] && echo "bench: stopped after ${BENCH_TIMEOUT:-420} s"
+  fi
+fi
+[ -n "$cache_dir" ] && rm -rf "$cache_dir"
+
+# --- summary (last) -------------------------------------------------------------------
+overall=0
+[ "$build_rc" -ne 0 ] && overall=1
+[ "$ctest_rc" != skipped ] && [ "$ctest_rc" -ne 0 ] && overall=1
+[ "$bench_rc" != skipped ] && [ "$bench_rc" -ne 0 ] && overall=1
+[ "$compile_rc" -ne 0 ] && overall=1
+
+{
+  section "gpu-check summary"
+  echo "gpu:     $gpu_line"
+  echo "nvcc:    $nvcc_line"
+  if [ "$build_rc" -eq 0 ]; then echo "build:   ok"; else echo "build:   FAILED (rc $build_rc, see build.log)"; fi
+  if [ "$ctest_rc" = skipped ]; then
+    echo "ctest:   skipped"
+  else
+    echo "ctest:   $ctest_line (rc $ctest_rc)"
+    if [ "$ctest_rc" -ne 0 ]; then
+      sed -n '/The following tests FAILED/,$p' "$logdir/ctest.log" | grep -E '^\s+[0-9]+ - ' | head -n 20
+    fi
+  fi
+  echo "compile: $compile_line"
+  if [ "$bench_rc" = skipped ]; then
+    echo "bench:   skipped"
+  else
+    echo "bench:   rc $bench_rc$([ "$bench_rc" -eq 0 ] && echo ' (all checks OK)')"
+    if grep -q '^== gpuprims_bench summary' "$logdir/bench.log" 2>/dev/null; then
+      sed -n '/^== gpuprims_bench summary/,$p' "$logdir/bench.log"
+    else
+      echo "(no bench table; the end of bench.log:)"
+      tail -n 15 "$logdir/bench.log" 2>/dev/null
+    fi
+  fi
+  if [ "$overall" -eq 0 ]; then echo "gpu-check: OK"; else echo "gpu-check: FAILED"; fi
+} | tee "$logdir/summary.txt"
+
+exit "$overall"
