@@ -183,10 +183,19 @@ static void test_dtype(env_t *e, const tu_dtype_info *d, const tu_dtype_info *ot
     TU_REQUIRE_OK(gpuprims_buffer_wrap_device(e->ctx, GPUPRIMS_DTYPE_U8, (unsigned char *)ptr + k * es,
                                               (n - k) * es, &wb));
     TU_CHECKF(holds(wb, mirror + k * es, (n - k) * es, 1), "%s: a wrapped tail (as u8) reads differently", dn);
-    /* a wrapper can be a copy destination and source */
+    /* a wrapper can be a copy destination and source, and the input of a primitive */
     ws = tu_buffer_create(e->ctx, d->id, n);
     TU_EXPECT_OK(gpuprims_buffer_copy(ws, w));
     TU_CHECKF(holds(ws, mirror, n, es), "%s: copy from a wrapper differs", dn);
+    {
+      unsigned char red[16];
+      char msg[256];
+      msg[0] = '\0';
+      if (TU_EXPECT_OK(gpuprims_reduce(e->ctx, wb, GPUPRIMS_OP_MAX, red)))
+        TU_CHECKF(tu_check_reduce(GPUPRIMS_DTYPE_U8, GPUPRIMS_OP_MAX, mirror + k * es, (n - k) * es, red, -1, msg,
+                                  sizeof msg) == 0,
+                  "%s: MAX over a wrapped tail (as u8): %s", dn, msg);
+    }
     gpuprims_buffer_destroy(ws);
     gpuprims_buffer_destroy(wb);
     gpuprims_buffer_destroy(w);

@@ -4,6 +4,8 @@
  */
 #include "test_util.h"
 
+#include <dlfcn.h>
+
 #define CANARY 0x7E
 
 static void check_device_name(gpuprims_context *ctx, const char *what) {
@@ -59,6 +61,126 @@ static void check_usable(gpuprims_context *ctx, const char *what) {
   gpuprims_buffer_destroy(b);
 }
 
+/*
+ * CUDA only: a caller's stream from the driver API (libcuda, loaded at run time, on the
+ * device's primary context as the runtime API would create it), non-blocking so that
+ * nothing orders it implicitly. Work issued on it must be ordered after earlier work,
+ * and work issued after switching back must be ordered after it.
+ */
+typedef int (*cu_init_fn)(unsigned);
+typedef int (*cu_device_get_fn)(int *, int);
+typedef int (*cu_primary_retain_fn)(void **, int);
+typedef int (*cu_primary_release_fn)(int);
+typedef int (*cu_ctx_push_fn)(void *);
+typedef int (*cu_ctx_pop_fn)(void **);
+typedef int (*cu_stream_create_fn)(void **, unsigned);
+typedef int (*cu_stream_sync_fn)(void *);
+typedef int (*cu_stream_destroy_fn)(void *);
+
+static int load_sym(void *lib, const char *name, void *fn_out, size_t fn_size) {
+  void *sym = dlsym(lib, name);
+  if (!sym) return 0;
+  memcpy(fn_out, &sym, fn_size); /* object pointer to function pointer, without a cast */
+  return 1;
+}
+
+static void cuda_stream_test(gpuprims_context *ctx) {
+  cu_init_fn cu_init;
+  cu_device_get_fn cu_device_get;
+  cu_primary_retain_fn cu_retain;
+  cu_primary_release_fn cu_release;
+  cu_ctx_push_fn cu_push;
+  cu_ctx_pop_fn cu_pop;
+  cu_stream_create_fn cu_stream_create;
+  cu_stream_sync_fn cu_stream_sync;
+  cu_stream_destroy_fn cu_stream_destroy;
+  void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  void *pctx = NULL, *popped = NULL, *stream = NULL;
+  int dev = -1, r, i;
+  enum { N = 300001 };
+  int32_t *data, *got, sum = 0, red = 0, acc;
+  gpuprims_buffer *in, *out;
+  if (!lib) {
+    TU_CHECKF(0, "CUDA context, but dlopen(libcuda.so.1) failed: %s", dlerror());
+    return;
+  }
+  if (!(load_sym(lib, "cuInit", &cu_init, sizeof cu_init) &&
+        load_sym(lib, "cuDeviceGet", &cu_device_get, sizeof cu_device_get) &&
+        load_sym(lib, "cuDevicePrimaryCtxRetain", &cu_retain, sizeof cu_retain) &&
+        load_sym(lib, "cuDevicePrimaryCtxRelease_v2", &cu_release, sizeof cu_release) &&
+        load_sym(lib, "cuCtxPushCurrent_v2", &cu_push, sizeof cu_push) &&
+        load_sym(lib, "cuCtxPopCurrent_v2", &cu_pop, sizeof cu_pop) &&
+        load_sym(lib, "cuStreamCreate", &cu_stream_create, sizeof cu_stream_create) &&
+        load_sym(lib, "cuStreamSynchronize", &cu_stream_sync, sizeof cu_stream_sync) &&
+        load_sym(lib, "cuStreamDestroy_v2", &cu_stream_destroy, sizeof cu_stream_destroy))) {
+    TU_CHECKF(0, "libcuda.so.1 lacks a driver API symbol");
+    dlclose(lib);
+    return;
+  }
+  r = cu_init(0);
+  if (r == 0) r = cu_device_get(&dev, 0);
+  if (r == 0) r = cu_retain(&pctx, dev);
+  if (r == 0) r = cu_push(pctx);
+  if (r == 0) r = cu_stream_create(&stream, 1 /* CU_STREAM_NON_BLOCKING */);
+  if (pctx) cu_pop(&popped);
+  if (!TU_CHECKF(r == 0 && stream != NULL, "creating a CUDA stream through the driver API failed (CUresult %d)", r)) {
+    if (pctx) cu_release(dev);
+    dlclose(lib);
+    return;
+  }
+
+  data = (int32_t *)tu_xmalloc(N * sizeof(int32_t));
+  got = (int32_t *)tu_xmalloc(N * sizeof(int32_t));
+  for (i = 0; i < N; i++) data[i] = (i * 7) % 13 - 6;
+  for (i = 0; i < N; i++) sum += data[i];
+
+  /* work issued before the switch, then on the caller's stream */
+  in = tu_buffer_from_host(ctx, GPUPRIMS_DTYPE_I32, data, N);
+  out = tu_buffer_create(ctx, GPUPRIMS_DTYPE_I32, N);
+  TU_EXPECT_OK(gpuprims_context_set_stream(ctx, stream));
+  TU_EXPECT_OK(gpuprims_scan(ctx, in, out, GPUPRIMS_OP_SUM, GPUPRIMS_SCAN_INCLUSIVE));
+  TU_EXPECT_OK(gpuprims_scan(ctx, out, out, GPUPRIMS_OP_MAX, GPUPRIMS_SCAN_INCLUSIVE));
+  if (TU_EXPECT_OK(gpuprims_reduce(ctx, in, GPUPRIMS_OP_SUM, &red)))
+    TU_CHECKF(red == sum, "SUM on the caller's stream: %ld, expected %ld", (long)red, (long)sum);
+  TU_EXPECT_OK(gpuprims_buffer_read(out, 0, got, N));
+  {
+    int32_t run = 0, mx = INT32_MIN;
+    int bad = 0;
+    for (i = 0; i < N; i++) {
+      run += data[i];
+      mx = run > mx ? run : mx;
+      if (got[i] != mx) bad++;
+    }
+    TU_CHECKF(bad == 0, "scans on the caller's stream: %d wrong elements", bad);
+  }
+  /* issue on the caller's stream, switch back, read: ordered */
+  TU_EXPECT_OK(gpuprims_scan(ctx, in, out, GPUPRIMS_OP_SUM, GPUPRIMS_SCAN_EXCLUSIVE));
+  TU_EXPECT_OK(gpuprims_context_set_stream(ctx, NULL));
+  TU_EXPECT_OK(gpuprims_buffer_read(out, 0, got, N));
+  acc = 0;
+  {
+    int bad = 0;
+    for (i = 0; i < N; i++) {
+      if (got[i] != acc) bad++;
+      acc += data[i];
+    }
+    TU_CHECKF(bad == 0, "scan issued on the caller's stream, read after set_stream(NULL): %d wrong", bad);
+  }
+  TU_EXPECT_OK(gpuprims_context_synchronize(ctx));
+  gpuprims_buffer_destroy(out);
+  gpuprims_buffer_destroy(in);
+  free(data);
+  free(got);
+
+  cu_push(pctx);
+  TU_CHECK(cu_stream_sync(stream) == 0);
+  TU_CHECK(cu_stream_destroy(stream) == 0);
+  cu_pop(&popped);
+  cu_release(dev);
+  dlclose(lib);
+  printf("test_context: work on a caller's CUDA stream checked\n");
+}
+
 int main(void) {
   gpuprims_context *ctx, *host, *cuda, *out;
   gpuprims_backend b;
@@ -88,6 +210,8 @@ int main(void) {
   if (!on_cuda) {
     TU_EXPECT_STATUS(gpuprims_context_set_stream(ctx, (void *)(uintptr_t)0x1000), GPUPRIMS_STATUS_UNSUPPORTED);
     TU_EXPECT_OK(gpuprims_context_set_stream(ctx, NULL));
+  } else {
+    cuda_stream_test(ctx);
   }
   check_usable(ctx, "AUTO after set_stream(NULL)");
 

@@ -65,7 +65,7 @@ typedef struct {
   pthread_mutex_t lock;
 } tu_state_t;
 
-static tu_state_t tu_state = {"test", 0, 0, 0, "?", PTHREAD_MUTEX_INITIALIZER};
+static tu_state_t tu_state = {"test", 0, 0, 0, "none", PTHREAD_MUTEX_INITIALIZER};
 
 static inline const char *tu_status_name(gpuprims_status s) {
   const char *n = gpuprims_status_name(s);

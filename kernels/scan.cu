@@ -24,6 +24,7 @@ __device__ __forceinline__ void scan_device(const T *in, T *out, usize n, gp::Ti
     typedef gp::LookBack<T, BLOCK> LookBack;
     __shared__ typename Scan::Storage scan_storage;
     __shared__ typename LookBack::Storage lookback_storage;
+    __shared__ typename gp::WarpTranspose<T, ITEMS>::Storage transpose[BLOCK / gp::WARP];
     __shared__ u32 tile_slot;
 
     if (threadIdx.x == 0) tile_slot = (u32)(atomicAdd(st.ticket, 1ull) - ticket_base);
@@ -34,7 +35,7 @@ __device__ __forceinline__ void scan_device(const T *in, T *out, usize n, gp::Ti
     const bool vectorize = valid == TILE && gp::aligned16(in) && gp::aligned16(out);
 
     T x[ITEMS];
-    gp::load_blocked<T, ITEMS>(in + start, valid, x, Op::identity(), vectorize);
+    gp::load_blocked<T, ITEMS>(in + start, valid, x, Op::identity(), vectorize, transpose[threadIdx.x / gp::WARP]);
 
     T thread_total = x[0];
 #pragma unroll
@@ -60,7 +61,7 @@ __device__ __forceinline__ void scan_device(const T *in, T *out, usize n, gp::Ti
             x[j] = carry;
         }
     }
-    gp::store_blocked<T, ITEMS>(out + start, valid, x, vectorize);
+    gp::store_blocked<T, ITEMS>(out + start, valid, x, vectorize, transpose[threadIdx.x / gp::WARP]);
 }
 
 #define GP_SCAN_KERNEL(NAME, OP, EXCLUSIVE)                                                          \
