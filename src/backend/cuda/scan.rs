@@ -16,12 +16,14 @@ struct Policy {
 }
 
 fn policy(dtype: DType) -> Policy {
-    // 64 bytes per thread for 4- and 8-byte types, 32 for the narrow ones.
+    // Measured on the H100 (BENCHMARKS.md): larger tiles amortise the per-tile
+    // look-back; 128 bytes per thread for 4- and 8-byte types, 64 for narrow ones
+    // (whose items each take a register).
     let items = match dtype.size() {
-        1 => 32,
-        2 => 16,
-        4 => 16,
-        _ => 8,
+        1 => 64,
+        2 => 32,
+        4 => 32,
+        _ => 16,
     };
     Policy { block: knob("scan.block", 256), items: knob(&format!("scan.items{}", dtype.size()), items) }
 }
