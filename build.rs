@@ -6,6 +6,8 @@ fn main() {
     let crate_dir = PathBuf::from(env::var("CARGO_MANIFEST_DIR").unwrap());
     println!("cargo:rerun-if-changed=src/ffi");
     println!("cargo:rerun-if-changed=cbindgen.toml");
+    // A hand-edited header is regenerated too (cbindgen rewrites only on a change).
+    println!("cargo:rerun-if-changed=include/gpuprims.h");
     let config = cbindgen::Config::from_file(crate_dir.join("cbindgen.toml"))
         .expect("cbindgen.toml is readable");
     match cbindgen::Builder::new()
