@@ -5,7 +5,7 @@ use std::ffi::c_void;
 use std::sync::Arc;
 
 use super::types::*;
-use super::{destroy_handle, guard, into_handle, require, try_ref, write_out};
+use super::{destroy_handle, guard, into_handle, require, same_dtype, try_ref, write_out};
 use crate::backend::{Buffer, ContextShared, Memory};
 use crate::dtype::DType;
 use crate::error::{invalid, Error, Result};
@@ -212,13 +212,7 @@ pub extern "C" fn gpuprims_buffer_copy(
         if d.context.id != s.context.id {
             return Err(Error::ContextMismatch("dst and src belong to different contexts".into()));
         }
-        if d.dtype != s.dtype {
-            return Err(Error::TypeMismatch(format!(
-                "dst holds {}, src holds {}",
-                d.dtype.name(),
-                s.dtype.name()
-            )));
-        }
+        same_dtype(d, "dst", s, "src")?;
         if d.len != s.len {
             return Err(Error::SizeMismatch(format!("dst has {} elements, src has {}", d.len, s.len)));
         }

@@ -143,6 +143,15 @@ pub(crate) fn write_text(text: &str, buf: *mut c_char, len: usize) -> usize {
     text.len()
 }
 
+/// Checks that buffer `a` holds the same element type as `b` (TYPE_MISMATCH).
+pub(crate) fn same_dtype(a: &Buffer, a_name: &str, b: &Buffer, b_name: &str) -> Result<()> {
+    if a.dtype == b.dtype {
+        Ok(())
+    } else {
+        Err(Error::TypeMismatch(format!("{a_name} holds {}, {b_name} holds {}", a.dtype.name(), b.dtype.name())))
+    }
+}
+
 /// Checks that a buffer belongs to the context of a call.
 pub(crate) fn same_context(ctx: &Arc<ContextShared>, buf: &Buffer, arg: &str) -> Result<()> {
     if ctx.id == buf.context.id {

@@ -3,7 +3,7 @@
 use std::ffi::c_void;
 
 use super::types::*;
-use super::{guard, require, same_context, try_ref};
+use super::{guard, require, same_context, same_dtype, try_ref};
 use crate::backend::{Buffer, ContextShared};
 use crate::dtype::Op;
 use crate::error::{invalid, Error, Result};
@@ -64,13 +64,7 @@ pub extern "C" fn gpuprims_reduce_to_buffer(
         let output = try_ref(out, "out")?;
         let op = checked_op(c, input, op)?;
         same_context(c, output, "out")?;
-        if output.dtype != input.dtype {
-            return Err(Error::TypeMismatch(format!(
-                "out holds {}, in holds {}",
-                output.dtype.name(),
-                input.dtype.name()
-            )));
-        }
+        same_dtype(output, "out", input, "in")?;
         if output.len != 1 {
             return Err(Error::SizeMismatch(format!("out has {} elements, must have 1", output.len)));
         }

@@ -1,7 +1,7 @@
 //! gpuprims_scan.
 
 use super::types::*;
-use super::{guard, same_context, try_ref};
+use super::{guard, same_context, same_dtype, try_ref};
 use crate::dtype::{Op, ScanMode};
 use crate::error::{invalid, Error};
 
@@ -27,13 +27,7 @@ pub extern "C" fn gpuprims_scan(
         let mode = ScanMode::from_raw(mode).map_err(|e| invalid(format!("mode: {e}")))?;
         same_context(c, input, "in")?;
         same_context(c, output, "out")?;
-        if input.dtype != output.dtype {
-            return Err(Error::TypeMismatch(format!(
-                "out holds {}, in holds {}",
-                output.dtype.name(),
-                input.dtype.name()
-            )));
-        }
+        same_dtype(output, "out", input, "in")?;
         if input.len != output.len {
             return Err(Error::SizeMismatch(format!(
                 "out has {} elements, in has {}",
