@@ -76,20 +76,6 @@ static void random_data(env_t *e, const tu_dtype_info *d, size_t n) {
 
 /* --- element helpers for the special cases --------------------------------------------- */
 
-static void put_f(gpuprims_dtype t, void *p, size_t i, double v) {
-  if (t == GPUPRIMS_DTYPE_F32) {
-    float f = (float)v;
-    memcpy((unsigned char *)p + 4 * i, &f, 4);
-  } else {
-    memcpy((unsigned char *)p + 8 * i, &v, 8);
-  }
-}
-
-static void put_bits(gpuprims_dtype t, void *p, size_t i, uint64_t bits) {
-  size_t es = tu_dtype_size(t);
-  memcpy((unsigned char *)p + es * i, &bits, es); /* little-endian: the low bytes */
-}
-
 /* A quiet NaN, a negative NaN, one with a payload, a signalling pattern. */
 static uint64_t nan_bits(gpuprims_dtype t, int which) {
   static const uint64_t f32[4] = {0x7FC00000u, 0xFFC00000u, 0x7FC12345u, 0x7F800001u};
@@ -111,54 +97,54 @@ static void float_specials(env_t *e, gpuprims_dtype t) {
     for (i = 0; i < 4; i++) {
       tu_fill(&e->rng, t, e->data, n, TU_FILL_UNIFORM);
       pos = i == 0 ? 0 : i == 1 ? n - 1 : (size_t)tu_below(&e->rng, n);
-      put_bits(t, e->data, pos, nan_bits(t, (int)i));
+      tu_put_bits(t, e->data, pos, nan_bits(t, (int)i));
       snprintf(what, sizeof what, "NaN kind %d at %zu", (int)i, pos);
       check_ops(e, t, n, OPS, 3, -1, what);
     }
     /* NaN with infinities */
     if (n >= 3) {
       tu_fill(&e->rng, t, e->data, n, TU_FILL_UNIFORM);
-      put_f(t, e->data, (size_t)tu_below(&e->rng, n), -INFINITY);
-      put_f(t, e->data, (size_t)tu_below(&e->rng, n), INFINITY);
-      put_bits(t, e->data, (size_t)tu_below(&e->rng, n), nan_bits(t, 0));
+      tu_put_f(t, e->data, (size_t)tu_below(&e->rng, n), -INFINITY);
+      tu_put_f(t, e->data, (size_t)tu_below(&e->rng, n), INFINITY);
+      tu_put_bits(t, e->data, (size_t)tu_below(&e->rng, n), nan_bits(t, 0));
       check_ops(e, t, n, OPS, 3, -1, "NaN and infinities");
     }
     /* +inf, -inf, both */
     tu_fill(&e->rng, t, e->data, n, TU_FILL_UNIFORM);
-    put_f(t, e->data, (size_t)tu_below(&e->rng, n), INFINITY);
+    tu_put_f(t, e->data, (size_t)tu_below(&e->rng, n), INFINITY);
     check_ops(e, t, n, OPS, 3, -1, "+inf");
     tu_fill(&e->rng, t, e->data, n, TU_FILL_UNIFORM);
-    put_f(t, e->data, (size_t)tu_below(&e->rng, n), -INFINITY);
+    tu_put_f(t, e->data, (size_t)tu_below(&e->rng, n), -INFINITY);
     check_ops(e, t, n, OPS, 3, -1, "-inf");
     if (n >= 2) {
       tu_fill(&e->rng, t, e->data, n, TU_FILL_UNIFORM);
       pos = (size_t)tu_below(&e->rng, n);
-      put_f(t, e->data, pos, INFINITY);
-      put_f(t, e->data, (pos + 1 + (size_t)tu_below(&e->rng, n - 1)) % n, -INFINITY);
+      tu_put_f(t, e->data, pos, INFINITY);
+      tu_put_f(t, e->data, (pos + 1 + (size_t)tu_below(&e->rng, n - 1)) % n, -INFINITY);
       check_ops(e, t, n, OPS, 3, -1, "+inf and -inf");
     }
-    for (i = 0; i < n; i++) put_f(t, e->data, i, INFINITY);
+    for (i = 0; i < n; i++) tu_put_f(t, e->data, i, INFINITY);
     check_ops(e, t, n, OPS, 3, -1, "all +inf");
-    for (i = 0; i < n; i++) put_f(t, e->data, i, -INFINITY);
+    for (i = 0; i < n; i++) tu_put_f(t, e->data, i, -INFINITY);
     check_ops(e, t, n, OPS, 3, -1, "all -inf");
     /* signed zeros: all +0.0 but one -0.0, all -0.0 but one +0.0, random mixtures */
-    for (i = 0; i < n; i++) put_f(t, e->data, i, 0.0);
-    put_f(t, e->data, (size_t)tu_below(&e->rng, n), -0.0);
+    for (i = 0; i < n; i++) tu_put_f(t, e->data, i, 0.0);
+    tu_put_f(t, e->data, (size_t)tu_below(&e->rng, n), -0.0);
     check_ops(e, t, n, OPS + 1, 2, -1, "+0.0 with one -0.0");
-    for (i = 0; i < n; i++) put_f(t, e->data, i, -0.0);
-    put_f(t, e->data, (size_t)tu_below(&e->rng, n), 0.0);
+    for (i = 0; i < n; i++) tu_put_f(t, e->data, i, -0.0);
+    tu_put_f(t, e->data, (size_t)tu_below(&e->rng, n), 0.0);
     check_ops(e, t, n, OPS + 1, 2, -1, "-0.0 with one +0.0");
-    for (i = 0; i < n; i++) put_f(t, e->data, i, -0.0);
+    for (i = 0; i < n; i++) tu_put_f(t, e->data, i, -0.0);
     check_ops(e, t, n, OPS + 1, 2, -1, "all -0.0");
-    for (i = 0; i < n; i++) put_f(t, e->data, i, (tu_next(&e->rng) & 1) ? -0.0 : 0.0);
+    for (i = 0; i < n; i++) tu_put_f(t, e->data, i, (tu_next(&e->rng) & 1) ? -0.0 : 0.0);
     check_ops(e, t, n, OPS + 1, 2, -1, "random signed zeros");
   }
 
   /* {+0.0, -0.0} in both orders: MIN is -0.0, MAX is +0.0 (sign bits checked) */
   for (i = 0; i < 2; i++) {
     int k;
-    put_f(t, e->data, 0, i ? -0.0 : 0.0);
-    put_f(t, e->data, 1, i ? 0.0 : -0.0);
+    tu_put_f(t, e->data, 0, i ? -0.0 : 0.0);
+    tu_put_f(t, e->data, 1, i ? 0.0 : -0.0);
     b = tu_buffer_from_host(e->ctx, t, e->data, 2);
     for (k = 0; k < 2; k++) {
       gpuprims_op op = k ? GPUPRIMS_OP_MAX : GPUPRIMS_OP_MIN;
@@ -217,11 +203,11 @@ static void int_specials(env_t *e, const tu_dtype_info *d) {
   choices[5] = lo + 1;
   for (si = 0; si < TU_ARRAY_LEN(sizes); si++) {
     n = sizes[si];
-    for (i = 0; i < n; i++) put_bits(t, e->data, i, hi);
+    for (i = 0; i < n; i++) tu_put_bits(t, e->data, i, hi);
     check_ops(e, t, n, OPS, 3, -1, "all maximum (SUM wraps)");
-    for (i = 0; i < n; i++) put_bits(t, e->data, i, lo);
+    for (i = 0; i < n; i++) tu_put_bits(t, e->data, i, lo);
     check_ops(e, t, n, OPS, 3, -1, "all lowest");
-    for (i = 0; i < n; i++) put_bits(t, e->data, i, choices[tu_below(&e->rng, 6)]);
+    for (i = 0; i < n; i++) tu_put_bits(t, e->data, i, choices[tu_below(&e->rng, 6)]);
     check_ops(e, t, n, OPS, 3, -1, "extremes mixed");
   }
   /* {max, 1}: SUM wraps to the lowest value; {lowest, -1} wraps to max (signed) */
@@ -229,8 +215,8 @@ static void int_specials(env_t *e, const tu_dtype_info *d) {
     unsigned char out[OUT_BYTES];
     gpuprims_buffer *b;
     uint64_t got = 0;
-    put_bits(t, e->data, 0, hi);
-    put_bits(t, e->data, 1, 1);
+    tu_put_bits(t, e->data, 0, hi);
+    tu_put_bits(t, e->data, 1, 1);
     b = tu_buffer_from_host(e->ctx, t, e->data, 2);
     memset(out, OUT_POISON, sizeof out);
     if (TU_EXPECT_OK(gpuprims_reduce(e->ctx, b, GPUPRIMS_OP_SUM, out))) {
@@ -286,7 +272,7 @@ static void ordered_inputs(env_t *e, const tu_dtype_info *d) {
     n = sizes[si];
     /* all equal: a random value (a small integer for floats, so that SUM is exact) */
     tu_fill(&e->rng, d->id, e->data, 1, d->is_float ? TU_FILL_SMALLINT : TU_FILL_BITS);
-    if (d->is_float && n > 1000) put_f(d->id, e->data, 0, (tu_next(&e->rng) & 1) ? 3.0 : -2.0);
+    if (d->is_float && n > 1000) tu_put_f(d->id, e->data, 0, (tu_next(&e->rng) & 1) ? 3.0 : -2.0);
     for (i = 1; i < n; i++) memcpy(e->data + i * es, e->data, es);
     check_ops(e, d->id, n, OPS, 3, d->is_float ? 0 : -1, "all equal");
     /* sorted and reversed */

@@ -106,19 +106,6 @@ static void random_data(env_t *e, const tu_dtype_info *d, size_t n) {
   check_ops(e, d->id, n, OPS, 1, -1, "uniform");
 }
 
-static void put_f(gpuprims_dtype t, void *p, size_t i, double v) {
-  if (t == GPUPRIMS_DTYPE_F32) {
-    float f = (float)v;
-    memcpy((unsigned char *)p + 4 * i, &f, 4);
-  } else {
-    memcpy((unsigned char *)p + 8 * i, &v, 8);
-  }
-}
-
-static void put_bits(gpuprims_dtype t, void *p, size_t i, uint64_t bits) {
-  memcpy((unsigned char *)p + tu_dtype_size(t) * i, &bits, tu_dtype_size(t));
-}
-
 static void float_specials(env_t *e, gpuprims_dtype t) {
   static const size_t sizes[] = {1, 2, 33, 1000, 70001};
   static const double zoo[] = {0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 2.0};
@@ -127,22 +114,22 @@ static void float_specials(env_t *e, gpuprims_dtype t) {
     n = sizes[si];
     /* NaNs: everything from the first NaN on is NaN (MIN, MAX and SUM) */
     tu_fill(&e->rng, t, e->data, n, TU_FILL_SMALLINT);
-    put_bits(t, e->data, (size_t)tu_below(&e->rng, n),
+    tu_put_bits(t, e->data, (size_t)tu_below(&e->rng, n),
              t == GPUPRIMS_DTYPE_F32 ? 0x7FC00000u : 0x7FF8000000000000ull);
     if (n > 2) {
-      put_bits(t, e->data, (size_t)tu_below(&e->rng, n),
+      tu_put_bits(t, e->data, (size_t)tu_below(&e->rng, n),
                t == GPUPRIMS_DTYPE_F32 ? 0xFFC01234u : 0xFFF800000000BEEFull);
     }
     check_ops(e, t, n, OPS, 3, 0, "NaNs among small integers");
     /* infinities */
     tu_fill(&e->rng, t, e->data, n, TU_FILL_SMALLINT);
-    put_f(t, e->data, (size_t)tu_below(&e->rng, n), INFINITY);
-    put_f(t, e->data, (size_t)tu_below(&e->rng, n), -INFINITY);
+    tu_put_f(t, e->data, (size_t)tu_below(&e->rng, n), INFINITY);
+    tu_put_f(t, e->data, (size_t)tu_below(&e->rng, n), -INFINITY);
     check_ops(e, t, n, OPS, 3, 0, "infinities among small integers");
     /* signed zeros among small values: -0.0 < +0.0 for MIN/MAX */
-    for (i = 0; i < n; i++) put_f(t, e->data, i, zoo[tu_below(&e->rng, (uint64_t)(i & 1 ? 2 : 7))]);
+    for (i = 0; i < n; i++) tu_put_f(t, e->data, i, zoo[tu_below(&e->rng, (uint64_t)(i & 1 ? 2 : 7))]);
     check_ops(e, t, n, OPS, 3, 0, "signed zeros");
-    for (i = 0; i < n; i++) put_f(t, e->data, i, (tu_next(&e->rng) & 1) ? -0.0 : 0.0);
+    for (i = 0; i < n; i++) tu_put_f(t, e->data, i, (tu_next(&e->rng) & 1) ? -0.0 : 0.0);
     check_ops(e, t, n, OPS + 1, 2, 0, "only signed zeros");
   }
 }
@@ -160,9 +147,9 @@ static void int_specials(env_t *e, const tu_dtype_info *d) {
   choices[4] = UINT64_MAX;
   for (si = 0; si < TU_ARRAY_LEN(sizes); si++) {
     n = sizes[si];
-    for (i = 0; i < n; i++) put_bits(d->id, e->data, i, hi);
+    for (i = 0; i < n; i++) tu_put_bits(d->id, e->data, i, hi);
     check_ops(e, d->id, n, OPS, 3, -1, "all maximum");
-    for (i = 0; i < n; i++) put_bits(d->id, e->data, i, choices[tu_below(&e->rng, 5)]);
+    for (i = 0; i < n; i++) tu_put_bits(d->id, e->data, i, choices[tu_below(&e->rng, 5)]);
     check_ops(e, d->id, n, OPS, 3, -1, "extremes mixed");
   }
 }

@@ -386,6 +386,21 @@ static inline const char *tu_op_name(gpuprims_op op) {
   }
 }
 
+/* Writes element i of an f32/f64 array from a double. */
+static inline void tu_put_f(gpuprims_dtype t, void *p, size_t i, double v) {
+  if (t == GPUPRIMS_DTYPE_F32) {
+    float f = (float)v;
+    memcpy((unsigned char *)p + 4 * i, &f, 4);
+  } else {
+    memcpy((unsigned char *)p + 8 * i, &v, 8);
+  }
+}
+
+/* Writes the low bytes of `bits` as element i (little-endian). */
+static inline void tu_put_bits(gpuprims_dtype t, void *p, size_t i, uint64_t bits) {
+  memcpy((unsigned char *)p + tu_dtype_size(t) * i, &bits, tu_dtype_size(t));
+}
+
 static inline const char *tu_mode_name(gpuprims_scan_mode m) {
   switch (m) {
     case GPUPRIMS_SCAN_INCLUSIVE: return "inclusive";
