@@ -9,40 +9,40 @@ namespace gp {
 constexpr int WARP = 32;
 constexpr unsigned FULL_MASK = 0xffffffffu;
 
-template <class T>
-__device__ __forceinline__ T shfl_xor(T v, int mask) {
+// Moves any element type (1 to 8 bytes) through a 32- or 64-bit shuffle `shuffle`
+// (a functor taking and returning u32 or u64): the one place that knows the widths.
+template <class T, class Shuffle>
+__device__ __forceinline__ T shuffle_bits(T v, Shuffle shuffle) {
     if constexpr (sizeof(T) == 8) {
-        return bit_cast<T>(__shfl_xor_sync(FULL_MASK, bit_cast<u64>(v), mask));
+        return bit_cast<T>(shuffle(bit_cast<u64>(v)));
     } else if constexpr (sizeof(T) == 4) {
-        return bit_cast<T>(__shfl_xor_sync(FULL_MASK, bit_cast<u32>(v), mask));
+        return bit_cast<T>(shuffle(bit_cast<u32>(v)));
     } else {
         typedef typename UnsignedOf<T>::type U;  // 1- and 2-byte integers
-        return T(__shfl_xor_sync(FULL_MASK, u32(U(v)), mask));
+        return T(U(shuffle(u32(U(v)))));
     }
+}
+
+struct XorShuffle {
+    int mask;
+    template <class B>
+    __device__ __forceinline__ B operator()(B bits) const { return __shfl_xor_sync(FULL_MASK, bits, mask); }
+};
+
+struct UpShuffle {
+    int delta;
+    template <class B>
+    __device__ __forceinline__ B operator()(B bits) const { return __shfl_up_sync(FULL_MASK, bits, delta); }
+};
+
+template <class T>
+__device__ __forceinline__ T shfl_xor(T v, int mask) {
+    return shuffle_bits(v, XorShuffle{mask});
 }
 
 template <class T>
 __device__ __forceinline__ T shfl_up(T v, int delta) {
-    if constexpr (sizeof(T) == 8) {
-        return bit_cast<T>(__shfl_up_sync(FULL_MASK, bit_cast<u64>(v), delta));
-    } else if constexpr (sizeof(T) == 4) {
-        return bit_cast<T>(__shfl_up_sync(FULL_MASK, bit_cast<u32>(v), delta));
-    } else {
-        typedef typename UnsignedOf<T>::type U;
-        return T(__shfl_up_sync(FULL_MASK, u32(U(v)), delta));
-    }
-}
-
-template <class T>
-__device__ __forceinline__ T shfl_idx(T v, int lane) {
-    if constexpr (sizeof(T) == 8) {
-        return bit_cast<T>(__shfl_sync(FULL_MASK, bit_cast<u64>(v), lane));
-    } else if constexpr (sizeof(T) == 4) {
-        return bit_cast<T>(__shfl_sync(FULL_MASK, bit_cast<u32>(v), lane));
-    } else {
-        typedef typename UnsignedOf<T>::type U;
-        return T(__shfl_sync(FULL_MASK, u32(U(v)), lane));
-    }
+    return shuffle_bits(v, UpShuffle{delta});
 }
 
 // Every lane receives op over the 32 lanes' values, combined in a fixed tree.

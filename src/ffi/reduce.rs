@@ -1,6 +1,7 @@
 //! gpuprims_reduce.
 
 use std::ffi::c_void;
+use std::sync::Arc;
 
 use super::types::*;
 use super::{guard, require, same_context, same_dtype, try_ref};
@@ -10,11 +11,9 @@ use crate::error::{invalid, Error, Result};
 
 /// The checks both reduce entry points share: the op, the context, and that MIN/MAX
 /// of nothing is undefined.
-fn checked_op(ctx: &ContextShared, input: &Buffer, op: gpuprims_op) -> Result<Op> {
+fn checked_op(ctx: &Arc<ContextShared>, input: &Buffer, op: gpuprims_op) -> Result<Op> {
     let op = Op::from_raw(op).map_err(|e| invalid(format!("op: {e}")))?;
-    if ctx.id != input.context.id {
-        return Err(Error::ContextMismatch("in belongs to another context".into()));
-    }
+    same_context(ctx, input, "in")?;
     if input.len == 0 && op != Op::Sum {
         return Err(invalid(format!("in is empty: {} of nothing is undefined", op.name())));
     }

@@ -7,6 +7,7 @@
 use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 const MAGIC: &[u8; 8] = b"GPCUBIN1";
 
@@ -58,7 +59,10 @@ pub fn load(dir: &Path, key: &str) -> Option<Vec<u8>> {
 pub fn store(dir: &Path, key: &str, cubin: &[u8]) {
     let _ = (|| -> std::io::Result<()> {
         fs::create_dir_all(dir)?;
-        let tmp = dir.join(format!(".{key}.{}.tmp", std::process::id()));
+        // Unique per process and per write: two contexts may store one key at once.
+        static WRITES: AtomicU64 = AtomicU64::new(0);
+        let nth = WRITES.fetch_add(1, Ordering::Relaxed);
+        let tmp = dir.join(format!(".{key}.{}.{nth}.tmp", std::process::id()));
         {
             let mut f = fs::File::create(&tmp)?;
             f.write_all(&encode(cubin))?;

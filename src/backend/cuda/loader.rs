@@ -2,6 +2,7 @@
 //! it is compiled by NVRTC for the device's exact architecture on first use, kept in
 //! memory (CUBIN per process, CUmodule per context) and on disk (disk_cache.rs).
 
+use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 use std::ffi::CString;
 use std::sync::{Arc, Mutex};
@@ -14,10 +15,11 @@ use super::disk_cache;
 use super::driver::DriverContext;
 use super::nvrtc;
 use super::sources::{Source, HEADERS};
+use crate::dtype::DType;
 use crate::error::{Error, Result};
 
 /// A source plus the defines that instantiate it (element type, tuning).
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone)]
 pub struct ModuleSpec {
     pub source: Source,
     pub options: Vec<String>,
@@ -76,13 +78,17 @@ pub fn cubin(spec: &ModuleSpec, arch: &str) -> Result<Arc<Vec<u8>>> {
 
 struct LoadedModule {
     module: CUmodule,
-    functions: HashMap<String, CUfunction>,
+    functions: HashMap<&'static str, CUfunction>,
 }
+
+/// A module of one context: which source, for which element type. The tuning
+/// defines are fixed for the life of the process, so they need no place in the key.
+type ModuleKey = (&'static str, DType);
 
 /// The modules loaded into one CUDA context.
 pub struct Loader {
     arch: String,
-    modules: Mutex<HashMap<ModuleSpec, LoadedModule>>,
+    modules: Mutex<HashMap<ModuleKey, LoadedModule>>,
 }
 
 // SAFETY: CUmodule / CUfunction are driver handles usable from any thread.
@@ -94,25 +100,35 @@ impl Loader {
         Loader { arch, modules: Mutex::new(HashMap::new()) }
     }
 
-    /// The kernel `name` of `spec`, compiling and loading the module on first use.
-    /// The context must be current.
-    pub fn function(&self, spec: &ModuleSpec, name: &str) -> Result<CUfunction> {
+    /// Kernel `kernel` of `source` instantiated for `dtype`. On a hit this is two
+    /// lookups on static keys; only the first use builds the spec (`spec()`),
+    /// compiles and loads the module. The context must be current.
+    pub fn function(
+        &self,
+        source: Source,
+        dtype: DType,
+        kernel: &'static str,
+        spec: impl FnOnce() -> ModuleSpec,
+    ) -> Result<CUfunction> {
         let mut modules = self.modules.lock().unwrap();
-        if !modules.contains_key(spec) {
-            let image = cubin(spec, &self.arch)?;
-            // SAFETY: a CUBIN NVRTC produced for this architecture.
-            let module = unsafe { drv::module::load_data(image.as_ptr() as *const _) }.during("cuModuleLoadData")?;
-            modules.insert(spec.clone(), LoadedModule { module, functions: HashMap::new() });
-        }
-        let loaded = modules.get_mut(spec).expect("inserted above");
-        if let Some(&f) = loaded.functions.get(name) {
+        let loaded = match modules.entry((source.name, dtype)) {
+            Entry::Occupied(e) => e.into_mut(),
+            Entry::Vacant(e) => {
+                let image = cubin(&spec(), &self.arch)?;
+                // SAFETY: a CUBIN NVRTC produced for this architecture.
+                let module =
+                    unsafe { drv::module::load_data(image.as_ptr() as *const _) }.during("cuModuleLoadData")?;
+                e.insert(LoadedModule { module, functions: HashMap::new() })
+            }
+        };
+        if let Some(&f) = loaded.functions.get(kernel) {
             return Ok(f);
         }
-        let cname = CString::new(name).map_err(|_| Error::Internal(format!("kernel name {name:?}")))?;
+        let cname = CString::new(kernel).map_err(|_| Error::Internal(format!("kernel name {kernel:?}")))?;
         // SAFETY: a loaded module.
         let f = unsafe { drv::module::get_function(loaded.module, cname) }
-            .during(&format!("cuModuleGetFunction({name})"))?;
-        loaded.functions.insert(name.to_string(), f);
+            .during(&format!("cuModuleGetFunction({kernel})"))?;
+        loaded.functions.insert(kernel, f);
         Ok(f)
     }
 

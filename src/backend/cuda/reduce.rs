@@ -43,7 +43,12 @@ fn launch_reduce(shared: &CudaShared, state: &mut State, input: &DeviceMemory, d
     let resident = shared.props.sm_count as usize * (shared.props.max_threads_per_sm / p.block).max(1) as usize;
     let grid = len.div_ceil(tile).clamp(1, resident);
     let stream = state.stream;
-    let f = shared.loader.function(&module(dtype), &format!("reduce_{}", op.name()))?;
+    let kernel = match op {
+        Op::Sum => "reduce_sum",
+        Op::Min => "reduce_min",
+        Op::Max => "reduce_max",
+    };
+    let f = shared.loader.function(sources::REDUCE, dtype, kernel, || module(dtype))?;
     let partials = state.scratch.ensure(stream, grid * dtype.size())?;
     state.sync.ensure(stream, 0)?;
     let ticket = state.sync.ptr + REDUCE_TICKET_OFFSET as u64;

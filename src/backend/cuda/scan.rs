@@ -57,7 +57,15 @@ pub fn scan(
 
     let mut state = shared.lock()?;
     let stream = state.stream;
-    let f = shared.loader.function(&module(dtype), &format!("scan_{}_{}", op.name(), mode.name()))?;
+    let kernel = match (op, mode) {
+        (Op::Sum, ScanMode::Inclusive) => "scan_sum_inclusive",
+        (Op::Sum, ScanMode::Exclusive) => "scan_sum_exclusive",
+        (Op::Min, ScanMode::Inclusive) => "scan_min_inclusive",
+        (Op::Min, ScanMode::Exclusive) => "scan_min_exclusive",
+        (Op::Max, ScanMode::Inclusive) => "scan_max_inclusive",
+        (Op::Max, ScanMode::Exclusive) => "scan_max_exclusive",
+    };
+    let f = shared.loader.function(sources::SCAN, dtype, kernel, || module(dtype))?;
     state.sync.ensure(stream, tiles)?;
     let size = dtype.size() as u64;
     let aggregate = state.scratch.ensure(stream, (tiles + 2 * anchors) * dtype.size())?;

@@ -14,7 +14,7 @@ pub const HEADERS: &[(&str, &str)] = &[
 ];
 
 /// One device algorithm's source file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy)]
 pub struct Source {
     pub name: &'static str,
     pub text: &'static str,
