@@ -39,42 +39,42 @@ static void read_back(gpuprims_buffer *b, void *dst, size_t n) { TU_REQUIRE_OK(g
  * checks both against the reference, the input unchanged, and (float SUM) the two results
  * bitwise equal.
  */
+/* Scans `in` into `out` (the same buffer for in place), reads the result into `got`
+ * and checks it against the reference scan of e->data. `how` labels messages.
+ * Returns -1 when the call failed, 0 when elements are wrong, 1 when all are right. */
+static int scan_and_check(env_t *e, const char *how, gpuprims_dtype t, gpuprims_op op, gpuprims_scan_mode mode,
+                          size_t n, gpuprims_buffer *in, gpuprims_buffer *out, void *got, double tolf,
+                          const char *what) {
+  const char *dn = tu_dtype_name(t), *on = tu_op_name(op), *mn = tu_mode_name(mode);
+  char msg[512];
+  size_t bad;
+  gpuprims_status s = gpuprims_scan(e->ctx, in, out, op, mode);
+  e->runs++;
+  if (!TU_CHECKF(s == GPUPRIMS_STATUS_OK, "%s %s %s %s n=%zu (%s): status %s", how, dn, on, mn, n, what,
+                 tu_status_name(s)))
+    return -1;
+  read_back(out, got, n);
+  msg[0] = '\0';
+  bad = tu_check_scan(t, op, mode, e->data, n, got, tolf, msg, sizeof msg);
+  return TU_CHECKF(bad == 0, "%s %s %s %s n=%zu (%s): %zu wrong elements; first %s", how, dn, on, mn, n, what, bad,
+                   msg);
+}
+
 static void check_scan(env_t *e, gpuprims_dtype t, gpuprims_op op, gpuprims_scan_mode mode, size_t n,
                        gpuprims_buffer *in, gpuprims_buffer *out, double tolf, const char *what) {
-  size_t es = tu_dtype_size(t), bad;
-  char msg[512];
-  gpuprims_status s;
-  const char *dn = tu_dtype_name(t), *on = tu_op_name(op), *mn = tu_mode_name(mode);
-  int sep_ok = 0;
+  int separate, in_place;
 
   /* into another buffer, poisoned */
   if (n) TU_REQUIRE_OK(gpuprims_buffer_write(out, 0, e->poison, n));
-  s = gpuprims_scan(e->ctx, in, out, op, mode);
-  e->runs++;
-  if (TU_CHECKF(s == GPUPRIMS_STATUS_OK, "scan %s %s %s n=%zu (%s): status %s", dn, on, mn, n, what,
-                tu_status_name(s))) {
-    read_back(out, e->got, n);
-    msg[0] = '\0';
-    bad = tu_check_scan(t, op, mode, e->data, n, e->got, tolf, msg, sizeof msg);
-    sep_ok = TU_CHECKF(bad == 0, "scan %s %s %s n=%zu (%s): %zu wrong elements; first %s", dn, on, mn, n, what,
-                       bad, msg);
-  }
+  separate = scan_and_check(e, "scan", t, op, mode, n, in, out, e->got, tolf, what);
 
   /* in place (out's content is replaced by the input first) */
   if (n) TU_REQUIRE_OK(gpuprims_buffer_write(out, 0, e->data, n));
-  s = gpuprims_scan(e->ctx, out, out, op, mode);
-  e->runs++;
-  if (TU_CHECKF(s == GPUPRIMS_STATUS_OK, "in-place scan %s %s %s n=%zu (%s): status %s", dn, on, mn, n, what,
-                tu_status_name(s))) {
-    read_back(out, e->got2, n);
-    msg[0] = '\0';
-    bad = tu_check_scan(t, op, mode, e->data, n, e->got2, tolf, msg, sizeof msg);
-    TU_CHECKF(bad == 0, "in-place scan %s %s %s n=%zu (%s): %zu wrong elements; first %s", dn, on, mn, n, what,
-              bad, msg);
-    if (sep_ok && op == GPUPRIMS_OP_SUM && tu_dtype(t)->is_float)
-      TU_CHECKF(memcmp(e->got, e->got2, n * es) == 0,
-                "scan %s SUM %s n=%zu (%s): in place and out of place differ bitwise", dn, mn, n, what);
-  }
+  in_place = scan_and_check(e, "in-place scan", t, op, mode, n, out, out, e->got2, tolf, what);
+  if (separate == 1 && in_place >= 0 && op == GPUPRIMS_OP_SUM && tu_dtype(t)->is_float)
+    TU_CHECKF(memcmp(e->got, e->got2, n * tu_dtype_size(t)) == 0,
+              "scan %s SUM %s n=%zu (%s): in place and out of place differ bitwise", tu_dtype_name(t),
+              tu_mode_name(mode), n, what);
 }
 
 static void check_ops(env_t *e, gpuprims_dtype t, size_t n, const gpuprims_op *ops, int nops, double tolf,
