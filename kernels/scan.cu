@@ -1,10 +1,12 @@
 // Device-wide scan in one pass: each block takes the next tile by ticket, scans it
-// in registers (thread-sequential, then a block scan of the thread totals),
+// in shared memory and registers (thread-sequential, then a block scan of the
+// thread totals),
 // publishes the tile's aggregate, gets its exclusive prefix by decoupled look-back
 // (common/lookback.cuh, fixed order), and writes the tile out. About 2n words of
 // traffic, like a copy. In place works: a tile is read whole before it is written.
 //
 // Instantiated per element type: -DGP_T=<type> -DGP_BLOCK_THREADS=.. -DGP_ITEMS=..
+// -DGP_LOOKBACK_WINDOW=..
 // (tuning lives in src/backend/cuda/scan.rs).
 #include "common/types.cuh"
 #include "common/ops.cuh"
@@ -15,61 +17,85 @@
 typedef GP_T T;
 constexpr int BLOCK = GP_BLOCK_THREADS;
 constexpr int ITEMS = GP_ITEMS;  // per thread
+constexpr int WINDOW = GP_LOOKBACK_WINDOW;  // tiles per anchor
 constexpr usize TILE = (usize)BLOCK * ITEMS;
+typedef gp::LookBack<T, WINDOW> LookBack;
+
+// The first warp's part once the tile total is known: publish it, then look back.
+struct TilePrefix {
+    gp::TileState st;
+    u32 tile, epoch;
+    template <class Op>
+    __device__ __forceinline__ gp::BlockPrefix<T> operator()(T total, Op op) const {
+        if (threadIdx.x == 0) LookBack::publish_aggregate(st, tile, total, epoch);
+        if (tile == 0) return {Op::identity(), false};
+        return {LookBack::exclusive_prefix(st, tile, total, epoch, op), true};
+    }
+};
 
 template <class Op, bool EXCLUSIVE>
-__device__ __forceinline__ void scan_device(const T *in, T *out, usize n, gp::TileState<T> st, u32 epoch, u64 ticket_base) {
+__device__ __forceinline__ void scan_device(const T *in, T *out, usize n, gp::TileState st, u32 epoch, u64 ticket_base) {
     Op op;
     typedef gp::BlockScan<T, BLOCK> Scan;
-    typedef gp::LookBack<T, BLOCK> LookBack;
     __shared__ typename Scan::Storage scan_storage;
-    __shared__ typename LookBack::Storage lookback_storage;
-    __shared__ typename gp::WarpTranspose<T, ITEMS>::Storage transpose[BLOCK / gp::WARP];
+    typedef gp::WarpTile<T, ITEMS> WarpTile;
+    __shared__ typename WarpTile::Storage staged[BLOCK / gp::WARP];
     __shared__ u32 tile_slot;
 
     if (threadIdx.x == 0) tile_slot = (u32)(atomicAdd(st.ticket, 1ull) - ticket_base);
     __syncthreads();
     const u32 tile = tile_slot;
+    const int warp = threadIdx.x / gp::WARP;
     const usize start = (usize)tile * TILE;
     const usize valid = n - start < TILE ? n - start : TILE;
     const bool vectorize = valid == TILE && gp::aligned16(in) && gp::aligned16(out);
+    // This warp's part of the tile, and how much of it exists.
+    const usize span = (usize)warp * gp::WARP * ITEMS;
+    const usize span_valid = valid > span ? valid - span : 0;
+    typename WarpTile::Storage &mine = staged[warp];
 
-    T x[ITEMS];
-    gp::load_blocked<T, ITEMS>(in + start, valid, x, Op::identity(), vectorize, transpose[threadIdx.x / gp::WARP]);
-
-    T thread_total = x[0];
+    WarpTile::stage(in + start + span, span_valid, Op::identity(), vectorize, mine);
+    // The thread's items are read from its row a 16-byte vector at a time, twice,
+    // rather than kept live: few registers means more blocks per SM to hide latency.
+    constexpr int PER_VEC = 16 / sizeof(T);
+    gp::Vec16 *row = WarpTile::row(mine);
+    T thread_total = Op::identity();
 #pragma unroll
-    for (int j = 1; j < ITEMS; ++j) thread_total = op(thread_total, x[j]);
-    T thread_prefix, tile_total;
-    Scan::exclusive(thread_total, thread_prefix, tile_total, op, scan_storage);
-
-    if (threadIdx.x == 0) LookBack::publish_aggregate(st, tile, tile_total, epoch);
-    T carry = thread_prefix;
-    if (tile > 0) {
-        const T tile_prefix = LookBack::exclusive_prefix(st, tile, tile_total, epoch, op, lookback_storage);
-        carry = threadIdx.x == 0 ? tile_prefix : op(tile_prefix, thread_prefix);
+    for (int k = 0; k < WarpTile::VECS; ++k) {
+        T x[PER_VEC];
+        memcpy(x, row + k, sizeof(x));
+#pragma unroll
+        for (int j = 0; j < PER_VEC; ++j) thread_total = op(thread_total, x[j]);
     }
+    T carry;
+    Scan::exclusive(thread_total, carry, op, scan_storage, TilePrefix{st, tile, epoch});
 
 #pragma unroll
-    for (int j = 0; j < ITEMS; ++j) {
-        const T v = x[j];
-        if (EXCLUSIVE) {
-            x[j] = carry;
-            carry = op(carry, v);
-        } else {
-            carry = op(carry, v);
-            x[j] = carry;
+    for (int k = 0; k < WarpTile::VECS; ++k) {
+        T x[PER_VEC];
+        memcpy(x, row + k, sizeof(x));
+#pragma unroll
+        for (int j = 0; j < PER_VEC; ++j) {
+            const T v = x[j];
+            if (EXCLUSIVE) {
+                x[j] = carry;
+                carry = op(carry, v);
+            } else {
+                carry = op(carry, v);
+                x[j] = carry;
+            }
         }
+        memcpy(row + k, x, sizeof(x));
     }
-    gp::store_blocked<T, ITEMS>(out + start, valid, x, vectorize, transpose[threadIdx.x / gp::WARP]);
+    WarpTile::unstage(out + start + span, span_valid, vectorize, mine);
 }
 
 #define GP_SCAN_KERNEL(NAME, OP, EXCLUSIVE)                                                          \
     extern "C" __global__ void __launch_bounds__(BLOCK)                                              \
-    NAME(const T *in, T *out, usize n, u32 *status, T *aggregate, T *window_total, T *inclusive,     \
-         u64 *ticket, u32 epoch, u64 ticket_base) {                                                  \
-        gp::TileState<T> st{status, aggregate, window_total, inclusive, ticket};                     \
-        scan_device<OP<T>, EXCLUSIVE>(in, out, n, st, epoch, ticket_base);                           \
+    NAME(const T *in, T *out, usize n, u64 *aggregate, u64 *inclusive, u64 *ticket, u32 epoch,       \
+         u64 ticket_base) {                                                                          \
+        scan_device<OP<T>, EXCLUSIVE>(in, out, n, gp::TileState{aggregate, inclusive, ticket}, epoch, \
+                                      ticket_base);                                                  \
     }
 
 GP_SCAN_KERNEL(scan_sum_inclusive, gp::SumOp, false)

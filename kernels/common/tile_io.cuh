@@ -1,8 +1,5 @@
-// Moving a tile between global memory and registers. "Blocked": thread t holds the
-// ITEMS consecutive elements starting at t * ITEMS. A full, aligned tile moves as
-// coalesced 16-byte vectors (lane l of a warp takes vectors l, l+32, ... of the
-// warp's span) and is turned blocked through shared memory (WarpTranspose); a
-// partial tile uses guarded scalar accesses and pads with a fill value.
+// Moving a tile between global memory and shared memory, where each thread finds its
+// ITEMS consecutive elements ("blocked" order) in a row of its own.
 #pragma once
 #include "common/types.cuh"
 #include "common/warp.cuh"
@@ -28,10 +25,16 @@ __device__ __forceinline__ bool aligned16(const void *p) {
     return (reinterpret_cast<usize>(p) & 15) == 0;
 }
 
-// Striped <-> blocked within one warp. Each lane's row is padded by one vector, so
-// the 16-byte accesses of a quarter warp fall in distinct banks.
+// A warp's share of a tile (WARP * ITEMS elements) staged in shared memory in
+// blocked order: lane l's row holds elements l*ITEMS .. l*ITEMS+ITEMS-1 of the
+// warp's span. A full, aligned span moves between global memory and the rows as
+// coalesced 16-byte vectors (lane l takes vectors l, l+32, ...); a partial one by
+// guarded scalar accesses, padded with a fill value. Keeping the tile here rather
+// than in registers leaves the registers free while a block waits (the look-back).
+// Rows are padded by one vector, so a quarter warp's 16-byte accesses fall in
+// distinct banks.
 template <class T, int ITEMS>
-struct WarpTranspose {
+struct WarpTile {
     static_assert((ITEMS * sizeof(T)) % 16 == 0, "a thread's items must be whole 16-byte vectors");
     static constexpr int VECS = ITEMS * sizeof(T) / 16;  // vectors per lane
     static constexpr int ROW = VECS + 1;                 // padded row, in vectors
@@ -40,66 +43,46 @@ struct WarpTranspose {
     };
 
     __device__ __forceinline__ static int slot(int v) { return v / VECS * ROW + v % VECS; }
+    // This thread's row: its ITEMS elements, VECS vectors.
+    __device__ __forceinline__ static Vec16 *row(Storage &s) { return s.rows + (threadIdx.x % WARP) * ROW; }
 
-    // `warp_tile`: the WARP * ITEMS elements of this warp, 16-byte aligned.
-    __device__ __forceinline__ static void load(const T *warp_tile, T (&x)[ITEMS], Storage &s) {
+    // `span`: this warp's first element; `valid`: how many of its WARP * ITEMS exist.
+    __device__ __forceinline__ static void stage(const T *span, usize valid, T fill, bool vectorize, Storage &s) {
         const int lane = threadIdx.x % WARP;
-        const char *src = reinterpret_cast<const char *>(warp_tile);
-        Vec16 v[VECS];
+        if (vectorize) {
+            const char *src = reinterpret_cast<const char *>(span);
+            Vec16 v[VECS];
 #pragma unroll
-        for (int j = 0; j < VECS; ++j) v[j] = load_vec16_streaming(src + (usize)(j * WARP + lane) * 16);
+            for (int j = 0; j < VECS; ++j) v[j] = load_vec16_streaming(src + (usize)(j * WARP + lane) * 16);
 #pragma unroll
-        for (int j = 0; j < VECS; ++j) s.rows[slot(j * WARP + lane)] = v[j];
-        __syncwarp();
+            for (int j = 0; j < VECS; ++j) s.rows[slot(j * WARP + lane)] = v[j];
+        } else {
+            const usize first = (usize)lane * ITEMS;
+            T x[ITEMS];
 #pragma unroll
-        for (int j = 0; j < VECS; ++j) v[j] = s.rows[lane * ROW + j];
-        memcpy(x, v, sizeof(x));
+            for (int j = 0; j < ITEMS; ++j) x[j] = first + j < valid ? span[first + j] : fill;
+            memcpy(row(s), x, sizeof(x));
+        }
         __syncwarp();
     }
 
-    __device__ __forceinline__ static void store(T *warp_tile, const T (&x)[ITEMS], Storage &s) {
+    // Stores the staged span (after every lane has updated its row).
+    __device__ __forceinline__ static void unstage(T *span, usize valid, bool vectorize, Storage &s) {
         const int lane = threadIdx.x % WARP;
-        char *dst = reinterpret_cast<char *>(warp_tile);
-        Vec16 v[VECS];
-        memcpy(v, x, sizeof(x));
-#pragma unroll
-        for (int j = 0; j < VECS; ++j) s.rows[lane * ROW + j] = v[j];
         __syncwarp();
+        if (vectorize) {
+            char *dst = reinterpret_cast<char *>(span);
 #pragma unroll
-        for (int j = 0; j < VECS; ++j) v[j] = s.rows[slot(j * WARP + lane)];
+            for (int j = 0; j < VECS; ++j) store_vec16_streaming(dst + (usize)(j * WARP + lane) * 16, s.rows[slot(j * WARP + lane)]);
+        } else {
+            const usize first = (usize)lane * ITEMS;
+            T x[ITEMS];
+            memcpy(x, row(s), sizeof(x));
 #pragma unroll
-        for (int j = 0; j < VECS; ++j) store_vec16_streaming(dst + (usize)(j * WARP + lane) * 16, v[j]);
-        __syncwarp();
+            for (int j = 0; j < ITEMS; ++j)
+                if (first + j < valid) span[first + j] = x[j];
+        }
     }
 };
-
-// Loads this thread's ITEMS elements of `tile` (of which `valid` exist).
-template <class T, int ITEMS>
-__device__ __forceinline__ void load_blocked(const T *tile, usize valid, T (&x)[ITEMS], T fill, bool vectorize,
-                                             typename WarpTranspose<T, ITEMS>::Storage &warp_storage) {
-    if (vectorize) {
-        WarpTranspose<T, ITEMS>::load(tile + (usize)(threadIdx.x / WARP) * WARP * ITEMS, x, warp_storage);
-    } else {
-        const usize first = (usize)threadIdx.x * ITEMS;
-        const T *mine = tile + first;
-#pragma unroll
-        for (int j = 0; j < ITEMS; ++j) x[j] = first + j < valid ? mine[j] : fill;
-    }
-}
-
-// Stores this thread's ITEMS elements into `tile` (of which `valid` exist).
-template <class T, int ITEMS>
-__device__ __forceinline__ void store_blocked(T *tile, usize valid, const T (&x)[ITEMS], bool vectorize,
-                                              typename WarpTranspose<T, ITEMS>::Storage &warp_storage) {
-    if (vectorize) {
-        WarpTranspose<T, ITEMS>::store(tile + (usize)(threadIdx.x / WARP) * WARP * ITEMS, x, warp_storage);
-    } else {
-        const usize first = (usize)threadIdx.x * ITEMS;
-        T *mine = tile + first;
-#pragma unroll
-        for (int j = 0; j < ITEMS; ++j)
-            if (first + j < valid) mine[j] = x[j];
-    }
-}
 
 }  // namespace gp

@@ -35,6 +35,18 @@ struct UpShuffle {
     __device__ __forceinline__ B operator()(B bits) const { return __shfl_up_sync(FULL_MASK, bits, delta); }
 };
 
+struct IdxShuffle {
+    int src;
+    template <class B>
+    __device__ __forceinline__ B operator()(B bits) const { return __shfl_sync(FULL_MASK, bits, src); }
+};
+
+// Every lane receives lane `src`'s value.
+template <class T>
+__device__ __forceinline__ T shfl(T v, int src) {
+    return shuffle_bits(v, IdxShuffle{src});
+}
+
 template <class T>
 __device__ __forceinline__ T shfl_xor(T v, int mask) {
     return shuffle_bits(v, XorShuffle{mask});

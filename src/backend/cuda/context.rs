@@ -42,12 +42,14 @@ impl Scratch {
     }
 }
 
-/// Zero-initialised memory for tickets and look-back status words, reused across
-/// runs thanks to epochs (kernels/common/lookback.cuh).
+/// Zero-initialised memory for tickets and the look-back's epoch-tagged words, reused
+/// across runs (kernels/common/lookback.cuh).
 pub struct SyncState {
     pub ptr: CUdeviceptr,
-    pub status_capacity: usize,
-    /// Epoch of the next scan; status words of older runs are below it.
+    /// Tagged 64-bit words available after TAGGED_OFFSET.
+    pub word_capacity: usize,
+    /// Epoch of the next scan: the tag its words carry. Zeroed memory is epoch 0,
+    /// which no run uses.
     pub epoch: u32,
     /// Tickets handed out by earlier scans (the counter never goes back).
     pub tickets_issued: u64,
@@ -56,28 +58,29 @@ pub struct SyncState {
 /// Byte offsets inside the sync memory.
 pub(crate) const REDUCE_TICKET_OFFSET: usize = 0;
 pub(crate) const SCAN_TICKET_OFFSET: usize = 8;
-pub(crate) const STATUS_OFFSET: usize = 16;
-const MAX_EPOCH: u32 = (1 << 30) - 1;
+pub(crate) const TAGGED_OFFSET: usize = 16;
+/// Before the tag would wrap and meet words of old runs, the memory is cleared.
+const MAX_EPOCH: u32 = u32::MAX;
 
 impl SyncState {
-    /// Room for `tiles` status words; new memory is zeroed and the epochs restart.
-    pub fn ensure(&mut self, stream: CUstream, tiles: usize) -> Result<()> {
-        if tiles <= self.status_capacity && self.epoch < MAX_EPOCH && self.ptr != 0 {
+    /// Room for `words` tagged words; new memory is zeroed and the epochs restart.
+    pub fn ensure(&mut self, stream: CUstream, words: usize) -> Result<()> {
+        if words <= self.word_capacity && self.epoch < MAX_EPOCH && self.ptr != 0 {
             return Ok(());
         }
-        let capacity = tiles.max(self.status_capacity).max(1024);
-        let bytes = STATUS_OFFSET + 4 * capacity;
+        let capacity = words.max(self.word_capacity).max(1024);
+        let bytes = TAGGED_OFFSET + 8 * capacity;
         // SAFETY: stream-ordered on the context's stream.
         unsafe {
             if self.ptr != 0 {
                 drv::free_async(self.ptr, stream).during("cuMemFreeAsync")?;
                 self.ptr = 0;
-                self.status_capacity = 0;
+                self.word_capacity = 0;
             }
             self.ptr = drv::malloc_async(stream, bytes).during("cuMemAllocAsync (sync state)")?;
             drv::memset_d8_async(self.ptr, 0, bytes, stream).during("cuMemsetD8Async")?;
         }
-        self.status_capacity = capacity;
+        self.word_capacity = capacity;
         self.epoch = 1;
         self.tickets_issued = 0;
         Ok(())
@@ -146,7 +149,7 @@ impl CudaShared {
             state: Mutex::new(State {
                 stream: own_stream,
                 scratch: Scratch { ptr: 0, bytes: 0 },
-                sync: SyncState { ptr: 0, status_capacity: 0, epoch: 1, tickets_issued: 0 },
+                sync: SyncState { ptr: 0, word_capacity: 0, epoch: 1, tickets_issued: 0 },
             }),
         })
     }

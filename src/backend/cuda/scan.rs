@@ -1,6 +1,6 @@
 //! Planning and launching the single-pass scan (kernels/scan.cu).
 
-use super::context::{CudaShared, SCAN_TICKET_OFFSET, STATUS_OFFSET};
+use super::context::{CudaShared, SCAN_TICKET_OFFSET, TAGGED_OFFSET};
 use super::launch::{launch, Arg};
 use super::loader::ModuleSpec;
 use super::memory::DeviceMemory;
@@ -9,23 +9,41 @@ use super::tuning::knob;
 use crate::dtype::{DType, Op, ScanMode};
 use crate::error::Result;
 
-/// Tuning: threads per block and items per thread (whole 16-byte vectors).
+/// Tuning: threads per block, items per thread (whole 16-byte vectors) and tiles
+/// per look-back window (a multiple of 32: one warp reads a window's aggregates).
 struct Policy {
     block: u32,
     items: u32,
+    window: u32,
+}
+
+/// 64-bit tagged words per published value (kernels/common/lookback.cuh).
+fn tagged_words(dtype: DType) -> usize {
+    if dtype.size() > 4 {
+        2
+    } else {
+        1
+    }
 }
 
 fn policy(dtype: DType) -> Policy {
     // Measured on the H100 (BENCHMARKS.md): larger tiles amortise the per-tile
-    // look-back; 128 bytes per thread for 4- and 8-byte types, 64 for narrow ones
-    // (whose items each take a register).
+    // look-back; 128 bytes per thread for 4- and 8-byte types (more does not fit the
+    // 48 KiB of static shared memory), 64 for narrow ones.
     let items = match dtype.size() {
         1 => 64,
         2 => 32,
         4 => 32,
         _ => 16,
     };
-    Policy { block: knob("scan.block", 256), items: knob(&format!("scan.items{}", dtype.size()), items) }
+    // Wider windows mean fewer anchor links but more loads per look-back lane; 64
+    // measured best for i32 and u64 (128 and 256 were slower).
+    let window = 64;
+    Policy {
+        block: knob("scan.block", 256),
+        items: knob(&format!("scan.items{}", dtype.size()), items),
+        window: knob("scan.window", window),
+    }
 }
 
 /// The scan module for `dtype`.
@@ -37,6 +55,7 @@ pub fn module(dtype: DType) -> ModuleSpec {
             format!("-DGP_T={}", dtype.cuda_name()),
             format!("-DGP_BLOCK_THREADS={}", p.block),
             format!("-DGP_ITEMS={}", p.items),
+            format!("-DGP_LOOKBACK_WINDOW={}", p.window),
         ],
     }
 }
@@ -52,8 +71,9 @@ pub fn scan(
 ) -> Result<()> {
     let p = policy(dtype);
     let tiles = len.div_ceil((p.block * p.items) as usize);
-    // One window of `block` tiles per anchor (kernels/common/lookback.cuh).
-    let anchors = tiles.div_ceil(p.block as usize) + 1;
+    // Anchors are tiles 0, window, 2 * window, ...
+    let anchors = tiles.div_ceil(p.window as usize);
+    let words = tagged_words(dtype);
 
     let mut state = shared.lock()?;
     let stream = state.stream;
@@ -66,28 +86,24 @@ pub fn scan(
         (Op::Max, ScanMode::Exclusive) => "scan_max_exclusive",
     };
     let f = shared.loader.function(sources::SCAN, dtype, kernel, || module(dtype))?;
-    state.sync.ensure(stream, tiles)?;
-    let size = dtype.size() as u64;
-    let aggregate = state.scratch.ensure(stream, (tiles + 2 * anchors) * dtype.size())?;
-    let window_total = aggregate + tiles as u64 * size;
-    let inclusive = window_total + anchors as u64 * size;
+    state.sync.ensure(stream, (tiles + anchors) * words)?;
     let sync = &mut state.sync;
+    let aggregate = sync.ptr + TAGGED_OFFSET as u64;
+    let inclusive = aggregate + (tiles * words * 8) as u64;
     let (epoch, ticket_base) = (sync.epoch, sync.tickets_issued);
     let args = [
         Arg::ptr(input.ptr),
         Arg::ptr(output.ptr),
         Arg::size(len),
-        Arg::ptr(sync.ptr + STATUS_OFFSET as u64),
         Arg::ptr(aggregate),
-        Arg::ptr(window_total),
         Arg::ptr(inclusive),
         Arg::ptr(sync.ptr + SCAN_TICKET_OFFSET as u64),
         Arg::u32(epoch),
         Arg::u64(ticket_base),
     ];
-    // SAFETY: arguments match scan_<op>_<mode>(in, out, n, status, aggregate,
-    // window_total, inclusive, ticket, epoch, ticket_base); the state holds `tiles`
-    // status words and the scratch the three value arrays.
+    // SAFETY: arguments match scan_<op>_<mode>(in, out, n, aggregate, inclusive,
+    // ticket, epoch, ticket_base); the sync memory holds `words` tagged words for
+    // each tile and each anchor.
     unsafe { launch(f, tiles as u64, p.block, stream, &args)? };
     sync.epoch += 1;
     sync.tickets_issued += tiles as u64;
