@@ -1,14 +1,17 @@
 // Device-wide reduce in one launch. Each block folds a fixed, strided set of tiles
-// with 16-byte loads, writes its partial, and the last block to finish (ticket
-// counter) folds the partials in index order and writes the result: no second
-// kernel, no host round trip. The order depends only on n and the grid, so float
-// sums repeat bit for bit. The ticket is reset by that last block.
+// with 16-byte loads and publishes its partial as epoch-tagged words
+// (common/tagged.cuh); block 0 waits for every partial, folds them in index order
+// and writes the result: no second kernel, no host round trip, and no fence or
+// atomic on the way (each costs a round trip at the tail). The order depends only
+// on n and the grid, so float sums repeat bit for bit. Block 0 only waits for
+// blocks that never wait themselves, so it cannot deadlock however few of them fit.
 //
 // Instantiated per element type: -DGP_T=<type> -DGP_BLOCK_THREADS=.. -DGP_VECS=..
 // (tuning lives in src/backend/cuda/reduce.rs).
 #include "common/types.cuh"
 #include "common/ops.cuh"
 #include "common/block_reduce.cuh"
+#include "common/tagged.cuh"
 #include "common/tile_io.cuh"
 
 typedef GP_T T;
@@ -26,11 +29,11 @@ __device__ __forceinline__ void fold_vec(T &acc, const gp::Vec16 &v, Op op) {
 }
 
 template <class Op>
-__device__ __forceinline__ void reduce_device(const T *in, usize n, T *partials, u32 *ticket, T *out) {
+__device__ __forceinline__ void reduce_device(const T *in, usize n, u64 *partials, u32 epoch, T *out) {
     Op op;
     typedef gp::BlockReduce<T, BLOCK> Reduce;
+    typedef gp::Tagged<T> Tagged;
     __shared__ typename Reduce::Storage storage;
-    __shared__ bool is_last;
 
     T acc = Op::identity();
     const usize full_tiles = n / TILE;
@@ -53,31 +56,22 @@ __device__ __forceinline__ void reduce_device(const T *in, usize n, T *partials,
         for (usize i = full_tiles * TILE + threadIdx.x; i < n; i += BLOCK) acc = op(acc, in[i]);
 
     const T block_total = Reduce::all(acc, op, storage);
-    if (gridDim.x == 1) {
-        if (threadIdx.x == 0) *out = block_total;
+    if (blockIdx.x != 0) {
+        if (threadIdx.x == 0) Tagged::publish(partials + (usize)blockIdx.x * Tagged::WORDS, block_total, epoch);
         return;
     }
-    if (threadIdx.x == 0) {
-        partials[blockIdx.x] = block_total;
-        __threadfence();
-        is_last = atomicAdd(ticket, 1u) == gridDim.x - 1;
-    }
-    __syncthreads();
-    if (!is_last) return;
-    __threadfence();
+    // Block 0: thread t folds partials t, t + BLOCK, ... in order (its own is 0).
     T total = Op::identity();
-    for (u32 i = threadIdx.x; i < gridDim.x; i += BLOCK) total = op(total, __ldcg(partials + i));
+    for (u32 i = threadIdx.x; i < gridDim.x; i += BLOCK)
+        total = op(total, i == 0 ? block_total : Tagged::wait(partials + (usize)i * Tagged::WORDS, epoch));
     total = Reduce::all(total, op, storage);
-    if (threadIdx.x == 0) {
-        *out = total;
-        *ticket = 0;
-    }
+    if (threadIdx.x == 0) *out = total;
 }
 
 #define GP_REDUCE_KERNEL(NAME, OP)                                                                   \
     extern "C" __global__ void __launch_bounds__(BLOCK)                                              \
-    NAME(const T *in, usize n, T *partials, u32 *ticket, T *out) {                                   \
-        reduce_device<OP<T>>(in, n, partials, ticket, out);                                          \
+    NAME(const T *in, usize n, u64 *partials, u32 epoch, T *out) {                                   \
+        reduce_device<OP<T>>(in, n, partials, epoch, out);                                           \
     }
 
 GP_REDUCE_KERNEL(reduce_sum, gp::SumOp)

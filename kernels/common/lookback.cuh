@@ -11,72 +11,16 @@
 // One warp looks back: lane l reads predecessors l*PER .. l*PER+PER-1 of the window,
 // all loads in flight at once, so a tile waits about one round trip.
 //
-// Published values travel as tagged words: a 64-bit word holds the run's epoch in its
-// high half and 32 bits of the value in its low half (8-byte values take two words).
-// A word is written and read whole, so no fence has to order a value before a status
-// flag, and words left by earlier runs carry other epochs: the state never needs
-// clearing between runs.
+// Published values travel as epoch-tagged words (common/tagged.cuh): no fence, one
+// round trip per read, and no clearing between runs.
 //
 // Tiles take their index from a ticket counter (index = ticket - base), so every tile
 // a block waits on belongs to a block that is already running.
 #pragma once
+#include "common/tagged.cuh"
 #include "common/warp.cuh"
 
 namespace gp {
-
-__device__ __forceinline__ u64 load_relaxed(const u64 *p) {
-    u64 v;
-    asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
-    return v;
-}
-
-__device__ __forceinline__ void store_relaxed(u64 *p, u64 v) {
-    asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
-}
-
-// A value of T as it travels between blocks: WORDS tagged words.
-template <class T>
-struct Tagged {
-    static constexpr int WORDS = sizeof(T) > 4 ? 2 : 1;
-    u64 w[WORDS];
-
-    // `slot`: the value's first word.
-    __device__ __forceinline__ static void publish(u64 *slot, T v, u32 epoch) {
-        const u64 tag = (u64)epoch << 32;
-        if constexpr (WORDS == 2) {
-            const u64 bits = bit_cast<u64>(v);
-            store_relaxed(slot, tag | (bits & 0xffffffffu));
-            store_relaxed(slot + 1, tag | (bits >> 32));
-        } else if constexpr (sizeof(T) == 4) {
-            store_relaxed(slot, tag | bit_cast<u32>(v));
-        } else {
-            store_relaxed(slot, tag | (typename UnsignedOf<T>::type)v);
-        }
-    }
-
-    // Starts reading the value at `slot`; ready() says whether it has arrived.
-    __device__ __forceinline__ void issue(const u64 *slot) {
-#pragma unroll
-        for (int k = 0; k < WORDS; ++k) w[k] = load_relaxed(slot + k);
-    }
-
-    __device__ __forceinline__ bool ready(u32 epoch) const {
-        bool ok = true;
-#pragma unroll
-        for (int k = 0; k < WORDS; ++k) ok = ok && u32(w[k] >> 32) == epoch;
-        return ok;
-    }
-
-    __device__ __forceinline__ T value() const {
-        if constexpr (WORDS == 2) {
-            return bit_cast<T>((w[0] & 0xffffffffu) | (w[1] << 32));
-        } else if constexpr (sizeof(T) == 4) {
-            return bit_cast<T>(u32(w[0]));
-        } else {
-            return T(typename UnsignedOf<T>::type(w[0]));
-        }
-    }
-};
 
 // Where the tiles of one run publish, in the zeroed, epoch-tagged sync memory.
 struct TileState {

@@ -10,14 +10,26 @@ struct alignas(16) Vec16 {
     u32 w[4];
 };
 
-// Global accesses for data touched once: evict-first, coalesced by the callers.
+// Global accesses for data touched once: evict-first (unless built with
+// -DGP_STREAMING_IO=0, for comparison), coalesced by the callers.
+#ifndef GP_STREAMING_IO
+#define GP_STREAMING_IO 1
+#endif
 __device__ __forceinline__ Vec16 load_vec16_streaming(const void *p) {
+#if GP_STREAMING_IO
     uint4 v = __ldcs(reinterpret_cast<const uint4 *>(p));
+#else
+    uint4 v = *reinterpret_cast<const uint4 *>(p);
+#endif
     return Vec16{{v.x, v.y, v.z, v.w}};
 }
 
 __device__ __forceinline__ void store_vec16_streaming(void *p, const Vec16 &v) {
+#if GP_STREAMING_IO
     __stcs(reinterpret_cast<uint4 *>(p), make_uint4(v.w[0], v.w[1], v.w[2], v.w[3]));
+#else
+    *reinterpret_cast<uint4 *>(p) = make_uint4(v.w[0], v.w[1], v.w[2], v.w[3]);
+#endif
 }
 
 // True when p is 16-byte aligned.

@@ -1,7 +1,7 @@
 //! One CUDA context per gpuprims_context: the device's primary context (shared with
 //! the CUDA runtime, so CUB and cudaMalloc'd memory interoperate), a stream of its
-//! own or the caller's, temporary memory grown on demand, the zero-initialised
-//! look-back state, a mapped host slot for small results, and the loaded kernels.
+//! own or the caller's, the zero-initialised epoch-tagged memory blocks publish
+//! to, a mapped host slot for small results, and the loaded kernels.
 //!
 //! All work of one primitive is issued under the state lock, so threads sharing a
 //! context cannot interleave their launches on the shared temporary memory.
@@ -14,33 +14,8 @@ use cudarc::driver::sys::{self, CUcontext, CUdevice, CUdeviceptr, CUstream};
 
 use super::driver::{DeviceProps, DriverContext};
 use super::loader::Loader;
+use crate::dtype::DType;
 use crate::error::Result;
-
-/// Stream-ordered device memory that only grows.
-pub struct Scratch {
-    pub ptr: CUdeviceptr,
-    pub bytes: usize,
-}
-
-impl Scratch {
-    /// At least `bytes` of scratch, valid in stream order on `stream`.
-    pub fn ensure(&mut self, stream: CUstream, bytes: usize) -> Result<CUdeviceptr> {
-        if bytes > self.bytes {
-            let grown = bytes.max(self.bytes * 2).max(1 << 16);
-            // SAFETY: stream-ordered free and allocation on the context's stream.
-            unsafe {
-                if self.ptr != 0 {
-                    drv::free_async(self.ptr, stream).during("cuMemFreeAsync")?;
-                    self.ptr = 0;
-                    self.bytes = 0;
-                }
-                self.ptr = drv::malloc_async(stream, grown).during("cuMemAllocAsync (scratch)")?;
-            }
-            self.bytes = grown;
-        }
-        Ok(self.ptr)
-    }
-}
 
 /// Zero-initialised memory for tickets and the look-back's epoch-tagged words, reused
 /// across runs (kernels/common/lookback.cuh).
@@ -56,15 +31,14 @@ pub struct SyncState {
 }
 
 /// Byte offsets inside the sync memory.
-pub(crate) const REDUCE_TICKET_OFFSET: usize = 0;
-pub(crate) const SCAN_TICKET_OFFSET: usize = 8;
-pub(crate) const TAGGED_OFFSET: usize = 16;
+pub(crate) const SCAN_TICKET_OFFSET: usize = 0;
+const TAGGED_OFFSET: usize = 16;
 /// Before the tag would wrap and meet words of old runs, the memory is cleared.
 const MAX_EPOCH: u32 = u32::MAX;
 
 impl SyncState {
     /// Room for `words` tagged words; new memory is zeroed and the epochs restart.
-    pub fn ensure(&mut self, stream: CUstream, words: usize) -> Result<()> {
+    fn ensure(&mut self, stream: CUstream, words: usize) -> Result<()> {
         if words <= self.word_capacity && self.epoch < MAX_EPOCH && self.ptr != 0 {
             return Ok(());
         }
@@ -85,13 +59,30 @@ impl SyncState {
         self.tickets_issued = 0;
         Ok(())
     }
+
+    /// Starts a run that publishes up to `words` tagged words: their device address
+    /// and the run's epoch.
+    pub fn begin_run(&mut self, stream: CUstream, words: usize) -> Result<(CUdeviceptr, u32)> {
+        self.ensure(stream, words)?;
+        let epoch = self.epoch;
+        self.epoch += 1;
+        Ok((self.ptr + TAGGED_OFFSET as u64, epoch))
+    }
+}
+
+/// 64-bit tagged words per published value of `dtype` (kernels/common/tagged.cuh).
+pub fn tagged_words(dtype: DType) -> usize {
+    if dtype.size() > 4 {
+        2
+    } else {
+        1
+    }
 }
 
 /// What may change after the context is created; guarded by one lock.
 pub struct State {
     /// Where work is issued: the context's own stream or the caller's.
     pub stream: CUstream,
-    pub scratch: Scratch,
     pub sync: SyncState,
 }
 
@@ -148,7 +139,6 @@ impl CudaShared {
             result_slot: ResultSlot { host: host as *mut u8, device: device_ptr },
             state: Mutex::new(State {
                 stream: own_stream,
-                scratch: Scratch { ptr: 0, bytes: 0 },
                 sync: SyncState { ptr: 0, word_capacity: 0, epoch: 1, tickets_issued: 0 },
             }),
         })
@@ -195,9 +185,6 @@ impl Drop for CudaShared {
             let _ = drv::ctx::set_current(self.context);
             let _ = sys::cuCtxSynchronize();
             let state = self.state.get_mut().unwrap_or_else(|p| p.into_inner());
-            if state.scratch.ptr != 0 {
-                let _ = drv::free_async(state.scratch.ptr, self.own_stream);
-            }
             if state.sync.ptr != 0 {
                 let _ = drv::free_async(state.sync.ptr, self.own_stream);
             }

@@ -2,7 +2,7 @@
 
 use cudarc::driver::result as drv;
 
-use super::context::{CudaShared, State, REDUCE_TICKET_OFFSET};
+use super::context::{tagged_words, CudaShared, State};
 use super::driver::DriverContext;
 use super::launch::{launch, Arg};
 use super::loader::ModuleSpec;
@@ -31,6 +31,7 @@ pub fn module(dtype: DType) -> ModuleSpec {
             format!("-DGP_T={}", dtype.cuda_name()),
             format!("-DGP_BLOCK_THREADS={}", p.block),
             format!("-DGP_VECS={}", p.vecs),
+            format!("-DGP_STREAMING_IO={}", knob("reduce.streaming", 1)),
         ],
     }
 }
@@ -49,17 +50,17 @@ fn launch_reduce(shared: &CudaShared, state: &mut State, input: &DeviceMemory, d
         Op::Max => "reduce_max",
     };
     let f = shared.loader.function(sources::REDUCE, dtype, kernel, || module(dtype))?;
-    let partials = state.scratch.ensure(stream, grid * dtype.size())?;
-    state.sync.ensure(stream, 0)?;
-    let ticket = state.sync.ptr + REDUCE_TICKET_OFFSET as u64;
-    // SAFETY: arguments match reduce_<op>(in, n, partials, ticket, out).
+    // Every block but 0 publishes its partial as tagged words (kernels/common/tagged.cuh).
+    let (partials, epoch) = state.sync.begin_run(stream, grid * tagged_words(dtype))?;
+    // SAFETY: arguments match reduce_<op>(in, n, partials, epoch, out); the sync
+    // memory holds the tagged words of `grid` partials.
     unsafe {
         launch(
             f,
             grid as u64,
             p.block,
             stream,
-            &[Arg::ptr(input.ptr), Arg::size(len), Arg::ptr(partials), Arg::ptr(ticket), Arg::ptr(out)],
+            &[Arg::ptr(input.ptr), Arg::size(len), Arg::ptr(partials), Arg::u32(epoch), Arg::ptr(out)],
         )
     }
 }

@@ -1,6 +1,6 @@
 //! Planning and launching the single-pass scan (kernels/scan.cu).
 
-use super::context::{CudaShared, SCAN_TICKET_OFFSET, TAGGED_OFFSET};
+use super::context::{tagged_words, CudaShared, SCAN_TICKET_OFFSET};
 use super::launch::{launch, Arg};
 use super::loader::ModuleSpec;
 use super::memory::DeviceMemory;
@@ -15,15 +15,6 @@ struct Policy {
     block: u32,
     items: u32,
     window: u32,
-}
-
-/// 64-bit tagged words per published value (kernels/common/lookback.cuh).
-fn tagged_words(dtype: DType) -> usize {
-    if dtype.size() > 4 {
-        2
-    } else {
-        1
-    }
 }
 
 fn policy(dtype: DType) -> Policy {
@@ -56,6 +47,7 @@ pub fn module(dtype: DType) -> ModuleSpec {
             format!("-DGP_BLOCK_THREADS={}", p.block),
             format!("-DGP_ITEMS={}", p.items),
             format!("-DGP_LOOKBACK_WINDOW={}", p.window),
+            format!("-DGP_STREAMING_IO={}", knob("scan.streaming", 1)),
         ],
     }
 }
@@ -86,11 +78,10 @@ pub fn scan(
         (Op::Max, ScanMode::Exclusive) => "scan_max_exclusive",
     };
     let f = shared.loader.function(sources::SCAN, dtype, kernel, || module(dtype))?;
-    state.sync.ensure(stream, (tiles + anchors) * words)?;
     let sync = &mut state.sync;
-    let aggregate = sync.ptr + TAGGED_OFFSET as u64;
+    let (aggregate, epoch) = sync.begin_run(stream, (tiles + anchors) * words)?;
     let inclusive = aggregate + (tiles * words * 8) as u64;
-    let (epoch, ticket_base) = (sync.epoch, sync.tickets_issued);
+    let ticket_base = sync.tickets_issued;
     let args = [
         Arg::ptr(input.ptr),
         Arg::ptr(output.ptr),
@@ -105,7 +96,6 @@ pub fn scan(
     // ticket, epoch, ticket_base); the sync memory holds `words` tagged words for
     // each tile and each anchor.
     unsafe { launch(f, tiles as u64, p.block, stream, &args)? };
-    sync.epoch += 1;
     sync.tickets_issued += tiles as u64;
     Ok(())
 }
