@@ -5,7 +5,8 @@
  * poisoned (0xA5 bytes) before each run so an element left unwritten fails; the input must
  * be unchanged when out is another buffer; float SUM in place and out of place must agree
  * bitwise. Special values (NaN, signed zeros, infinities, integer extremes), a repeat test
- * (2^22 elements, 20 runs, every run bitwise identical and right: look-back races), errors.
+ * (2^22 elements of i32, f32 and f64, 20 runs, every run bitwise identical and right:
+ * look-back races), errors.
  */
 #include "test_util.h"
 
@@ -161,7 +162,7 @@ static void repeat_test(env_t *e, gpuprims_dtype t) {
   unsigned char *first = (unsigned char *)tu_xmalloc(n * es);
   int r, differ = 0, first_ok;
   char msg[512];
-  tu_fill(&e->rng, t, e->data, n, t == GPUPRIMS_DTYPE_F32 ? TU_FILL_UNIFORM : TU_FILL_BITS);
+  tu_fill(&e->rng, t, e->data, n, t == GPUPRIMS_DTYPE_F32 || t == GPUPRIMS_DTYPE_F64 ? TU_FILL_UNIFORM : TU_FILL_BITS);
   in = tu_buffer_from_host(e->ctx, t, e->data, n);
   out = tu_buffer_create(e->ctx, t, n);
   tu_poison(out, n, es);
@@ -305,10 +306,14 @@ static void errors(env_t *e) {
 int main(void) {
   env_t e;
   const tu_dtype_info *d = tu_dtypes();
-  size_t sizes[32], nsizes = 0, si, cap;
-  static const size_t fixed[] = {0,     1,     2,     31,    32,    33,    255,   256,
-                                 257,   1023,  1024,  1025,  4095,  4096,  4097,  65535,
-                                 65536, 65537, ((size_t)1 << 20) + 3, MAX_N};
+  size_t sizes[48], nsizes = 0, si, cap;
+  /* Warp, block and tile edges; the CUDA tiles are 5120 (8-byte), 8192 (4- and 2-byte)
+   * and 16384 (1-byte) elements, and a look-back window is 64 tiles. */
+  static const size_t fixed[] = {0,      1,      2,      31,     32,      33,      255,
+                                 256,    257,    1023,   1024,   1025,    4095,    4096,
+                                 4097,   5119,   5120,   5121,   8191,    8192,    8193,
+                                 16383,  16384,  16385,  65535,  65536,   65537,   327680,
+                                 327681, 524288, 524289, ((size_t)1 << 20) + 3, MAX_N};
   int i;
   double t0, t1, t2, t3;
   uint64_t seed = tu_init("test_scan");
@@ -339,6 +344,7 @@ int main(void) {
   t2 = seconds();
   repeat_test(&e, GPUPRIMS_DTYPE_I32);
   repeat_test(&e, GPUPRIMS_DTYPE_F32);
+  repeat_test(&e, GPUPRIMS_DTYPE_F64);
   t3 = seconds();
   errors(&e);
 
