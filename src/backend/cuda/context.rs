@@ -17,8 +17,9 @@ use super::loader::Loader;
 use crate::dtype::DType;
 use crate::error::Result;
 
-/// Zero-initialised memory for tickets and the look-back's epoch-tagged words, reused
-/// across runs (kernels/common/lookback.cuh).
+/// Zero-initialised memory for the scan's ticket counter and the epoch-tagged words
+/// blocks publish to each other (look-back aggregates, reduce partials), reused
+/// across runs (kernels/common/tagged.cuh).
 pub struct SyncState {
     pub ptr: CUdeviceptr,
     /// Tagged 64-bit words available after TAGGED_OFFSET.
