@@ -22,18 +22,18 @@ fn policy(dtype: DType) -> Policy {
     // look-back; 128 bytes per thread for 4-byte types (160 was no faster overall),
     // 160 for 8-byte ones (the most that fits 48 KiB of static shared memory; 1-2%
     // faster than 128), 64 for narrow ones.
-    let items = match dtype.size() {
-        1 => 64,
-        2 => 32,
-        4 => 32,
-        _ => 20,
+    let (items_knob, items) = match dtype.size() {
+        1 => ("scan.items1", 64),
+        2 => ("scan.items2", 32),
+        4 => ("scan.items4", 32),
+        _ => ("scan.items8", 20),
     };
     // Wider windows mean fewer anchor links but more loads per look-back lane; 64
     // measured best for i32 and u64 (128 and 256 were slower).
     let window = 64;
     Policy {
         block: knob("scan.block", 256),
-        items: knob(&format!("scan.items{}", dtype.size()), items),
+        items: knob(items_knob, items),
         window: knob("scan.window", window),
     }
 }
