@@ -13,12 +13,6 @@ struct BlockPrefix {
     bool present;
 };
 
-// A prefix source that never has one: a plain block scan.
-struct NoBlockPrefix {
-    template <class T, class Op>
-    __device__ __forceinline__ BlockPrefix<T> operator()(T, Op) const { return {Op::identity(), false}; }
-};
-
 template <class T, int BLOCK>
 struct BlockScan {
     static_assert(BLOCK % WARP == 0 && BLOCK <= WARP * WARP, "BLOCK must be a multiple of 32, at most 1024");

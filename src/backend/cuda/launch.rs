@@ -29,6 +29,9 @@ impl Arg {
     }
 }
 
+/// The most parameters any of our kernels takes.
+const MAX_ARGS: usize = 12;
+
 /// Launches `f` on a 1-D grid.
 ///
 /// # Safety
@@ -38,7 +41,17 @@ pub unsafe fn launch(f: CUfunction, grid: u64, block: u32, stream: CUstream, arg
     if grid == 0 || grid > i32::MAX as u64 {
         return Err(invalid(format!("input too large: {grid} blocks do not fit one grid")));
     }
-    let mut slots: Vec<u64> = args.iter().map(|a| a.0).collect();
-    let mut params: Vec<*mut c_void> = slots.iter_mut().map(|s| s as *mut u64 as *mut c_void).collect();
-    drv::launch_kernel(f, (grid as u32, 1, 1), (block, 1, 1), 0, stream, &mut params).during("cuLaunchKernel")
+    // On the stack: a launch is on every call's path.
+    let mut slots = [0u64; MAX_ARGS];
+    let mut params = [std::ptr::null_mut::<c_void>(); MAX_ARGS];
+    if args.len() > MAX_ARGS {
+        return Err(invalid(format!("{} kernel arguments, at most {MAX_ARGS}", args.len())));
+    }
+    for (i, a) in args.iter().enumerate() {
+        slots[i] = a.0;
+    }
+    for (param, slot) in params.iter_mut().zip(slots.iter_mut()) {
+        *param = slot as *mut u64 as *mut c_void;
+    }
+    drv::launch_kernel(f, (grid as u32, 1, 1), (block, 1, 1), 0, stream, &mut params[..args.len()]).during("cuLaunchKernel")
 }
