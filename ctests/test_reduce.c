@@ -49,30 +49,15 @@ static void check_one(env_t *e, gpuprims_buffer *b, gpuprims_dtype t, gpuprims_o
 }
 
 /* Uploads data[0..n) and checks the given ops. */
-static void check_ops(env_t *e, gpuprims_dtype t, size_t n, const gpuprims_op *ops, int nops, double tolf,
+static void check_ops(void *env, gpuprims_dtype t, size_t n, const gpuprims_op *ops, int nops, double tolf,
                       const char *what) {
+  env_t *e = (env_t *)env;
   gpuprims_buffer *b = tu_buffer_from_host(e->ctx, t, e->data, n);
   int i;
   for (i = 0; i < nops; i++) check_one(e, b, t, ops[i], n, tolf, what);
   gpuprims_buffer_destroy(b);
 }
 
-static void random_data(env_t *e, const tu_dtype_info *d, size_t n) {
-  if (!d->is_float) {
-    tu_fill(&e->rng, d->id, e->data, n, TU_FILL_BITS);
-    check_ops(e, d->id, n, OPS, 3, -1, "random bits");
-    return;
-  }
-  /* MIN/MAX over every non-NaN bit pattern: signed zeros, subnormals, infinities */
-  tu_fill(&e->rng, d->id, e->data, n, TU_FILL_BITS);
-  check_ops(e, d->id, n, OPS + 1, 2, -1, "random bits");
-  /* SUM of small integers: exact whatever the order */
-  tu_fill(&e->rng, d->id, e->data, n, TU_FILL_SMALLINT);
-  check_ops(e, d->id, n, OPS, 3, 0, "small integers, exact");
-  /* SUM of uniform [-1, 1): within tolerance */
-  tu_fill(&e->rng, d->id, e->data, n, TU_FILL_UNIFORM);
-  check_ops(e, d->id, n, OPS, 3, -1, "uniform");
-}
 
 /* --- element helpers for the special cases --------------------------------------------- */
 
@@ -385,7 +370,7 @@ int main(void) {
   printf("test_reduce: random sizes %zu and %zu\n", sizes[nsizes - 2], sizes[nsizes - 1]);
 
   for (i = 0; i < TU_NUM_DTYPES; i++) {
-    for (si = 0; si < nsizes; si++) random_data(&e, &d[i], sizes[si]);
+    for (si = 0; si < nsizes; si++) tu_random_cases(&e.rng, &d[i], e.data, sizes[si], check_ops, &e, 3);
     empty_input(&e, &d[i]);
     ordered_inputs(&e, &d[i]);
     if (d[i].is_float)

@@ -78,8 +78,9 @@ static void check_scan(env_t *e, gpuprims_dtype t, gpuprims_op op, gpuprims_scan
               tu_mode_name(mode), n, what);
 }
 
-static void check_ops(env_t *e, gpuprims_dtype t, size_t n, const gpuprims_op *ops, int nops, double tolf,
+static void check_ops(void *env, gpuprims_dtype t, size_t n, const gpuprims_op *ops, int nops, double tolf,
                       const char *what) {
+  env_t *e = (env_t *)env;
   gpuprims_buffer *in = tu_buffer_from_host(e->ctx, t, e->data, n);
   gpuprims_buffer *out = tu_buffer_create(e->ctx, t, n);
   int i, m;
@@ -93,19 +94,6 @@ static void check_ops(env_t *e, gpuprims_dtype t, size_t n, const gpuprims_op *o
   gpuprims_buffer_destroy(in);
 }
 
-static void random_data(env_t *e, const tu_dtype_info *d, size_t n) {
-  if (!d->is_float) {
-    tu_fill(&e->rng, d->id, e->data, n, TU_FILL_BITS);
-    check_ops(e, d->id, n, OPS, 3, -1, "random bits");
-    return;
-  }
-  tu_fill(&e->rng, d->id, e->data, n, TU_FILL_BITS);
-  check_ops(e, d->id, n, OPS + 1, 2, -1, "random bits");
-  tu_fill(&e->rng, d->id, e->data, n, TU_FILL_SMALLINT);
-  check_ops(e, d->id, n, OPS, 1, 0, "small integers, exact");
-  tu_fill(&e->rng, d->id, e->data, n, TU_FILL_UNIFORM);
-  check_ops(e, d->id, n, OPS, 1, -1, "uniform");
-}
 
 static void float_specials(env_t *e, gpuprims_dtype t) {
   static const size_t sizes[] = {1, 2, 33, 1000, 70001};
@@ -333,7 +321,7 @@ int main(void) {
 
   t0 = seconds();
   for (i = 0; i < TU_NUM_DTYPES; i++)
-    for (si = 0; si < nsizes; si++) random_data(&e, &d[i], sizes[si]);
+    for (si = 0; si < nsizes; si++) tu_random_cases(&e.rng, &d[i], e.data, sizes[si], check_ops, &e, 1);
   t1 = seconds();
   for (i = 0; i < TU_NUM_DTYPES; i++) {
     if (d[i].is_float)

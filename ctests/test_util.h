@@ -504,6 +504,31 @@ static inline void tu_fill(tu_rng *r, gpuprims_dtype t, void *p, size_t n, int k
   }
 }
 
+/* One primitive's check of ops[0..nops) on data[0..n) as filled, for the test's `env`;
+ * tolf: float SUM tolerance factor (-1: default, 0: exact). */
+typedef void (*tu_check_ops_fn)(void *env, gpuprims_dtype t, size_t n, const gpuprims_op *ops, int nops,
+                                double tolf, const char *what);
+
+/* The fresh-random-data cases of a primitive over SUM, MIN and MAX: every bit pattern
+ * (floats: MIN/MAX only, NaN excluded, so signed zeros, subnormals and infinities),
+ * then for floats small integers (SUM exact whatever the order) and uniform [-1, 1)
+ * (SUM within tolerance). Those two float cases check the first `float_sum_nops` of
+ * {SUM, MIN, MAX}. */
+static inline void tu_random_cases(tu_rng *r, const tu_dtype_info *d, void *data, size_t n, tu_check_ops_fn check,
+                                   void *env, int float_sum_nops) {
+  static const gpuprims_op ops[3] = {GPUPRIMS_OP_SUM, GPUPRIMS_OP_MIN, GPUPRIMS_OP_MAX};
+  tu_fill(r, d->id, data, n, TU_FILL_BITS);
+  if (!d->is_float) {
+    check(env, d->id, n, ops, 3, -1, "random bits");
+    return;
+  }
+  check(env, d->id, n, ops + 1, 2, -1, "random bits");
+  tu_fill(r, d->id, data, n, TU_FILL_SMALLINT);
+  check(env, d->id, n, ops, float_sum_nops, 0, "small integers, exact");
+  tu_fill(r, d->id, data, n, TU_FILL_UNIFORM);
+  check(env, d->id, n, ops, float_sum_nops, -1, "uniform");
+}
+
 /* ------------------------------------------------------------------------------------- */
 /* Sequential references                                                                  */
 /* ------------------------------------------------------------------------------------- */
