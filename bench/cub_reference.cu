@@ -34,28 +34,47 @@ bool ok(cudaError_t e, const char *what, int line) {
 }
 #define CK(expr) ok((expr), #expr, __LINE__)
 
-struct DeviceMem {
-  void *p = nullptr;
-  explicit DeviceMem(size_t bytes) {
-    if (!CK(cudaMalloc(&p, bytes ? bytes : 1))) p = nullptr;
+// Owns one CUDA runtime allocation or handle, released with `Release`; null when
+// acquiring it failed (the error is in g_error).
+template <class H, cudaError_t (*Release)(H)>
+struct Owned {
+  H h = nullptr;
+  Owned() = default;
+  ~Owned() {
+    if (h) Release(h);
   }
-  ~DeviceMem() {
-    if (p) cudaFree(p);
-  }
-  DeviceMem(const DeviceMem &) = delete;
-  DeviceMem &operator=(const DeviceMem &) = delete;
+  Owned(const Owned &) = delete;
+  Owned &operator=(const Owned &) = delete;
 };
 
-struct Event {
-  cudaEvent_t e = nullptr;
+struct DeviceMem : Owned<void *, cudaFree> {
+  explicit DeviceMem(size_t bytes) {
+    if (!CK(cudaMalloc(&h, bytes ? bytes : 1))) h = nullptr;
+  }
+};
+
+struct PinnedMem : Owned<void *, cudaFreeHost> {
+  explicit PinnedMem(size_t bytes) {
+    if (!CK(cudaMallocHost(&h, bytes ? bytes : 1))) h = nullptr;
+  }
+};
+
+struct MappedMem : Owned<void *, cudaFreeHost> {  // pinned host memory the device writes to directly
+  void *d = nullptr;
+  explicit MappedMem(size_t bytes) {
+    if (!CK(cudaHostAlloc(&h, bytes ? bytes : 1, cudaHostAllocMapped))) {
+      h = nullptr;
+    } else if (!CK(cudaHostGetDevicePointer(&d, h, 0))) {
+      cudaFreeHost(h);
+      h = nullptr;
+    }
+  }
+};
+
+struct Event : Owned<cudaEvent_t, cudaEventDestroy> {
   Event() {
-    if (!CK(cudaEventCreate(&e))) e = nullptr;
+    if (!CK(cudaEventCreate(&h))) h = nullptr;
   }
-  ~Event() {
-    if (e) cudaEventDestroy(e);
-  }
-  Event(const Event &) = delete;
-  Event &operator=(const Event &) = delete;
 };
 
 double median(std::vector<double> v) {
@@ -65,64 +84,41 @@ double median(std::vector<double> v) {
 }
 
 // `call(temp, temp_bytes)` issues one CUB device-wide call on stream s
-// (temp == nullptr asks for the size, as CUB does). `warmup` untimed calls,
-// then `reps` calls each between two events. Returns the median ms, negative
-// on error.
-template <typename Call>
-double time_cub(Call &call, void *temp, size_t temp_bytes, int warmup, int reps, cudaStream_t s) {
+// (temp == nullptr asks for the size, as CUB does). Temporary storage is asked for
+// and allocated once, outside the timed region; then `warmup` untimed calls and
+// `reps` calls each between two events. Afterwards `check(run)` may issue one more
+// call through `run()` to fetch a result, and returns false on failure. Returns
+// the median ms, negative on error.
+template <typename Call, typename Check>
+double time_cub(Call &call, int warmup, int reps, cudaStream_t s, Check check) {
+  size_t temp_bytes = 0;
+  if (!CK(call(nullptr, temp_bytes))) return -1.0;
+  DeviceMem temp(temp_bytes);
   Event a, b;
-  if (!a.e || !b.e) return -1.0;
-  for (int r = 0; r < warmup; ++r) {
+  if (!temp.h || !a.h || !b.h) return -1.0;
+  auto run = [&]() -> cudaError_t {
     size_t tb = temp_bytes;
-    if (!CK(call(temp, tb))) return -1.0;
-  }
+    return call(temp.h, tb);
+  };
+  for (int r = 0; r < warmup; ++r)
+    if (!CK(run())) return -1.0;
   if (!CK(cudaStreamSynchronize(s)) || !CK(cudaGetLastError())) return -1.0;
   std::vector<double> ms;
   ms.reserve(reps > 0 ? (size_t)reps : 1);
   for (int r = 0; r < reps; ++r) {
-    size_t tb = temp_bytes;
-    if (!CK(cudaEventRecord(a.e, s))) return -1.0;
-    if (!CK(call(temp, tb))) return -1.0;
-    if (!CK(cudaEventRecord(b.e, s))) return -1.0;
-    if (!CK(cudaEventSynchronize(b.e))) return -1.0;
+    if (!CK(cudaEventRecord(a.h, s))) return -1.0;
+    if (!CK(run())) return -1.0;
+    if (!CK(cudaEventRecord(b.h, s))) return -1.0;
+    if (!CK(cudaEventSynchronize(b.h))) return -1.0;
     float x = 0.0f;
-    if (!CK(cudaEventElapsedTime(&x, a.e, b.e))) return -1.0;
+    if (!CK(cudaEventElapsedTime(&x, a.h, b.h))) return -1.0;
     ms.push_back(x);
   }
-  if (!CK(cudaGetLastError())) return -1.0;
+  if (!CK(cudaGetLastError()) || !check(run)) return -1.0;
   return median(ms);
 }
 
 enum class RedOp { Sum, Min, Max };
-
-struct PinnedMem {
-  void *p = nullptr;
-  explicit PinnedMem(size_t bytes) {
-    if (!CK(cudaMallocHost(&p, bytes ? bytes : 1))) p = nullptr;
-  }
-  ~PinnedMem() {
-    if (p) cudaFreeHost(p);
-  }
-  PinnedMem(const PinnedMem &) = delete;
-  PinnedMem &operator=(const PinnedMem &) = delete;
-};
-
-struct MappedMem {  // pinned host memory the device writes to directly
-  void *h = nullptr, *d = nullptr;
-  explicit MappedMem(size_t bytes) {
-    if (!CK(cudaHostAlloc(&h, bytes ? bytes : 1, cudaHostAllocMapped))) {
-      h = nullptr;
-    } else if (!CK(cudaHostGetDevicePointer(&d, h, 0))) {
-      cudaFreeHost(h);
-      h = nullptr;
-    }
-  }
-  ~MappedMem() {
-    if (h) cudaFreeHost(h);
-  }
-  MappedMem(const MappedMem &) = delete;
-  MappedMem &operator=(const MappedMem &) = delete;
-};
 
 // How the value ends up, inside the timed region:
 //   Dest::Device  in device memory (as the anchors);
@@ -138,12 +134,10 @@ double reduce_t(RedOp op, Dest dest, const void *d_in_v, size_t n, int warmup, i
                 void *result_host) {
   const T *d_in = static_cast<const T *>(d_in_v);
   DeviceMem out(sizeof(T));
-  if (!out.p) return -1.0;
   PinnedMem pinned(dest == Dest::Memcpy ? sizeof(T) : 0);
-  if (!pinned.p) return -1.0;
   MappedMem mapped(dest == Dest::Mapped ? sizeof(T) : 0);
-  if (!mapped.h) return -1.0;
-  T *d_out = static_cast<T *>(dest == Dest::Mapped ? mapped.d : out.p);
+  if (!out.h || !pinned.h || !mapped.h) return -1.0;
+  T *d_out = static_cast<T *>(dest == Dest::Mapped ? mapped.d : out.h);
   auto reduce = [&](void *temp, size_t &temp_bytes) -> cudaError_t {
     // n passed as size_t, as the anchors did (the same CUB dispatch path).
     switch (op) {
@@ -156,27 +150,19 @@ double reduce_t(RedOp op, Dest dest, const void *d_in_v, size_t n, int warmup, i
     cudaError_t e = reduce(temp, temp_bytes);
     if (e != cudaSuccess || dest == Dest::Device || temp == nullptr) return e;
     if (dest == Dest::Memcpy) {
-      e = cudaMemcpyAsync(pinned.p, d_out, sizeof(T), cudaMemcpyDeviceToHost, s);
+      e = cudaMemcpyAsync(pinned.h, d_out, sizeof(T), cudaMemcpyDeviceToHost, s);
       if (e != cudaSuccess) return e;
     }
     return cudaStreamSynchronize(s);
   };
-  // Temporary storage: asked for and allocated once, outside the timed region.
-  size_t temp_bytes = 0;
-  if (!CK(call(nullptr, temp_bytes))) return -1.0;
-  DeviceMem temp_mem(temp_bytes);
-  if (!temp_mem.p) return -1.0;
-  void *temp = temp_mem.p;
-  double med = time_cub(call, temp, temp_bytes, warmup, reps, s);
-  if (med >= 0.0 && result_host) {
-    // One more run into a poisoned output, copied out once for the check.
-    size_t tb = temp_bytes;
-    if (!CK(cudaMemsetAsync(d_out, 0xA5, sizeof(T), s)) || !CK(call(temp, tb)) ||
-        !CK(cudaMemcpyAsync(result_host, d_out, sizeof(T), cudaMemcpyDeviceToHost, s)) ||
-        !CK(cudaStreamSynchronize(s)))
-      med = -1.0;
-  }
-  return med;
+  // One more run into a poisoned output, copied out once for the check.
+  auto fetch = [&](auto &run) {
+    return !result_host ||
+           (CK(cudaMemsetAsync(d_out, 0xA5, sizeof(T), s)) && CK(run()) &&
+            CK(cudaMemcpyAsync(result_host, d_out, sizeof(T), cudaMemcpyDeviceToHost, s)) &&
+            CK(cudaStreamSynchronize(s)));
+  };
+  return time_cub(call, warmup, reps, s, fetch);
 }
 
 template <typename T>
@@ -187,22 +173,13 @@ double scan_t(bool inclusive, const void *d_in_v, void *d_out_v, size_t n, int w
     if (inclusive) return cub::DeviceScan::InclusiveSum(temp, temp_bytes, d_in, d_out, n, s);
     return cub::DeviceScan::ExclusiveSum(temp, temp_bytes, d_in, d_out, n, s);
   };
-  // Temporary storage: asked for and allocated once, outside the timed region.
-  size_t temp_bytes = 0;
-  if (!CK(call(nullptr, temp_bytes))) return -1.0;
-  DeviceMem temp_mem(temp_bytes);
-  if (!temp_mem.p) return -1.0;
-  void *temp = temp_mem.p;
-  double med = time_cub(call, temp, temp_bytes, warmup, reps, s);
-  if (med >= 0.0) {
-    // Overwrite the output with the input (not the answer), then one more run:
-    // what d_out holds now was written by that run.
-    size_t tb = temp_bytes;
-    if (!CK(cudaMemcpyAsync(d_out, d_in, n * sizeof(T), cudaMemcpyDeviceToDevice, s)) || !CK(call(temp, tb)) ||
-        !CK(cudaStreamSynchronize(s)) || !CK(cudaGetLastError()))
-      med = -1.0;
-  }
-  return med;
+  // Overwrite the output with the input (not the answer), then one more run:
+  // what d_out holds now was written by that run.
+  auto refresh = [&](auto &run) {
+    return CK(cudaMemcpyAsync(d_out, d_in, n * sizeof(T), cudaMemcpyDeviceToDevice, s)) && CK(run()) &&
+           CK(cudaStreamSynchronize(s)) && CK(cudaGetLastError());
+  };
+  return time_cub(call, warmup, reps, s, refresh);
 }
 
 double unsupported(const char *what, uint32_t dtype, uint32_t op) {
