@@ -55,6 +55,12 @@ typedef uint32_t gpuprims_op;
  */
 typedef uint32_t gpuprims_scan_mode;
 
+/*
+ Sort order. Floats sort in the total order -inf < … < -0.0 < +0.0 < … < +inf < NaN
+ (every NaN counts as one value above +inf: last ascending, first descending).
+ */
+typedef uint32_t gpuprims_order;
+
 
 
 
@@ -157,6 +163,10 @@ typedef uint32_t gpuprims_scan_mode;
 #define GPUPRIMS_SCAN_INCLUSIVE 0
 
 #define GPUPRIMS_SCAN_EXCLUSIVE 1
+
+#define GPUPRIMS_ORDER_ASCENDING 0
+
+#define GPUPRIMS_ORDER_DESCENDING 1
 
 #ifdef __cplusplus
 extern "C" {
@@ -334,6 +344,18 @@ gpuprims_status gpuprims_scan(gpuprims_context *ctx,
                               gpuprims_buffer *out,
                               gpuprims_op op,
                               gpuprims_scan_mode mode);
+
+/*
+ Sorts `keys` in place, ascending or descending, with a stable least-significant-digit
+ radix sort; `values` (NULL, or a buffer of any dtype with keys' length) are moved
+ with their keys. Floats follow -inf < … < -0.0 < +0.0 < … < +inf < NaN (NaN last
+ ascending, first descending); equal keys keep their input order in both orders.
+ Asynchronous on CUDA, in stream order.
+ */
+gpuprims_status gpuprims_radix_sort(gpuprims_context *ctx,
+                                    gpuprims_buffer *keys,
+                                    gpuprims_buffer *values,
+                                    gpuprims_order order);
 
 #ifdef __cplusplus
 }  // extern "C"

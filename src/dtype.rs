@@ -133,6 +133,30 @@ impl ScanMode {
     }
 }
 
+/// Sort order (ABI values of `gpuprims_order`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Order {
+    Ascending = 0,
+    Descending = 1,
+}
+
+impl Order {
+    pub fn from_raw(v: u32) -> Result<Order> {
+        match v {
+            0 => Ok(Order::Ascending),
+            1 => Ok(Order::Descending),
+            _ => Err(invalid(format!("unknown order value {v}"))),
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Order::Ascending => "ascending",
+            Order::Descending => "descending",
+        }
+    }
+}
+
 /// Host-side arithmetic of one element type.
 pub trait Element: Copy + Send + Sync + PartialEq + std::fmt::Debug + 'static {
     const DTYPE: DType;
@@ -319,6 +343,8 @@ mod tests {
         assert!(DType::from_raw(11).is_err());
         assert!(Op::from_raw(3).is_err());
         assert!(ScanMode::from_raw(2).is_err());
+        assert_eq!(Order::from_raw(1).unwrap(), Order::Descending);
+        assert!(Order::from_raw(2).is_err());
     }
 
     #[test]

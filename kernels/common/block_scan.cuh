@@ -13,6 +13,12 @@ struct BlockPrefix {
     bool present;
 };
 
+// The prefix source of a block scan that stands alone (no tile before it).
+struct NoPrefix {
+    template <class T, class Op>
+    __device__ __forceinline__ BlockPrefix<T> operator()(T, Op) const { return {Op::identity(), false}; }
+};
+
 template <class T, int BLOCK>
 struct BlockScan {
     static_assert(BLOCK % WARP == 0 && BLOCK <= WARP * WARP, "BLOCK must be a multiple of 32, at most 1024");

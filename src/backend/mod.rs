@@ -8,7 +8,7 @@ use std::ffi::c_void;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use crate::dtype::{DType, Op, ScanMode};
+use crate::dtype::{DType, Op, Order, ScanMode};
 use crate::error::{internal, Result};
 
 /// Which backend a context runs on (ABI values of `gpuprims_backend`).
@@ -71,6 +71,17 @@ pub trait Backend: Send + Sync {
         op: Op,
         mode: ScanMode,
     ) -> Result<()>;
+    /// Sorts `len` (> 1) keys in place, stably, in the library's total order; the
+    /// values (another buffer of the same length) travel with their keys.
+    fn radix_sort(&self, keys: &Memory, key_dtype: DType, values: Option<SortValues>, len: usize, order: Order)
+        -> Result<()>;
+}
+
+/// The values that travel with sorted keys.
+#[derive(Clone, Copy)]
+pub struct SortValues<'a> {
+    pub memory: &'a Memory,
+    pub dtype: DType,
 }
 
 /// What a `gpuprims_context` owns and what its buffers keep alive.

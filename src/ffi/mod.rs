@@ -7,6 +7,7 @@ pub mod context;
 pub mod info;
 pub mod reduce;
 pub mod scan;
+pub mod sort;
 pub mod types;
 
 use std::ffi::c_char;

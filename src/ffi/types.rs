@@ -77,3 +77,9 @@ pub const GPUPRIMS_OP_MAX: gpuprims_op = 2;
 pub type gpuprims_scan_mode = u32;
 pub const GPUPRIMS_SCAN_INCLUSIVE: gpuprims_scan_mode = 0;
 pub const GPUPRIMS_SCAN_EXCLUSIVE: gpuprims_scan_mode = 1;
+
+/// Sort order. Floats sort in the total order -inf < … < -0.0 < +0.0 < … < +inf < NaN
+/// (every NaN counts as one value above +inf: last ascending, first descending).
+pub type gpuprims_order = u32;
+pub const GPUPRIMS_ORDER_ASCENDING: gpuprims_order = 0;
+pub const GPUPRIMS_ORDER_DESCENDING: gpuprims_order = 1;

@@ -34,8 +34,10 @@ pub struct SyncState {
 /// Byte offsets inside the sync memory.
 pub(crate) const SCAN_TICKET_OFFSET: usize = 0;
 const TAGGED_OFFSET: usize = 16;
-/// Before the tag would wrap and meet words of old runs, the memory is cleared.
-const MAX_EPOCH: u32 = u32::MAX;
+/// Before the tag would wrap and meet words of old runs, the memory is cleared. Below
+/// 2^31, so a radix sort's look-back can put a flag beside the epoch
+/// (kernels/common/digit_lookback.cuh).
+const MAX_EPOCH: u32 = (1 << 31) - 1;
 
 impl SyncState {
     /// Room for `words` tagged words; new memory is zeroed and the epochs restart.
@@ -80,11 +82,39 @@ pub fn tagged_words(dtype: DType) -> usize {
     }
 }
 
+/// Temporary device memory of the primitives (a sort's alternate buffers, say), grown
+/// on demand, reused by later calls and released with the context.
+pub struct Scratch {
+    pub ptr: CUdeviceptr,
+    pub bytes: usize,
+}
+
+impl Scratch {
+    /// At least `bytes` of scratch memory, in stream order.
+    pub fn ensure(&mut self, stream: CUstream, bytes: usize) -> Result<CUdeviceptr> {
+        if bytes <= self.bytes && self.ptr != 0 {
+            return Ok(self.ptr);
+        }
+        // SAFETY: stream-ordered on the stream all earlier users of the memory ran on.
+        unsafe {
+            if self.ptr != 0 {
+                drv::free_async(self.ptr, stream).during("cuMemFreeAsync (scratch)")?;
+                self.ptr = 0;
+                self.bytes = 0;
+            }
+            self.ptr = drv::malloc_async(stream, bytes).during(&format!("allocating {bytes} bytes of scratch memory"))?;
+        }
+        self.bytes = bytes;
+        Ok(self.ptr)
+    }
+}
+
 /// What may change after the context is created; guarded by one lock.
 pub struct State {
     /// Where work is issued: the context's own stream or the caller's.
     pub stream: CUstream,
     pub sync: SyncState,
+    pub scratch: Scratch,
 }
 
 /// A few bytes of pinned host memory the device writes results into directly.
@@ -141,6 +171,7 @@ impl CudaShared {
             state: Mutex::new(State {
                 stream: own_stream,
                 sync: SyncState { ptr: 0, word_capacity: 0, epoch: 1, tickets_issued: 0 },
+                scratch: Scratch { ptr: 0, bytes: 0 },
             }),
         })
     }
@@ -186,8 +217,10 @@ impl Drop for CudaShared {
             let _ = drv::ctx::set_current(self.context);
             let _ = sys::cuCtxSynchronize();
             let state = self.state.get_mut().unwrap_or_else(|p| p.into_inner());
-            if state.sync.ptr != 0 {
-                let _ = drv::free_async(state.sync.ptr, self.own_stream);
+            for ptr in [state.sync.ptr, state.scratch.ptr] {
+                if ptr != 0 {
+                    let _ = drv::free_async(ptr, self.own_stream);
+                }
             }
             let _ = drv::stream::synchronize(self.own_stream);
             self.loader.unload_all();

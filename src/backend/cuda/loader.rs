@@ -81,9 +81,15 @@ struct LoadedModule {
     functions: HashMap<&'static str, CUfunction>,
 }
 
-/// A module of one context: which source, for which element type. The tuning
-/// defines are fixed for the life of the process, so they need no place in the key.
-type ModuleKey = (&'static str, DType);
+/// A module of one context: which source, and what it is instantiated for (a dtype,
+/// or the widths it was built for: see `variant`). The tuning defines are fixed for
+/// the life of the process, so they need no place in the key.
+type ModuleKey = (&'static str, u32);
+
+/// The variant key of a module instantiated for one element type.
+pub fn variant(dtype: DType) -> u32 {
+    dtype as u32
+}
 
 /// The modules loaded into one CUDA context.
 pub struct Loader {
@@ -100,18 +106,18 @@ impl Loader {
         Loader { arch, modules: Mutex::new(HashMap::new()) }
     }
 
-    /// Kernel `kernel` of `source` instantiated for `dtype`. On a hit this is two
+    /// Kernel `kernel` of `source` instantiated as `variant`. On a hit this is two
     /// lookups on static keys; only the first use builds the spec (`spec()`),
     /// compiles and loads the module. The context must be current.
     pub fn function(
         &self,
         source: Source,
-        dtype: DType,
+        variant: u32,
         kernel: &'static str,
         spec: impl FnOnce() -> ModuleSpec,
     ) -> Result<CUfunction> {
         let mut modules = self.modules.lock().unwrap();
-        let loaded = match modules.entry((source.name, dtype)) {
+        let loaded = match modules.entry((source.name, variant)) {
             Entry::Occupied(e) => e.into_mut(),
             Entry::Vacant(e) => {
                 let image = cubin(&spec(), &self.arch)?;

@@ -8,6 +8,7 @@ mod launch;
 mod loader;
 mod memory;
 mod nvrtc;
+mod radix_sort;
 mod reduce;
 mod scan;
 mod sources;
@@ -21,8 +22,8 @@ use std::sync::Arc;
 use cudarc::driver::result as drv;
 use cudarc::driver::sys::{self, CUdeviceptr};
 
-use super::{Backend, BackendKind, Memory};
-use crate::dtype::{DType, Op, ScanMode};
+use super::{Backend, BackendKind, Memory, SortValues};
+use crate::dtype::{DType, Op, Order, ScanMode};
 use crate::error::{invalid, Error, Result};
 use context::CudaShared;
 use driver::DriverContext;
@@ -136,6 +137,14 @@ impl Backend for CudaBackend {
     fn scan(&self, input: &Memory, output: &Memory, dtype: DType, len: usize, op: Op, mode: ScanMode) -> Result<()> {
         scan::scan(&self.shared, input.as_device()?, output.as_device()?, dtype, len, op, mode)
     }
+
+    fn radix_sort(&self, keys: &Memory, key_dtype: DType, values: Option<SortValues>, len: usize, order: Order) -> Result<()> {
+        let values = match values {
+            Some(v) => Some((v.memory.as_device()?, v.dtype)),
+            None => None,
+        };
+        radix_sort::sort(&self.shared, keys.as_device()?, key_dtype, values, len, order)
+    }
 }
 
 #[cfg(test)]
@@ -143,8 +152,11 @@ mod tests {
     use super::*;
 
     /// Every module the library instantiates.
-    fn all_modules() -> Vec<(DType, loader::ModuleSpec)> {
-        DType::ALL.iter().flat_map(|&d| [(d, reduce::module(d)), (d, scan::module(d))]).collect()
+    fn all_modules() -> Vec<(String, loader::ModuleSpec)> {
+        let mut all: Vec<(String, loader::ModuleSpec)> =
+            DType::ALL.iter().flat_map(|&d| [(d.name().to_string(), reduce::module(d)), (d.name().to_string(), scan::module(d))]).collect();
+        all.extend(radix_sort::all_widths().into_iter().map(|(k, v)| (format!("keys {k}B values {v}B"), radix_sort::module(k, v))));
+        all
     }
 
     /// NVRTC needs no GPU: every kernel module compiles for sm_80 and sm_90 without
@@ -162,11 +174,11 @@ mod tests {
         }
         let mut failures = Vec::new();
         for arch in ["sm_80", "sm_90"] {
-            for (dtype, spec) in all_modules() {
+            for (what, spec) in all_modules() {
                 match nvrtc::compile(spec.source.name, spec.source.text, arch, &spec.options) {
                     Ok(c) if c.log.is_empty() => assert!(!c.cubin.is_empty()),
-                    Ok(c) => failures.push(format!("{} {} {arch}: warnings:\n{}", spec.source.name, dtype.name(), c.log)),
-                    Err(e) => failures.push(format!("{} {} {arch}: {e}", spec.source.name, dtype.name())),
+                    Ok(c) => failures.push(format!("{} {what} {arch}: warnings:\n{}", spec.source.name, c.log)),
+                    Err(e) => failures.push(format!("{} {what} {arch}: {e}", spec.source.name)),
                 }
             }
         }

@@ -5,7 +5,7 @@ use cudarc::driver::result as drv;
 use super::context::{tagged_words, CudaShared, State};
 use super::driver::DriverContext;
 use super::launch::{launch, Arg};
-use super::loader::ModuleSpec;
+use super::loader::{variant, ModuleSpec};
 use super::memory::DeviceMemory;
 use super::sources;
 use super::tuning::knob;
@@ -49,7 +49,7 @@ fn launch_reduce(shared: &CudaShared, state: &mut State, input: &DeviceMemory, d
         Op::Min => "reduce_min",
         Op::Max => "reduce_max",
     };
-    let f = shared.loader.function(sources::REDUCE, dtype, kernel, || module(dtype))?;
+    let f = shared.loader.function(sources::REDUCE, variant(dtype), kernel, || module(dtype))?;
     // Every block but 0 publishes its partial as tagged words (kernels/common/tagged.cuh).
     let (partials, epoch) = state.sync.begin_run(stream, grid * tagged_words(dtype))?;
     // SAFETY: arguments match reduce_<op>(in, n, partials, epoch, out); the sync

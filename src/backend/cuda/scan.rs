@@ -2,7 +2,7 @@
 
 use super::context::{tagged_words, CudaShared, SCAN_TICKET_OFFSET};
 use super::launch::{launch, Arg};
-use super::loader::ModuleSpec;
+use super::loader::{variant, ModuleSpec};
 use super::memory::DeviceMemory;
 use super::sources;
 use super::tuning::knob;
@@ -78,7 +78,7 @@ pub fn scan(
         (Op::Max, ScanMode::Inclusive) => "scan_max_inclusive",
         (Op::Max, ScanMode::Exclusive) => "scan_max_exclusive",
     };
-    let f = shared.loader.function(sources::SCAN, dtype, kernel, || module(dtype))?;
+    let f = shared.loader.function(sources::SCAN, variant(dtype), kernel, || module(dtype))?;
     let sync = &mut state.sync;
     let (aggregate, epoch) = sync.begin_run(stream, (tiles + anchors) * words)?;
     let inclusive = aggregate + (tiles * words * 8) as u64;

@@ -12,6 +12,10 @@ pub const HEADERS: &[(&str, &str)] = &[
     ("common/tile_io.cuh", include_str!("../../../kernels/common/tile_io.cuh")),
     ("common/tagged.cuh", include_str!("../../../kernels/common/tagged.cuh")),
     ("common/lookback.cuh", include_str!("../../../kernels/common/lookback.cuh")),
+    ("common/radix_key.cuh", include_str!("../../../kernels/common/radix_key.cuh")),
+    ("common/digit_histogram.cuh", include_str!("../../../kernels/common/digit_histogram.cuh")),
+    ("common/block_radix_rank.cuh", include_str!("../../../kernels/common/block_radix_rank.cuh")),
+    ("common/digit_lookback.cuh", include_str!("../../../kernels/common/digit_lookback.cuh")),
 ];
 
 /// One device algorithm's source file.
@@ -23,3 +27,4 @@ pub struct Source {
 
 pub const REDUCE: Source = Source { name: "reduce.cu", text: include_str!("../../../kernels/reduce.cu") };
 pub const SCAN: Source = Source { name: "scan.cu", text: include_str!("../../../kernels/scan.cu") };
+pub const RADIX_SORT: Source = Source { name: "radix_sort.cu", text: include_str!("../../../kernels/radix_sort.cu") };

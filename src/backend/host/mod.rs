@@ -4,13 +4,14 @@
 mod memory;
 mod reduce;
 mod scan;
+mod sort;
 
 pub use memory::HostMemory;
 
 use std::ffi::c_void;
 
-use super::{Backend, BackendKind, Memory};
-use crate::dtype::{DType, Op, ScanMode};
+use super::{Backend, BackendKind, Memory, SortValues};
+use crate::dtype::{DType, Op, Order, ScanMode};
 use crate::error::{unsupported, Result};
 
 pub struct HostBackend;
@@ -106,6 +107,15 @@ impl Backend for HostBackend {
         mode: ScanMode,
     ) -> Result<()> {
         scan::scan(input.as_host()?, output.as_host()?, dtype, len, op, mode);
+        Ok(())
+    }
+
+    fn radix_sort(&self, keys: &Memory, key_dtype: DType, values: Option<SortValues>, len: usize, order: Order) -> Result<()> {
+        let values = match values {
+            Some(v) => Some((v.memory.as_host()?, v.dtype)),
+            None => None,
+        };
+        sort::stable_sort(keys.as_host()?, key_dtype, values, len, order);
         Ok(())
     }
 }

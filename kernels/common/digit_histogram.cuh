@@ -1,0 +1,53 @@
+// Block-level histograms of every digit of a key at once (one per pass of an LSD
+// radix sort), counted in shared memory and added to device-wide u64 counters at the
+// end. When a whole warp adds to the same counter (sorted runs, all-equal or
+// few-distinct keys) one lane adds for all: same-address shared atomics would
+// otherwise serialise 32-fold.
+#pragma once
+#include "common/radix_key.cuh"
+#include "common/warp.cuh"
+
+namespace gp {
+
+template <int BLOCK, int PASSES, int RADIX_BITS>
+struct BlockDigitHistogram {
+    static constexpr int RADIX = 1 << RADIX_BITS;
+    struct Storage {
+        u32 counts[PASSES][RADIX];
+    };
+
+    // The whole block; ends with a barrier.
+    __device__ __forceinline__ static void clear(Storage &s) {
+        for (int i = threadIdx.x; i < PASSES * RADIX; i += BLOCK) (&s.counts[0][0])[i] = 0;
+        __syncthreads();
+    }
+
+    // Counts one ordered key in every pass's histogram. Called by the lanes that
+    // hold a key (any subset of the warp, converged).
+    template <class U>
+    __device__ __forceinline__ static void add(U ordered, Storage &s) {
+        const u32 lanes = __activemask();
+        const int first = __ffs(lanes) - 1;
+#pragma unroll
+        for (int p = 0; p < PASSES; ++p) {
+            const u32 d = digit_of<RADIX_BITS>(ordered, p);
+            if (__all_sync(lanes, d == __shfl_sync(lanes, d, first))) {
+                if (int(threadIdx.x % WARP) == first) atomicAdd(&s.counts[p][d], u32(__popc(lanes)));
+            } else {
+                atomicAdd(&s.counts[p][d], 1u);
+            }
+        }
+    }
+
+    // The whole block, after every add: adds the block's counts to `global`
+    // ([PASSES][RADIX] u64 counters).
+    __device__ __forceinline__ static void flush(unsigned long long *global, Storage &s) {
+        __syncthreads();
+        for (int i = threadIdx.x; i < PASSES * RADIX; i += BLOCK) {
+            const u32 c = (&s.counts[0][0])[i];
+            if (c) atomicAdd(global + i, (unsigned long long)c);
+        }
+    }
+};
+
+}  // namespace gp

@@ -1,0 +1,62 @@
+// Sort keys as unsigned bit patterns whose unsigned order is the wanted order, and
+// their digits. One module serves every dtype of a width: the key's kind (unsigned,
+// signed, float) and the direction arrive at run time, uniform across the grid.
+//
+// The mapping is applied on the fly wherever a digit is needed; keys themselves move
+// unchanged, so nothing has to be undone at the end and NaN payloads survive.
+#pragma once
+#include "common/types.cuh"
+
+namespace gp {
+
+template <int BYTES> struct BitsOf;
+template <> struct BitsOf<1> { typedef u8 type; };
+template <> struct BitsOf<2> { typedef u16 type; };
+template <> struct BitsOf<4> { typedef u32 type; };
+template <> struct BitsOf<8> { typedef u64 type; };
+
+// The kind of a key, as the host passes it (src/backend/cuda/radix_sort.rs).
+constexpr u32 KEY_UNSIGNED = 0;
+constexpr u32 KEY_SIGNED = 1;
+constexpr u32 KEY_FLOAT = 2;
+constexpr u32 KEY_DESCENDING = 4;  // or'ed into the kind
+
+// The bits of +inf for a float of this width (4 or 8 bytes; unused otherwise).
+template <class U>
+__device__ __forceinline__ U float_inf_bits() {
+    if constexpr (sizeof(U) == 8) return U(0x7ff0000000000000ull);
+    else if constexpr (sizeof(U) == 4) return U(0x7f800000u);
+    else return U(~U(0));
+}
+
+template <class U>
+struct KeyOrder {
+    static constexpr int BITS = sizeof(U) * 8;
+    static constexpr U SIGN = U(U(1) << (BITS - 1));
+    u32 kind;  // KEY_* | maybe KEY_DESCENDING
+    U flip;    // all ones when descending
+
+    __device__ __forceinline__ explicit KeyOrder(u32 key_order)
+        : kind(key_order & 3), flip((key_order & KEY_DESCENDING) ? U(~U(0)) : U(0)) {}
+
+    // Floats: -inf < ... < -0.0 < +0.0 < ... < +inf < every NaN (one value); signed
+    // integers: the sign bit flipped; descending: all bits complemented, so the
+    // sort is always ascending on these patterns and stays stable.
+    __device__ __forceinline__ U ordered(U bits) const {
+        if (kind == KEY_FLOAT) {
+            if (U(bits & U(~SIGN)) > float_inf_bits<U>()) bits = U(~U(0));
+            else bits = (bits & SIGN) ? U(~bits) : U(bits | SIGN);
+        } else if (kind == KEY_SIGNED) {
+            bits = U(bits ^ SIGN);
+        }
+        return U(bits ^ flip);
+    }
+};
+
+// Digit `pass` (least significant first) of an ordered pattern.
+template <int RADIX_BITS, class U>
+__device__ __forceinline__ u32 digit_of(U ordered, int pass) {
+    return u32(ordered >> (pass * RADIX_BITS)) & ((1u << RADIX_BITS) - 1);
+}
+
+}  // namespace gp

@@ -1,0 +1,314 @@
+// Device-wide LSD radix sort in the manner of Onesweep (Adinets & Merrill, 2022),
+// in place on the caller's keys (and values) with one alternate buffer of each.
+//
+//   radix_histogram  one read of the keys: the histogram of every digit at once, and
+//                    whether the keys are already in the wanted order, or in exactly
+//                    the opposite order with no two equal;
+//   radix_plan       one block: each pass's digit starts (scan of its histogram),
+//                    which passes can be skipped (every key has the same digit), and
+//                    where each pass reads from; written to device memory, so the
+//                    host never waits;
+//   radix_pass       one per digit, least significant first: a tile ranks its keys
+//                    by the digit in the block (common/block_radix_rank.cuh), takes
+//                    its digit offsets by look-back over earlier tiles' counts
+//                    (common/digit_lookback.cuh), and scatters keys then values
+//                    through shared memory, so each digit's run is written together;
+//   radix_finish     the reversal of an input in exactly the opposite order, or the
+//                    copy back when the last pass wrote the alternate buffer.
+//
+// Every kernel after the histogram reads the plan and returns at once when it has
+// nothing to do, so an already-sorted input costs one read. Pass kernels are
+// persistent: each block takes tile after tile by ticket, so a tile only ever waits for
+// tiles taken before it, by blocks that are running.
+//
+// Keys of more than 2^32 - 1 elements are sorted in portions of PORTION_TILES tiles per
+// launch (look-back counts are 32-bit); each portion's last tile hands the digit
+// starts of the next portion on through Control::chain.
+//
+// Instantiated by key and value width (not by dtype): -DGP_KEY_BYTES=1|2|4|8
+// -DGP_VALUE_BYTES=0|1|2|4|8, tuning -DGP_BLOCK_THREADS -DGP_ITEMS
+// -DGP_HIST_BLOCK_THREADS -DGP_PORTION_TILES, and -DGP_CONTROL_BYTES (the size the
+// host allocates for Control). Tuning lives in src/backend/cuda/radix_sort.rs.
+#include "common/types.cuh"
+#include "common/radix_key.cuh"
+#include "common/digit_histogram.cuh"
+#include "common/block_radix_rank.cuh"
+#include "common/digit_lookback.cuh"
+#include "common/block_scan.cuh"
+#include "common/tile_io.cuh"
+
+typedef gp::BitsOf<GP_KEY_BYTES>::type K;
+#if GP_VALUE_BYTES > 0
+typedef gp::BitsOf<GP_VALUE_BYTES>::type V;
+constexpr bool HAS_VALUES = true;
+#else
+typedef u8 V;  // unused
+constexpr bool HAS_VALUES = false;
+#endif
+
+constexpr int BLOCK = GP_BLOCK_THREADS;
+constexpr int ITEMS = GP_ITEMS;  // per thread
+constexpr u32 TILE = (u32)BLOCK * ITEMS;
+constexpr int MIN_BLOCKS = GP_MIN_BLOCKS;  // resident pass blocks per SM the registers must allow
+constexpr int HIST_BLOCK = GP_HIST_BLOCK_THREADS;
+constexpr int RADIX_BITS = 8;
+constexpr int RADIX = 1 << RADIX_BITS;
+constexpr int PASSES = sizeof(K) * 8 / RADIX_BITS;
+constexpr int MAX_PASSES = 8;
+constexpr usize PORTION = (usize)GP_PORTION_TILES * TILE;  // keys per pass launch
+constexpr int MAX_PORTIONS = 256;
+
+typedef gp::BlockRadixRank<BLOCK, ITEMS, RADIX_BITS> Rank;
+typedef gp::DigitLookBack<RADIX> LookBack;
+
+// What the plan decided.
+constexpr u32 MODE_DIGITS = 0;   // sort digit by digit
+constexpr u32 MODE_SORTED = 1;   // already in order: nothing to do
+constexpr u32 MODE_REVERSE = 2;  // in exactly the opposite order, no two equal: reverse
+
+// The sort's control block in device memory; the host zeroes it before each sort.
+struct Control {
+    unsigned long long hist[MAX_PASSES][RADIX];  // keys per digit value, per pass
+    u32 unsorted;                                // some neighbours out of the wanted order
+    u32 not_reversed;                            // some neighbours not strictly the other way
+    u32 tickets[MAX_PASSES][MAX_PORTIONS];       // tiles handed out, per pass launch
+    // Written by radix_plan:
+    u32 mode;
+    u32 copy_back;                // the last active pass wrote the alternate buffer
+    u32 active[MAX_PASSES];       // the pass has work (its digit is not the same everywhere)
+    u32 from_alt[MAX_PASSES];     // the pass reads the alternate buffer
+    usize bins[MAX_PASSES][RADIX];  // where each digit's run starts, per pass
+    usize chain[2][RADIX];          // digit starts handed from one portion to the next
+};
+static_assert(sizeof(Control) <= GP_CONTROL_BYTES, "the host allocates GP_CONTROL_BYTES");
+
+// ----------------------------------------------------------------------------------
+// Histogram and order check
+// ----------------------------------------------------------------------------------
+
+extern "C" __global__ void __launch_bounds__(HIST_BLOCK)
+radix_histogram(const K *keys, usize n, u32 key_order, Control *ctl) {
+    typedef gp::BlockDigitHistogram<HIST_BLOCK, PASSES, RADIX_BITS> Hist;
+    __shared__ typename Hist::Storage hist;
+    const gp::KeyOrder<K> order(key_order);
+    Hist::clear(hist);
+
+    bool unsorted = false, not_reversed = false;
+    // a comes right before b in the input
+    auto neighbours = [&](K a, K b) {
+        unsorted |= a > b;
+        not_reversed |= a <= b;
+    };
+    constexpr int PER_VEC = 16 / sizeof(K);
+    const usize stride = (usize)gridDim.x * HIST_BLOCK;
+    usize scalar_from = 0;
+    if (gp::aligned16(keys)) {
+        const usize vecs = n / PER_VEC;
+        for (usize v = (usize)blockIdx.x * HIST_BLOCK + threadIdx.x; v < vecs; v += stride) {
+            const gp::Vec16 raw = gp::load_vec16_streaming(keys + v * PER_VEC);
+            K x[PER_VEC];
+            memcpy(x, &raw, sizeof(x));
+#pragma unroll
+            for (int k = 0; k < PER_VEC; ++k) {
+                x[k] = order.ordered(x[k]);
+                Hist::add(x[k], hist);
+            }
+#pragma unroll
+            for (int k = 0; k + 1 < PER_VEC; ++k) neighbours(x[k], x[k + 1]);
+            // The key after this vector: the next lane loads it too, so it is cached.
+            const usize next = (v + 1) * PER_VEC;
+            if (next < n) neighbours(x[PER_VEC - 1], order.ordered(keys[next]));
+        }
+        scalar_from = vecs * PER_VEC;
+    }
+    // The tail after the last whole vector, or everything when the keys are not
+    // 16-byte aligned (a wrapped pointer).
+    for (usize i = scalar_from + (usize)blockIdx.x * HIST_BLOCK + threadIdx.x; i < n; i += stride) {
+        const K m = order.ordered(keys[i]);
+        Hist::add(m, hist);
+        if (i + 1 < n) neighbours(m, order.ordered(keys[i + 1]));
+    }
+    Hist::flush(&ctl->hist[0][0], hist);
+    const int any_unsorted = __syncthreads_or(unsorted);
+    const int any_not_reversed = __syncthreads_or(not_reversed);
+    if (threadIdx.x == 0) {
+        if (any_unsorted) ctl->unsorted = 1;
+        if (any_not_reversed) ctl->not_reversed = 1;
+    }
+}
+
+// ----------------------------------------------------------------------------------
+// Plan: one block of RADIX threads, thread d for digit value d
+// ----------------------------------------------------------------------------------
+
+extern "C" __global__ void __launch_bounds__(RADIX) radix_plan(usize n, Control *ctl) {
+    typedef gp::BlockScan<usize, RADIX> Scan;
+    __shared__ typename Scan::Storage scan;
+    __shared__ u32 trivial[MAX_PASSES];
+    const u32 d = threadIdx.x;
+    for (int p = 0; p < PASSES; ++p) {
+        const usize c = ctl->hist[p][d];
+        usize start;
+        Scan::exclusive(c, start, gp::SumOp<usize>(), scan, gp::NoPrefix());
+        ctl->bins[p][d] = start;
+        const int one_digit = __syncthreads_or(c == n);  // also orders the scan storage's reuse
+        if (d == 0) trivial[p] = one_digit;
+    }
+    __syncthreads();
+    if (d == 0) {
+        const u32 mode = !ctl->unsorted ? MODE_SORTED : !ctl->not_reversed ? MODE_REVERSE : MODE_DIGITS;
+        u32 from_alt = 0;
+        for (int p = 0; p < MAX_PASSES; ++p) {
+            const u32 active = mode == MODE_DIGITS && p < PASSES && !trivial[p];
+            ctl->active[p] = active;
+            ctl->from_alt[p] = from_alt;
+            from_alt ^= active;
+        }
+        ctl->copy_back = from_alt;
+        ctl->mode = mode;
+    }
+}
+
+// ----------------------------------------------------------------------------------
+// One digit pass over one portion
+// ----------------------------------------------------------------------------------
+
+extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS)
+radix_pass(K *keys, K *alt, V *values, V *alt_values, usize n, usize portion_start, Control *ctl, u64 *state,
+           u32 pass, u32 portion, u32 key_order, u32 epoch) {
+    if (ctl->mode != MODE_DIGITS || !ctl->active[pass]) return;
+    const bool from_alt = ctl->from_alt[pass];
+    const K *src = from_alt ? alt : keys;
+    K *dst = from_alt ? keys : alt;
+    const V *vsrc = from_alt ? alt_values : values;
+    V *vdst = from_alt ? values : alt_values;
+    const usize *bins_in = portion == 0 ? ctl->bins[pass] : ctl->chain[(portion - 1) & 1];
+    usize *bins_out = ctl->chain[portion & 1];
+    u32 *ticket = &ctl->tickets[pass][portion];
+    const usize len = n - portion_start < PORTION ? n - portion_start : PORTION;
+    const u32 tiles = (u32)((len + TILE - 1) / TILE);
+
+    __shared__ union {
+        typename Rank::Storage rank;
+        K keys[TILE];
+        V values[TILE];
+    } s;
+    __shared__ usize digit_dest[RADIX];  // + position in the tile's digit order = output index
+    __shared__ u32 tile_slot;
+
+    const gp::KeyOrder<K> order(key_order);
+    const u32 lane = threadIdx.x % gp::WARP, warp = threadIdx.x / gp::WARP;
+    const u32 span = warp * gp::WARP * ITEMS;  // the warp's first item in the tile
+    for (;;) {
+        if (threadIdx.x == 0) tile_slot = atomicAdd(ticket, 1u);
+        __syncthreads();
+        const u32 tile = tile_slot;
+        if (tile >= tiles) return;
+        const usize tile_start = portion_start + (usize)tile * TILE;
+        const u32 valid = len - (usize)tile * TILE < TILE ? (u32)(len - (usize)tile * TILE) : TILE;
+
+        K key[ITEMS];
+        u32 digit[ITEMS], rank[ITEMS];
+        if (valid == TILE) {
+#pragma unroll
+            for (int j = 0; j < ITEMS; ++j) key[j] = src[tile_start + span + j * gp::WARP + lane];
+        } else {
+#pragma unroll
+            for (int j = 0; j < ITEMS; ++j) {
+                const u32 i = span + j * gp::WARP + lane;
+                key[j] = i < valid ? src[tile_start + i] : K(0);
+            }
+        }
+#pragma unroll
+        for (int j = 0; j < ITEMS; ++j) {
+            const u32 i = span + j * gp::WARP + lane;
+            digit[j] = i < valid ? gp::digit_of<RADIX_BITS>(order.ordered(key[j]), pass) : Rank::NO_DIGIT;
+        }
+
+        const u32 total = Rank::count(digit, rank, s.rank);
+        const u32 d = threadIdx.x;
+        if (d < RADIX) LookBack::publish(state, tile, d, total, tile == 0, epoch);
+        const u32 offset = Rank::finish(digit, rank, total, s.rank);
+        if (d < RADIX) {
+            const u32 before = tile == 0 ? 0 : LookBack::exclusive_prefix(state, tile, d, epoch);
+            if (tile != 0) LookBack::publish(state, tile, d, before + total, true, epoch);
+            digit_dest[d] = bins_in[d] + before - offset;  // wraps back when a rank is added
+            if (tile == tiles - 1) bins_out[d] = bins_in[d] + before + total;
+        }
+
+        // Keys into digit order in shared memory, then out: consecutive threads write
+        // consecutive keys of a digit's run.
+#pragma unroll
+        for (int j = 0; j < ITEMS; ++j)
+            if (digit[j] != Rank::NO_DIGIT) s.keys[rank[j]] = key[j];
+        __syncthreads();
+        u32 out_digit[ITEMS];
+#pragma unroll
+        for (int k = 0; k < ITEMS; ++k) {
+            const u32 i = k * BLOCK + threadIdx.x;
+            if (i < valid) {
+                const K x = s.keys[i];
+                out_digit[k] = gp::digit_of<RADIX_BITS>(order.ordered(x), pass);
+                dst[digit_dest[out_digit[k]] + i] = x;
+            }
+        }
+        if constexpr (HAS_VALUES) {
+            V value[ITEMS];
+#pragma unroll
+            for (int j = 0; j < ITEMS; ++j) {
+                const u32 i = span + j * gp::WARP + lane;
+                if (i < valid) value[j] = vsrc[tile_start + i];
+            }
+            __syncthreads();  // every key has left s.keys
+#pragma unroll
+            for (int j = 0; j < ITEMS; ++j)
+                if (span + j * gp::WARP + lane < valid) s.values[rank[j]] = value[j];
+            __syncthreads();
+#pragma unroll
+            for (int k = 0; k < ITEMS; ++k) {
+                const u32 i = k * BLOCK + threadIdx.x;
+                if (i < valid) vdst[digit_dest[out_digit[k]] + i] = s.values[i];
+            }
+        }
+        // The next ticket's barrier orders these reads before shared memory is reused.
+    }
+}
+
+// ----------------------------------------------------------------------------------
+// Finish: reverse, or copy back from the alternate buffer
+// ----------------------------------------------------------------------------------
+
+// Copies n elements, with 16-byte vectors where both sides are aligned.
+template <class T>
+__device__ __forceinline__ void copy_elements(T *dst, const T *src, usize n, usize first, usize stride) {
+    constexpr int PER_VEC = 16 / sizeof(T);
+    usize scalar_from = 0;
+    if (gp::aligned16(dst) && gp::aligned16(src)) {
+        const usize vecs = n / PER_VEC;
+        for (usize v = first; v < vecs; v += stride)
+            gp::store_vec16_streaming(dst + v * PER_VEC, gp::load_vec16_streaming(src + v * PER_VEC));
+        scalar_from = vecs * PER_VEC;
+    }
+    for (usize i = scalar_from + first; i < n; i += stride) dst[i] = src[i];
+}
+
+template <class T>
+__device__ __forceinline__ void reverse_elements(T *x, usize n, usize first, usize stride) {
+    for (usize i = first; i < n / 2; i += stride) {
+        const T a = x[i], b = x[n - 1 - i];
+        x[i] = b;
+        x[n - 1 - i] = a;
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(HIST_BLOCK)
+radix_finish(K *keys, const K *alt, V *values, const V *alt_values, usize n, const Control *ctl) {
+    const usize first = (usize)blockIdx.x * HIST_BLOCK + threadIdx.x, stride = (usize)gridDim.x * HIST_BLOCK;
+    if (ctl->mode == MODE_REVERSE) {
+        reverse_elements(keys, n, first, stride);
+        if constexpr (HAS_VALUES) reverse_elements(values, n, first, stride);
+    } else if (ctl->mode == MODE_DIGITS && ctl->copy_back) {
+        copy_elements(keys, alt, n, first, stride);
+        if constexpr (HAS_VALUES) copy_elements(values, alt_values, n, first, stride);
+    }
+}

@@ -1,0 +1,189 @@
+//! Planning and launching the onesweep radix sort (kernels/radix_sort.cu): one
+//! histogram launch, one plan launch, one launch per digit pass (and per portion of
+//! 2^32 keys), and one finishing launch. What each launch does is decided on the
+//! device by the plan (skipped digits, already-sorted or reversed input), so the
+//! host issues the same launches every time and never waits.
+
+use cudarc::driver::result as drv;
+
+use super::context::CudaShared;
+use super::driver::DriverContext;
+use super::launch::{launch, resident_blocks, Arg};
+use super::loader::ModuleSpec;
+use super::memory::DeviceMemory;
+use super::sources;
+use super::tuning::knob;
+use crate::dtype::{DType, Order};
+use crate::error::{invalid, Result};
+
+const RADIX_BITS: usize = 8;
+const RADIX: usize = 1 << RADIX_BITS;
+/// Bytes of the kernels' Control block (its size is checked against this at compile time).
+const CONTROL_BYTES: usize = 64 << 10;
+/// Pass launches per digit the Control block has tickets for (kernels: MAX_PORTIONS).
+const MAX_PORTIONS: usize = 256;
+/// Key kinds and the descending flag, as kernels/common/radix_key.cuh reads them.
+const KEY_SIGNED: u32 = 1;
+const KEY_FLOAT: u32 = 2;
+const KEY_DESCENDING: u32 = 4;
+
+/// Tuning: threads per block and keys per thread of a digit pass, and how many of its
+/// blocks an SM must hold at once (which caps its registers); threads per block of
+/// the histogram and finishing kernels.
+struct Policy {
+    block: u32,
+    items: u32,
+    min_blocks: u32,
+    hist_block: u32,
+}
+
+fn policy(key_bytes: usize, value_bytes: usize) -> Policy {
+    let (items_knob, items) = match key_bytes {
+        1 => ("radix.items1", 16),
+        2 => ("radix.items2", 16),
+        4 => ("radix.items4", 16),
+        _ => ("radix.items8", 16),
+    };
+    // Keys only fit 3 blocks of 256 threads in 80 registers without spilling; pairs
+    // hold values and ranks at once and get 128 (2 blocks).
+    let min_blocks = if value_bytes == 0 { knob("radix.min_blocks_keys", 3) } else { knob("radix.min_blocks_pairs", 2) };
+    Policy { block: knob("radix.block", 256), items: knob(items_knob, items), min_blocks, hist_block: knob("radix.hist_block", 256) }
+}
+
+impl Policy {
+    fn tile(&self) -> usize {
+        (self.block * self.items) as usize
+    }
+    /// Tiles per pass launch: a digit's count over a launch stays below 2^32.
+    fn portion_tiles(&self) -> usize {
+        u32::MAX as usize / self.tile()
+    }
+}
+
+/// The module for keys of `key_bytes` and values of `value_bytes` (0: none).
+pub fn module(key_bytes: usize, value_bytes: usize) -> ModuleSpec {
+    let p = policy(key_bytes, value_bytes);
+    ModuleSpec {
+        source: sources::RADIX_SORT,
+        options: vec![
+            format!("-DGP_KEY_BYTES={key_bytes}"),
+            format!("-DGP_VALUE_BYTES={value_bytes}"),
+            format!("-DGP_BLOCK_THREADS={}", p.block),
+            format!("-DGP_ITEMS={}", p.items),
+            format!("-DGP_MIN_BLOCKS={}", p.min_blocks),
+            format!("-DGP_HIST_BLOCK_THREADS={}", p.hist_block),
+            format!("-DGP_PORTION_TILES={}", p.portion_tiles()),
+            format!("-DGP_CONTROL_BYTES={CONTROL_BYTES}"),
+        ],
+    }
+}
+
+/// Every (key width, value width) the library instantiates.
+#[cfg(test)]
+pub fn all_widths() -> Vec<(usize, usize)> {
+    [1, 2, 4, 8].into_iter().flat_map(|k| [0, 1, 2, 4, 8].into_iter().map(move |v| (k, v))).collect()
+}
+
+/// How the kernels read a key of `dtype` in `order` (kernels/common/radix_key.cuh).
+fn key_order(dtype: DType, order: Order) -> u32 {
+    let kind = match dtype {
+        DType::F32 | DType::F64 => KEY_FLOAT,
+        DType::I8 | DType::I16 | DType::I32 | DType::I64 => KEY_SIGNED,
+        _ => 0,
+    };
+    kind | if order == Order::Descending { KEY_DESCENDING } else { 0 }
+}
+
+fn round_up(bytes: usize) -> usize {
+    bytes.div_ceil(256) * 256
+}
+
+pub fn sort(
+    shared: &CudaShared,
+    keys: &DeviceMemory,
+    key_dtype: DType,
+    values: Option<(&DeviceMemory, DType)>,
+    len: usize,
+    order: Order,
+) -> Result<()> {
+    let key_bytes = key_dtype.size();
+    let value_bytes = values.map_or(0, |(_, d)| d.size());
+    let p = policy(key_bytes, value_bytes);
+    let portion = p.portion_tiles() * p.tile();
+    let portions = len.div_ceil(portion);
+    if portions > MAX_PORTIONS {
+        return Err(invalid(format!("{len} keys: at most {} can be sorted", portion * MAX_PORTIONS)));
+    }
+    let passes = key_bytes * 8 / RADIX_BITS;
+    let variant = (key_bytes * 16 + value_bytes) as u32;
+    let spec = || module(key_bytes, value_bytes);
+    let load = |kernel| shared.loader.function(sources::RADIX_SORT, variant, kernel, spec);
+
+    let mut state = shared.lock()?;
+    let stream = state.stream;
+    let (histogram, plan, pass_kernel, finish) =
+        (load("radix_histogram")?, load("radix_plan")?, load("radix_pass")?, load("radix_finish")?);
+
+    // Scratch: the alternate keys, the alternate values, the control block.
+    let alt_bytes = round_up(len * key_bytes);
+    let alt_values_bytes = round_up(len * value_bytes);
+    let alt = state.scratch.ensure(stream, alt_bytes + alt_values_bytes + CONTROL_BYTES)?;
+    let alt_values = alt + alt_bytes as u64;
+    let control = alt_values + alt_values_bytes as u64;
+    let values_ptr = values.map_or(0, |(m, _)| m.ptr);
+    let sms = shared.props.sm_count;
+    let order_bits = key_order(key_dtype, order);
+    // SAFETY: the control block lies inside the scratch memory.
+    unsafe { drv::memset_d8_async(control, 0, CONTROL_BYTES, stream) }.during("cuMemsetD8Async (radix control)")?;
+
+    let per_thread = (16 / key_bytes) as u64; // the histogram reads 16-byte vectors
+    let hist_grid = (len as u64).div_ceil(per_thread * p.hist_block as u64).min(resident_blocks(histogram, p.hist_block, sms)?);
+    // SAFETY (every launch below): the arguments match the kernel's parameters in
+    // kernels/radix_sort.cu; keys and values hold `len` elements, the scratch memory
+    // holds the alternate buffers and the control block, the sync memory the
+    // look-back words of one pass launch.
+    unsafe {
+        launch(histogram, hist_grid, p.hist_block, stream, &[Arg::ptr(keys.ptr), Arg::size(len), Arg::u32(order_bits), Arg::ptr(control)])?;
+        launch(plan, 1, RADIX as u32, stream, &[Arg::size(len), Arg::ptr(control)])?;
+    }
+    let pass_grid_limit = resident_blocks(pass_kernel, p.block, sms)?;
+    for pass in 0..passes {
+        for k in 0..portions {
+            let start = k * portion;
+            let tiles = (len - start).min(portion).div_ceil(p.tile());
+            let (lookback, epoch) = state.sync.begin_run(stream, tiles * RADIX)?;
+            unsafe {
+                launch(
+                    pass_kernel,
+                    (tiles as u64).min(pass_grid_limit),
+                    p.block,
+                    stream,
+                    &[
+                        Arg::ptr(keys.ptr),
+                        Arg::ptr(alt),
+                        Arg::ptr(values_ptr),
+                        Arg::ptr(alt_values),
+                        Arg::size(len),
+                        Arg::size(start),
+                        Arg::ptr(control),
+                        Arg::ptr(lookback),
+                        Arg::u32(pass as u32),
+                        Arg::u32(k as u32),
+                        Arg::u32(order_bits),
+                        Arg::u32(epoch),
+                    ],
+                )?;
+            }
+        }
+    }
+    let finish_grid = (len as u64).div_ceil(p.hist_block as u64).min(resident_blocks(finish, p.hist_block, sms)?);
+    unsafe {
+        launch(
+            finish,
+            finish_grid,
+            p.hist_block,
+            stream,
+            &[Arg::ptr(keys.ptr), Arg::ptr(alt), Arg::ptr(values_ptr), Arg::ptr(alt_values), Arg::size(len), Arg::ptr(control)],
+        )
+    }
+}

@@ -1,0 +1,75 @@
+//! Host sort: a stable sort under the library's total order, by a permutation. Each key
+//! becomes its order key (NaN above everything, complemented for descending); the
+//! (order key, index) pairs are sorted, which is stable because indices break ties;
+//! then keys and values are gathered through the permutation.
+
+use rayon::prelude::*;
+
+use super::HostMemory;
+use crate::dtype::{DType, Element, Order};
+use crate::with_element_type;
+
+/// The unsigned key whose ascending order is the wanted order.
+fn sort_key<T: Element>(v: T, order: Order) -> u64 {
+    let k = if v.is_nan() { u64::MAX } else { v.order_key() };
+    match order {
+        Order::Ascending => k,
+        Order::Descending => !k,
+    }
+}
+
+/// Reorders `len` elements of `width` bytes at `mem` so that element i becomes the old
+/// element perm[i].
+fn gather(mem: &HostMemory, width: usize, len: usize, perm: &[usize]) {
+    fn typed<T: Copy + Send + Sync>(mem: &HostMemory, len: usize, perm: &[usize]) {
+        // SAFETY: the buffer holds `len` elements of this width; nothing else touches it.
+        let xs = unsafe { mem.typed_mut::<T>(len) };
+        let old: Vec<T> = xs.to_vec();
+        xs.par_iter_mut().zip(perm.par_iter()).for_each(|(x, &p)| *x = old[p]);
+    }
+    match width {
+        1 => typed::<u8>(mem, len, perm),
+        2 => typed::<u16>(mem, len, perm),
+        4 => typed::<u32>(mem, len, perm),
+        _ => typed::<u64>(mem, len, perm),
+    }
+}
+
+pub(super) fn stable_sort(keys: &HostMemory, key_dtype: DType, values: Option<(&HostMemory, DType)>, len: usize, order: Order) {
+    let mut pairs: Vec<(u64, usize)> = with_element_type!(key_dtype, T => {
+        // SAFETY: the buffer holds `len` elements of T.
+        let xs = unsafe { keys.typed::<T>(len) };
+        xs.par_iter().enumerate().map(|(i, &v)| (sort_key(v, order), i)).collect()
+    });
+    pairs.par_sort_unstable();
+    let perm: Vec<usize> = pairs.into_par_iter().map(|(_, i)| i).collect();
+    gather(keys, key_dtype.size(), len, &perm);
+    if let Some((mem, dtype)) = values {
+        gather(mem, dtype.size(), len, &perm);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn floats_follow_the_total_order_and_ties_keep_input_order() {
+        let keys = [1.0f32, f32::NAN, -0.0, 0.0, f32::NEG_INFINITY, -f32::NAN, 1.0, f32::INFINITY];
+        let mem = HostMemory::zeroed(keys.len() * 4).unwrap();
+        let vals = HostMemory::zeroed(keys.len() * 2).unwrap();
+        unsafe {
+            mem.typed_mut::<f32>(keys.len()).copy_from_slice(&keys);
+            for (i, v) in vals.typed_mut::<u16>(keys.len()).iter_mut().enumerate() {
+                *v = i as u16;
+            }
+        }
+        stable_sort(&mem, DType::F32, Some((&vals, DType::U16)), keys.len(), Order::Ascending);
+        let got: Vec<u16> = unsafe { vals.typed::<u16>(keys.len()).to_vec() };
+        assert_eq!(got, vec![4, 2, 3, 0, 6, 7, 1, 5]);
+        stable_sort(&mem, DType::F32, Some((&vals, DType::U16)), keys.len(), Order::Descending);
+        let got: Vec<u16> = unsafe { vals.typed::<u16>(keys.len()).to_vec() };
+        // NaNs first (in their ascending-sorted order, which kept input order), then 1.0s.
+        assert_eq!(got, vec![1, 5, 7, 0, 6, 3, 2, 4]);
+    }
+}

@@ -1,0 +1,58 @@
+//! gpuprims_radix_sort (and the argument checks the sorts share).
+
+use super::types::*;
+use super::{guard, same_context, try_ref};
+use crate::backend::{Buffer, ContextShared, SortValues};
+use crate::dtype::Order;
+use crate::error::{invalid, Error, Result};
+use std::sync::Arc;
+
+/// The checks every in-place sort makes before any work: the order, the contexts, and
+/// that values (when given) are another buffer of the keys' length.
+fn checked_sort_args<'a>(
+    ctx: &Arc<ContextShared>,
+    keys: &'a Buffer,
+    values: Option<&'a Buffer>,
+    order: gpuprims_order,
+) -> Result<(Order, Option<SortValues<'a>>)> {
+    let order = Order::from_raw(order).map_err(|e| invalid(format!("order: {e}")))?;
+    same_context(ctx, keys, "keys")?;
+    let values = match values {
+        None => None,
+        Some(v) => {
+            same_context(ctx, v, "values")?;
+            if std::ptr::eq(v, keys) {
+                return Err(invalid("keys and values are the same buffer"));
+            }
+            if v.len != keys.len {
+                return Err(Error::SizeMismatch(format!("values has {} elements, keys has {}", v.len, keys.len)));
+            }
+            Some(SortValues { memory: &v.memory, dtype: v.dtype })
+        }
+    };
+    Ok((order, values))
+}
+
+/// Sorts `keys` in place, ascending or descending, with a stable least-significant-digit
+/// radix sort; `values` (NULL, or a buffer of any dtype with keys' length) are moved
+/// with their keys. Floats follow -inf < … < -0.0 < +0.0 < … < +inf < NaN (NaN last
+/// ascending, first descending); equal keys keep their input order in both orders.
+/// Asynchronous on CUDA, in stream order.
+#[no_mangle]
+pub extern "C" fn gpuprims_radix_sort(
+    ctx: *mut gpuprims_context,
+    keys: *mut gpuprims_buffer,
+    values: *mut gpuprims_buffer,
+    order: gpuprims_order,
+) -> gpuprims_status {
+    guard("gpuprims_radix_sort", || {
+        let c = try_ref(ctx, "ctx")?;
+        let k = try_ref(keys, "keys")?;
+        let v = if values.is_null() { None } else { Some(try_ref(values, "values")?) };
+        let (order, vals) = checked_sort_args(c, k, v, order)?;
+        if k.len <= 1 {
+            return Ok(());
+        }
+        c.backend.radix_sort(&k.memory, k.dtype, vals, k.len, order)
+    })
+}
