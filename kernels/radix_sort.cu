@@ -103,30 +103,38 @@ radix_histogram(const K *keys, usize n, u32 key_order, Control *ctl) {
     const usize stride = (usize)gridDim.x * HIST_BLOCK;
     usize scalar_from = 0;
     if (gp::aligned16(keys)) {
+        // UNROLL vectors a thread at a time, all loads in flight before any counting.
+        constexpr int UNROLL = 4;
         const usize vecs = n / PER_VEC;
-        for (usize v = (usize)blockIdx.x * HIST_BLOCK + threadIdx.x; v < vecs; v += stride) {
-            const gp::Vec16 raw = gp::load_vec16_streaming(keys + v * PER_VEC);
-            K x[PER_VEC];
-            memcpy(x, &raw, sizeof(x));
+        for (usize v0 = (usize)blockIdx.x * HIST_BLOCK + threadIdx.x; v0 < vecs; v0 += UNROLL * stride) {
+            gp::Vec16 raw[UNROLL];
 #pragma unroll
-            for (int k = 0; k < PER_VEC; ++k) {
-                x[k] = order.ordered(x[k]);
-                Hist::add(x[k], hist);
+            for (int u = 0; u < UNROLL; ++u)
+                if (v0 + u * stride < vecs) raw[u] = gp::load_vec16_streaming(keys + (v0 + u * stride) * PER_VEC);
+#pragma unroll
+            for (int u = 0; u < UNROLL; ++u) {
+                const usize v = v0 + u * stride;
+                if (v >= vecs) break;
+                K x[PER_VEC];
+                memcpy(x, &raw[u], sizeof(x));
+#pragma unroll
+                for (int k = 0; k < PER_VEC; ++k) x[k] = order.ordered(x[k]);
+                Hist::add(x, hist);
+#pragma unroll
+                for (int k = 0; k + 1 < PER_VEC; ++k) neighbours(x[k], x[k + 1]);
+                // The key after this vector: another lane loads it too, so it is cached.
+                const usize next = (v + 1) * PER_VEC;
+                if (next < n) neighbours(x[PER_VEC - 1], order.ordered(keys[next]));
             }
-#pragma unroll
-            for (int k = 0; k + 1 < PER_VEC; ++k) neighbours(x[k], x[k + 1]);
-            // The key after this vector: the next lane loads it too, so it is cached.
-            const usize next = (v + 1) * PER_VEC;
-            if (next < n) neighbours(x[PER_VEC - 1], order.ordered(keys[next]));
         }
         scalar_from = vecs * PER_VEC;
     }
     // The tail after the last whole vector, or everything when the keys are not
     // 16-byte aligned (a wrapped pointer).
     for (usize i = scalar_from + (usize)blockIdx.x * HIST_BLOCK + threadIdx.x; i < n; i += stride) {
-        const K m = order.ordered(keys[i]);
+        const K m[1] = {order.ordered(keys[i])};
         Hist::add(m, hist);
-        if (i + 1 < n) neighbours(m, order.ordered(keys[i + 1]));
+        if (i + 1 < n) neighbours(m[0], order.ordered(keys[i + 1]));
     }
     Hist::flush(&ctl->hist[0][0], hist);
     const int any_unsorted = __syncthreads_or(unsorted);
@@ -225,10 +233,10 @@ radix_pass(K *keys, K *alt, V *values, V *alt_values, usize n, usize portion_sta
             digit[j] = i < valid ? gp::digit_of<RADIX_BITS>(order.ordered(key[j]), pass) : Rank::NO_DIGIT;
         }
 
-        const u32 total = Rank::count(digit, rank, s.rank);
+        const u32 total = Rank::count(digit, s.rank);
         const u32 d = threadIdx.x;
         if (d < RADIX) LookBack::publish(state, tile, d, total, tile == 0, epoch);
-        const u32 offset = Rank::finish(digit, rank, total, s.rank);
+        const u32 offset = Rank::rank(digit, rank, total, s.rank);
         if (d < RADIX) {
             const u32 before = tile == 0 ? 0 : LookBack::exclusive_prefix(state, tile, d, epoch);
             if (tile != 0) LookBack::publish(state, tile, d, before + total, true, epoch);

@@ -1,15 +1,20 @@
 // Block radix rank: the stable position of each of a tile's keys once the tile is
-// ordered by one digit, in two phases so the caller can publish the tile's digit
-// counts (for the device-wide look-back) as early as possible.
+// ordered by one digit, in two phases, so the caller can publish the tile's digit
+// counts (for the device-wide look-back) before the keys are ranked ("early counts",
+// as in Onesweep).
 //
 // Items are warp-striped: item j of lane l is element j*32 + l of its warp's span, and
-// warp w's span comes before warp w+1's, so "input order" is (warp, j, lane). Each
-// warp ranks its items one column j at a time: __match_any_sync finds the lanes that
-// share a digit, the highest of them bumps the warp's private counter for the digit,
-// and every lane's rank is the counter's old value plus its peers below it. Private
-// per-warp counters need no atomics. Then thread d (one per digit) turns the warp
-// counts into offsets: its digit's offset in the tile (a block scan of the digit
-// totals) plus the counts of earlier warps.
+// warp w's span comes before warp w+1's, so input order is (warp, j, lane).
+//   count(): each warp counts its digits into a private histogram (shared atomics
+//            without a return value, all in flight at once); thread d sums digit d
+//            over the warps.
+//   rank():  thread d turns the warp counts into where each warp's run of digit d
+//            starts in the tile (its digit's offset, a block scan of the totals, plus
+//            the counts of earlier warps). Then each warp ranks its items one column
+//            j at a time: __match_any_sync finds the lanes that share a digit, the
+//            highest of them takes the run's next places with one atomicAdd, and each
+//            lane adds its peers below it. A warp's atomics run in issue order, so
+//            columns keep their order without a barrier between them.
 #pragma once
 #include "common/block_scan.cuh"
 #include "common/ops.cuh"
@@ -30,29 +35,17 @@ struct BlockRadixRank {
         typename Scan::Storage scan;
     };
 
-    // Phase 1. `digits[j]`: item j's digit, or NO_DIGIT. Leaves in `ranks[j]` the
-    // item's rank among its warp's items of the same digit, and returns, in thread
-    // d < RADIX, how many of the tile's items have digit d. Ends with a barrier.
-    __device__ __forceinline__ static u32 count(const u32 (&digits)[ITEMS], u32 (&ranks)[ITEMS], Storage &s) {
+    // Phase 1. `digits[j]`: item j's digit, or NO_DIGIT. Returns, in thread d < RADIX,
+    // how many of the tile's items have digit d.
+    __device__ __forceinline__ static u32 count(const u32 (&digits)[ITEMS], Storage &s) {
         const u32 lane = threadIdx.x % WARP, warp = threadIdx.x / WARP;
         u32 *counts = s.warp_counts[warp];
 #pragma unroll
         for (int d = lane; d < RADIX; d += WARP) counts[d] = 0;
         __syncwarp();
-        const u32 below_me = (1u << lane) - 1;
 #pragma unroll
-        for (int j = 0; j < ITEMS; ++j) {
-            const u32 d = digits[j];
-            const u32 peers = __match_any_sync(FULL_MASK, d);
-            const u32 leader = 31 - __clz(peers);
-            u32 before = 0;
-            if (lane == leader && d != NO_DIGIT) {
-                before = counts[d];
-                counts[d] = before + __popc(peers);
-            }
-            ranks[j] = __shfl_sync(FULL_MASK, before, leader) + __popc(peers & below_me);
-            __syncwarp();  // the next column's leader may be another lane
-        }
+        for (int j = 0; j < ITEMS; ++j)
+            if (digits[j] != NO_DIGIT) atomicAdd(&counts[digits[j]], 1u);
         __syncthreads();
         u32 total = 0;
         if (threadIdx.x < RADIX)
@@ -61,10 +54,10 @@ struct BlockRadixRank {
         return total;
     }
 
-    // Phase 2, after count() (`total` as it returned). Turns `ranks` into positions in
-    // the tile ordered by digit (stable), and returns, in thread d < RADIX, where
-    // digit d's run starts in that order. Ends with a barrier: `s` is free again.
-    __device__ __forceinline__ static u32 finish(const u32 (&digits)[ITEMS], u32 (&ranks)[ITEMS], u32 total, Storage &s) {
+    // Phase 2, after count() (`total` as it returned). Leaves in `ranks[j]` item j's
+    // position in the tile ordered by digit (stable) and returns, in thread d < RADIX,
+    // where digit d's run starts in that order. Ends with a barrier: `s` is free again.
+    __device__ __forceinline__ static u32 rank(const u32 (&digits)[ITEMS], u32 (&ranks)[ITEMS], u32 total, Storage &s) {
         u32 offset;
         Scan::exclusive(threadIdx.x < RADIX ? total : 0u, offset, SumOp<u32>(), s.scan, NoPrefix());
         if (threadIdx.x < RADIX) {
@@ -77,10 +70,18 @@ struct BlockRadixRank {
             }
         }
         __syncthreads();
-        const u32 *starts = s.warp_counts[threadIdx.x / WARP];
+        const u32 lane = threadIdx.x % WARP;
+        u32 *next = s.warp_counts[threadIdx.x / WARP];  // next free place of each digit's run
+        const u32 below_me = (1u << lane) - 1;
 #pragma unroll
-        for (int j = 0; j < ITEMS; ++j)
-            if (digits[j] != NO_DIGIT) ranks[j] += starts[digits[j]];
+        for (int j = 0; j < ITEMS; ++j) {
+            const u32 d = digits[j];
+            const u32 peers = __match_any_sync(FULL_MASK, d);
+            const u32 leader = 31 - __clz(peers);
+            u32 first = 0;
+            if (lane == leader && d != NO_DIGIT) first = atomicAdd(&next[d], u32(__popc(peers)));
+            ranks[j] = __shfl_sync(FULL_MASK, first, leader) + __popc(peers & below_me);
+        }
         __syncthreads();
         return offset;
     }

@@ -22,19 +22,27 @@ struct BlockDigitHistogram {
         __syncthreads();
     }
 
-    // Counts one ordered key in every pass's histogram. Called by the lanes that
-    // hold a key (any subset of the warp, converged).
-    template <class U>
-    __device__ __forceinline__ static void add(U ordered, Storage &s) {
+    // Counts N ordered keys in every pass's histogram. Called by the lanes that hold
+    // keys (any subset of the warp, converged). The same-digit test costs one
+    // shuffle and one vote per pass for all N keys.
+    template <class U, int N>
+    __device__ __forceinline__ static void add(const U (&ordered)[N], Storage &s) {
         const u32 lanes = __activemask();
         const int first = __ffs(lanes) - 1;
 #pragma unroll
         for (int p = 0; p < PASSES; ++p) {
-            const u32 d = digit_of<RADIX_BITS>(ordered, p);
-            if (__all_sync(lanes, d == __shfl_sync(lanes, d, first))) {
-                if (int(threadIdx.x % WARP) == first) atomicAdd(&s.counts[p][d], u32(__popc(lanes)));
+            u32 d[N];
+            bool same = true;
+#pragma unroll
+            for (int k = 0; k < N; ++k) {
+                d[k] = digit_of<RADIX_BITS>(ordered[k], p);
+                same = same && d[k] == d[0];
+            }
+            if (__all_sync(lanes, same && d[0] == __shfl_sync(lanes, d[0], first))) {
+                if (int(threadIdx.x % WARP) == first) atomicAdd(&s.counts[p][d[0]], u32(__popc(lanes) * N));
             } else {
-                atomicAdd(&s.counts[p][d], 1u);
+#pragma unroll
+                for (int k = 0; k < N; ++k) atomicAdd(&s.counts[p][d[k]], 1u);
             }
         }
     }

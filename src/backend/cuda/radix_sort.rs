@@ -136,7 +136,7 @@ pub fn sort(
     // SAFETY: the control block lies inside the scratch memory.
     unsafe { drv::memset_d8_async(control, 0, CONTROL_BYTES, stream) }.during("cuMemsetD8Async (radix control)")?;
 
-    let per_thread = (16 / key_bytes) as u64; // the histogram reads 16-byte vectors
+    let per_thread = 4 * (16 / key_bytes) as u64; // the histogram reads four 16-byte vectors at a time
     let hist_grid = (len as u64).div_ceil(per_thread * p.hist_block as u64).min(resident_blocks(histogram, p.hist_block, sms)?);
     // SAFETY (every launch below): the arguments match the kernel's parameters in
     // kernels/radix_sort.cu; keys and values hold `len` elements, the scratch memory
