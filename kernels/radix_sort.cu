@@ -26,7 +26,7 @@
 // starts of the next portion on through Control::chain.
 //
 // Instantiated by key and value width (not by dtype): -DGP_KEY_BYTES=1|2|4|8
-// -DGP_VALUE_BYTES=0|1|2|4|8, tuning -DGP_BLOCK_THREADS -DGP_ITEMS
+// -DGP_VALUE_BYTES=0|1|2|4|8, tuning -DGP_BLOCK_THREADS -DGP_ITEMS -DGP_MIN_BLOCKS -DGP_LOOKBACK_WINDOW
 // -DGP_HIST_BLOCK_THREADS -DGP_PORTION_TILES, and -DGP_CONTROL_BYTES (the size the
 // host allocates for Control). Tuning lives in src/backend/cuda/radix_sort.rs.
 #include "common/types.cuh"
@@ -50,6 +50,7 @@ constexpr int BLOCK = GP_BLOCK_THREADS;
 constexpr int ITEMS = GP_ITEMS;  // per thread
 constexpr u32 TILE = (u32)BLOCK * ITEMS;
 constexpr int MIN_BLOCKS = GP_MIN_BLOCKS;  // resident pass blocks per SM the registers must allow
+constexpr int LOOKBACK_WINDOW = GP_LOOKBACK_WINDOW;  // predecessors a look-back reads at once
 constexpr int HIST_BLOCK = GP_HIST_BLOCK_THREADS;
 constexpr int RADIX_BITS = 8;
 constexpr int RADIX = 1 << RADIX_BITS;
@@ -101,40 +102,50 @@ radix_histogram(const K *keys, usize n, u32 key_order, Control *ctl) {
     };
     constexpr int PER_VEC = 16 / sizeof(K);
     const usize stride = (usize)gridDim.x * HIST_BLOCK;
+    // Loops run whole warps (their bounds are the warp's first lane's), so the
+    // histogram's warp votes see every lane; a lane past the end counts nothing.
+    const u32 lane = threadIdx.x % gp::WARP;
+    const usize warp_first = (usize)blockIdx.x * HIST_BLOCK + (threadIdx.x - lane);
     usize scalar_from = 0;
     if (gp::aligned16(keys)) {
         // UNROLL vectors a thread at a time, all loads in flight before any counting.
         constexpr int UNROLL = 4;
         const usize vecs = n / PER_VEC;
-        for (usize v0 = (usize)blockIdx.x * HIST_BLOCK + threadIdx.x; v0 < vecs; v0 += UNROLL * stride) {
+        for (usize w0 = warp_first; w0 < vecs; w0 += UNROLL * stride) {
             gp::Vec16 raw[UNROLL];
 #pragma unroll
-            for (int u = 0; u < UNROLL; ++u)
-                if (v0 + u * stride < vecs) raw[u] = gp::load_vec16_streaming(keys + (v0 + u * stride) * PER_VEC);
+            for (int u = 0; u < UNROLL; ++u) {
+                const usize v = w0 + lane + u * stride;
+                if (v < vecs) raw[u] = gp::load_vec16_streaming(keys + v * PER_VEC);
+            }
 #pragma unroll
             for (int u = 0; u < UNROLL; ++u) {
-                const usize v = v0 + u * stride;
-                if (v >= vecs) break;
+                const usize v = w0 + lane + u * stride;
+                const bool valid = v < vecs;
                 K x[PER_VEC];
                 memcpy(x, &raw[u], sizeof(x));
 #pragma unroll
                 for (int k = 0; k < PER_VEC; ++k) x[k] = order.ordered(x[k]);
-                Hist::add(x, hist);
+                Hist::add(x, valid, hist);
+                if (valid) {
 #pragma unroll
-                for (int k = 0; k + 1 < PER_VEC; ++k) neighbours(x[k], x[k + 1]);
-                // The key after this vector: another lane loads it too, so it is cached.
-                const usize next = (v + 1) * PER_VEC;
-                if (next < n) neighbours(x[PER_VEC - 1], order.ordered(keys[next]));
+                    for (int k = 0; k + 1 < PER_VEC; ++k) neighbours(x[k], x[k + 1]);
+                    // The key after this vector: another lane loads it too, so it is cached.
+                    const usize next = (v + 1) * PER_VEC;
+                    if (next < n) neighbours(x[PER_VEC - 1], order.ordered(keys[next]));
+                }
             }
         }
         scalar_from = vecs * PER_VEC;
     }
     // The tail after the last whole vector, or everything when the keys are not
     // 16-byte aligned (a wrapped pointer).
-    for (usize i = scalar_from + (usize)blockIdx.x * HIST_BLOCK + threadIdx.x; i < n; i += stride) {
-        const K m[1] = {order.ordered(keys[i])};
-        Hist::add(m, hist);
-        if (i + 1 < n) neighbours(m[0], order.ordered(keys[i + 1]));
+    for (usize w0 = scalar_from + warp_first; w0 < n; w0 += stride) {
+        const usize i = w0 + lane;
+        const bool valid = i < n;
+        const K m[1] = {valid ? order.ordered(keys[i]) : K(0)};
+        Hist::add(m, valid, hist);
+        if (valid && i + 1 < n) neighbours(m[0], order.ordered(keys[i + 1]));
     }
     Hist::flush(&ctl->hist[0][0], hist);
     const int any_unsorted = __syncthreads_or(unsorted);
@@ -238,7 +249,7 @@ radix_pass(K *keys, K *alt, V *values, V *alt_values, usize n, usize portion_sta
         if (d < RADIX) LookBack::publish(state, tile, d, total, tile == 0, epoch);
         const u32 offset = Rank::rank(digit, rank, total, s.rank);
         if (d < RADIX) {
-            const u32 before = tile == 0 ? 0 : LookBack::exclusive_prefix(state, tile, d, epoch);
+            const u32 before = tile == 0 ? 0 : LookBack::exclusive_prefix<LOOKBACK_WINDOW>(state, tile, d, epoch);
             if (tile != 0) LookBack::publish(state, tile, d, before + total, true, epoch);
             digit_dest[d] = bins_in[d] + before - offset;  // wraps back when a rank is added
             if (tile == tiles - 1) bins_out[d] = bins_in[d] + before + total;

@@ -11,7 +11,7 @@
 //   rank():  thread d turns the warp counts into where each warp's run of digit d
 //            starts in the tile (its digit's offset, a block scan of the totals, plus
 //            the counts of earlier warps). Then each warp ranks its items one column
-//            j at a time: __match_any_sync finds the lanes that share a digit, the
+//            j at a time: ballots on the digit's bits find the lanes that share it, the
 //            highest of them takes the run's next places with one atomicAdd, and each
 //            lane adds its peers below it. A warp's atomics run in issue order, so
 //            columns keep their order without a barrier between them.
@@ -34,6 +34,19 @@ struct BlockRadixRank {
         u32 warp_counts[WARPS][RADIX];
         typename Scan::Storage scan;
     };
+
+    // The lanes whose digit is d (a lane without one matches only such lanes): one
+    // ballot per digit bit, cheaper than __match_any_sync.
+    __device__ __forceinline__ static u32 peers_of(u32 d) {
+        u32 peers = __ballot_sync(FULL_MASK, d == NO_DIGIT);
+        peers = d == NO_DIGIT ? peers : ~peers;
+#pragma unroll
+        for (int b = 0; b < RADIX_BITS; ++b) {
+            const u32 ones = __ballot_sync(FULL_MASK, (d >> b) & 1);
+            peers &= ((d >> b) & 1) ? ones : ~ones;
+        }
+        return peers;
+    }
 
     // Phase 1. `digits[j]`: item j's digit, or NO_DIGIT. Returns, in thread d < RADIX,
     // how many of the tile's items have digit d.
@@ -76,7 +89,7 @@ struct BlockRadixRank {
 #pragma unroll
         for (int j = 0; j < ITEMS; ++j) {
             const u32 d = digits[j];
-            const u32 peers = __match_any_sync(FULL_MASK, d);
+            const u32 peers = peers_of(d);
             const u32 leader = 31 - __clz(peers);
             u32 first = 0;
             if (lane == leader && d != NO_DIGIT) first = atomicAdd(&next[d], u32(__popc(peers)));

@@ -22,13 +22,14 @@ struct BlockDigitHistogram {
         __syncthreads();
     }
 
-    // Counts N ordered keys in every pass's histogram. Called by the lanes that hold
-    // keys (any subset of the warp, converged). The same-digit test costs one
-    // shuffle and one vote per pass for all N keys.
+    // Counts a lane's N ordered keys in every pass's histogram, when `valid`. Called
+    // by all 32 lanes of a warp together (a lane past the end passes valid = false).
+    // The same-digit test costs one shuffle and one vote per pass for all N keys.
     template <class U, int N>
-    __device__ __forceinline__ static void add(const U (&ordered)[N], Storage &s) {
-        const u32 lanes = __activemask();
-        const int first = __ffs(lanes) - 1;
+    __device__ __forceinline__ static void add(const U (&ordered)[N], bool valid, Storage &s) {
+        const u32 holders = __ballot_sync(FULL_MASK, valid);
+        if (holders == 0) return;
+        const int first = __ffs(holders) - 1;
 #pragma unroll
         for (int p = 0; p < PASSES; ++p) {
             u32 d[N];
@@ -38,9 +39,10 @@ struct BlockDigitHistogram {
                 d[k] = digit_of<RADIX_BITS>(ordered[k], p);
                 same = same && d[k] == d[0];
             }
-            if (__all_sync(lanes, same && d[0] == __shfl_sync(lanes, d[0], first))) {
-                if (int(threadIdx.x % WARP) == first) atomicAdd(&s.counts[p][d[0]], u32(__popc(lanes) * N));
-            } else {
+            const u32 first_digit = __shfl_sync(FULL_MASK, d[0], first);
+            if (__all_sync(FULL_MASK, !valid || (same && d[0] == first_digit))) {
+                if (int(threadIdx.x % WARP) == first) atomicAdd(&s.counts[p][first_digit], u32(__popc(holders) * N));
+            } else if (valid) {
 #pragma unroll
                 for (int k = 0; k < N; ++k) atomicAdd(&s.counts[p][d[k]], 1u);
             }

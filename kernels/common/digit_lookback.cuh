@@ -22,20 +22,30 @@ struct DigitLookBack {
     }
 
     // Digit `digit`'s count over tiles 0 .. tile-1 (tile > 0; tile 0 publishes an
-    // inclusive prefix, so the walk ends there at the latest).
+    // inclusive prefix, so the walk ends there at the latest). The words of WINDOW
+    // predecessors are read at once, so a walk over tiles that have only published
+    // their counts costs one round trip per WINDOW tiles, not per tile.
+    template <int WINDOW>
     __device__ __forceinline__ static u32 exclusive_prefix(const u64 *state, u32 tile, u32 digit, u32 epoch) {
         u32 sum = 0;
-        u32 t = tile - 1;
+        u32 next = tile;  // tiles next-1, next-2, ... are still to be added
         for (;;) {
-            const u64 w = load_relaxed(state + (usize)t * RADIX + digit);
-            const u32 tag = u32(w >> 32);
-            if ((tag >> 1) != epoch) {
-                __nanosleep(20);
-                continue;
+            u64 w[WINDOW];
+#pragma unroll
+            for (int k = 0; k < WINDOW; ++k)
+                if (k < next) w[k] = load_relaxed(state + (usize)(next - 1 - k) * RADIX + digit);
+            u32 taken = 0;
+#pragma unroll
+            for (int k = 0; k < WINDOW; ++k) {
+                if (k >= next) break;
+                const u32 tag = u32(w[k] >> 32);
+                if ((tag >> 1) != epoch) break;  // not published yet: read it again
+                sum += u32(w[k]);
+                if (tag & 1) return sum;
+                taken = k + 1;
             }
-            sum += u32(w);
-            if (tag & 1) return sum;
-            --t;
+            if (taken == 0) __nanosleep(20);
+            next -= taken;
         }
     }
 };
