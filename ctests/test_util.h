@@ -11,6 +11,8 @@
  * - tu_open_context(): gpuprims_context_create(GPUPRIMS_BACKEND_AUTO, 0, ...), exit 77
  *   when GPUPRIMS_BACKEND=cuda but no device can be used.
  * - Sequential C references for reduce and scan over every dtype.
+ * - A sequential reference for radix sort (tu_sort_key, tu_sort_ref: the stable order as a
+ *   permutation, by qsort of (order key, index) pairs) and tu_gather.
  *
  * Include this header first: it sets the POSIX feature level before any system header.
  */
@@ -792,6 +794,116 @@ static inline void tu_poison(gpuprims_buffer *b, size_t n, size_t elem_size) {
   memset(p, 0xA5, n * elem_size);
   TU_REQUIRE_OK(gpuprims_buffer_write(b, 0, p, n));
   free(p);
+}
+
+/* ------------------------------------------------------------------------------------- */
+/* Sorting: a sequential reference for gpuprims_radix_sort                                */
+/* ------------------------------------------------------------------------------------- */
+
+static inline const char *tu_order_name(gpuprims_order o) {
+  switch (o) {
+    case GPUPRIMS_ORDER_ASCENDING: return "ascending";
+    case GPUPRIMS_ORDER_DESCENDING: return "descending";
+    default: return "?";
+  }
+}
+
+/* The bits of element i of an array of es-byte elements, zero-extended (little-endian). */
+static inline uint64_t tu_get_bits(size_t es, const void *p, size_t i) {
+  uint64_t bits = 0;
+  memcpy(&bits, (const unsigned char *)p + es * i, es);
+  return bits;
+}
+
+/* Is this f32/f64 bit pattern a NaN (any sign, any payload)? False for integer dtypes. */
+static inline int tu_bits_is_nan(const tu_dtype_info *d, uint64_t bits) {
+  if (!d->is_float) return 0;
+  if (d->size == 4) return (bits & 0x7F800000u) == 0x7F800000u && (bits & 0x007FFFFFu) != 0;
+  return (bits & 0x7FF0000000000000ull) == 0x7FF0000000000000ull && (bits & 0x000FFFFFFFFFFFFFull) != 0;
+}
+
+/*
+ * The sort's order as an unsigned key, ascending: unsigned integers as they are, signed
+ * ones with the sign bit flipped, floats in the total order -inf < ... < -0.0 < +0.0 <
+ * ... < +inf < NaN (negative: every bit inverted; positive: the sign bit set; every NaN
+ * UINT64_MAX, one value above +inf).
+ */
+static inline uint64_t tu_sort_key(const tu_dtype_info *d, uint64_t bits) {
+  uint64_t sign = (uint64_t)1 << (d->size * 8 - 1);
+  uint64_t mask = d->size == 8 ? UINT64_MAX : (((uint64_t)1 << (d->size * 8)) - 1);
+  bits &= mask;
+  if (!d->is_float) return d->is_signed ? bits ^ sign : bits;
+  if (tu_bits_is_nan(d, bits)) return UINT64_MAX;
+  return (bits & sign) ? (~bits & mask) : (bits | sign);
+}
+
+/* The key of element i as the order `o` wants it (complemented for descending). */
+static inline uint64_t tu_sort_key_at(const tu_dtype_info *d, gpuprims_order o, const void *keys, size_t i) {
+  uint64_t k = tu_sort_key(d, tu_get_bits(d->size, keys, i));
+  return o == GPUPRIMS_ORDER_DESCENDING ? ~k : k;
+}
+
+typedef struct {
+  uint64_t key;   /* tu_sort_key, complemented for descending */
+  uint64_t index; /* the position in the input */
+} tu_sort_pair;
+
+static inline int tu_sort_pair_cmp_(const void *a_, const void *b_) {
+  const tu_sort_pair *a = (const tu_sort_pair *)a_, *b = (const tu_sort_pair *)b_;
+  if (a->key != b->key) return a->key < b->key ? -1 : 1;
+  if (a->index != b->index) return a->index < b->index ? -1 : 1;
+  return 0;
+}
+
+/*
+ * The stable sort of keys[0..n) (dtype t) in order o, as a permutation: perm[j] is the input
+ * position of the element the sort puts at j. (key, index) pairs are unique, so qsort's
+ * order is the stable one. scratch: n pairs (NULL: allocated here).
+ */
+static inline void tu_sort_ref(gpuprims_dtype t, const void *keys, size_t n, gpuprims_order o, size_t *perm,
+                               tu_sort_pair *scratch) {
+  const tu_dtype_info *d = tu_dtype(t);
+  tu_sort_pair *pairs = scratch ? scratch : (tu_sort_pair *)tu_xmalloc(n * sizeof(tu_sort_pair));
+  size_t i;
+  for (i = 0; i < n; i++) {
+    pairs[i].key = tu_sort_key_at(d, o, keys, i);
+    pairs[i].index = (uint64_t)i;
+  }
+  if (n > 1) qsort(pairs, n, sizeof(tu_sort_pair), tu_sort_pair_cmp_);
+  for (i = 0; i < n; i++) perm[i] = (size_t)pairs[i].index;
+  if (!scratch) free(pairs);
+}
+
+/* out[j] = in[perm[j]] for n elements of es bytes (out and in must not overlap). */
+static inline void tu_gather(const void *in, size_t es, const size_t *perm, size_t n, void *out) {
+  const unsigned char *src = (const unsigned char *)in;
+  unsigned char *dst = (unsigned char *)out;
+  size_t j;
+  switch (es) {
+    case 1: for (j = 0; j < n; j++) dst[j] = src[perm[j]]; return;
+    case 2: for (j = 0; j < n; j++) memcpy(dst + 2 * j, src + 2 * perm[j], 2); return;
+    case 4: for (j = 0; j < n; j++) memcpy(dst + 4 * j, src + 4 * perm[j], 4); return;
+    default: for (j = 0; j < n; j++) memcpy(dst + es * j, src + es * perm[j], es); return;
+  }
+}
+
+/* The first element (of es bytes) where a and b differ bitwise; n when none does. */
+static inline size_t tu_first_diff(const void *a, const void *b, size_t es, size_t n) {
+  const unsigned char *x = (const unsigned char *)a, *y = (const unsigned char *)b;
+  size_t lo = 0;
+  if (memcmp(x, y, n * es) == 0) return n;
+  /* blocks of 4096 elements, then elements */
+  while (lo + 4096 <= n && memcmp(x + lo * es, y + lo * es, 4096 * es) == 0) lo += 4096;
+  while (lo < n && memcmp(x + lo * es, y + lo * es, es) == 0) lo++;
+  return lo;
+}
+
+/* How many elements (of es bytes) differ bitwise between a and b. */
+static inline size_t tu_count_diff(const void *a, const void *b, size_t es, size_t n) {
+  const unsigned char *x = (const unsigned char *)a, *y = (const unsigned char *)b;
+  size_t i, c = 0;
+  for (i = 0; i < n; i++) c += memcmp(x + i * es, y + i * es, es) != 0;
+  return c;
 }
 
 #endif /* GPUPRIMS_TEST_UTIL_H */
