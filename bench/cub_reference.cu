@@ -5,6 +5,7 @@
 // storage allocated once outside the timed region. The difference: the work
 // runs on the caller's stream (the one the tour hands to gpuprims too), and on
 // the caller's device data (gpuprims' own buffers).
+#include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_reduce.cuh>
 #include <cub/device/device_scan.cuh>
 #include <cub/version.cuh>
@@ -14,6 +15,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "gpuprims.h"
@@ -182,6 +184,44 @@ double scan_t(bool inclusive, const void *d_in_v, void *d_out_v, size_t n, int w
   return time_cub(call, warmup, reps, s, refresh);
 }
 
+// DeviceRadixSort out of place, as the anchors called it: SortKeys / SortPairs (or
+// their Descending forms) from d_keys_in (and d_values_in) to d_keys_out (and
+// d_values_out), n as size_t, all the key's bits. V = cub::NullType: keys only. CUB
+// only reads the inputs (it sorts through its temporary storage), so every run sorts
+// the same unsorted input and nothing needs restoring between runs.
+template <typename K, typename V>
+double radix_sort_t(bool descending, const void *d_keys_in_v, void *d_keys_out_v, const void *d_values_in_v,
+                    void *d_values_out_v, size_t n, int warmup, int reps, cudaStream_t s) {
+  constexpr bool keys_only = std::is_same<V, cub::NullType>::value;
+  constexpr int end_bit = int(sizeof(K) * 8);
+  const K *d_keys_in = static_cast<const K *>(d_keys_in_v);
+  K *d_keys_out = static_cast<K *>(d_keys_out_v);
+  auto call = [&](void *temp, size_t &temp_bytes) -> cudaError_t {
+    if constexpr (keys_only) {
+      if (descending)
+        return cub::DeviceRadixSort::SortKeysDescending(temp, temp_bytes, d_keys_in, d_keys_out, n, 0, end_bit, s);
+      return cub::DeviceRadixSort::SortKeys(temp, temp_bytes, d_keys_in, d_keys_out, n, 0, end_bit, s);
+    } else {
+      const V *d_values_in = static_cast<const V *>(d_values_in_v);
+      V *d_values_out = static_cast<V *>(d_values_out_v);
+      if (descending)
+        return cub::DeviceRadixSort::SortPairsDescending(temp, temp_bytes, d_keys_in, d_keys_out, d_values_in,
+                                                         d_values_out, n, 0, end_bit, s);
+      return cub::DeviceRadixSort::SortPairs(temp, temp_bytes, d_keys_in, d_keys_out, d_values_in, d_values_out, n,
+                                             0, end_bit, s);
+    }
+  };
+  // Poison the outputs, then one more run: what they hold now was written by it.
+  auto refresh = [&](auto &run) {
+    if (!CK(cudaMemsetAsync(d_keys_out, 0xA5, n * sizeof(K), s))) return false;
+    if constexpr (!keys_only) {
+      if (!CK(cudaMemsetAsync(d_values_out_v, 0xA5, n * sizeof(V), s))) return false;
+    }
+    return CK(run()) && CK(cudaStreamSynchronize(s)) && CK(cudaGetLastError());
+  };
+  return time_cub(call, warmup, reps, s, refresh);
+}
+
 double unsupported(const char *what, uint32_t dtype, uint32_t op) {
   char buf[160];
   std::snprintf(buf, sizeof buf, "cub reference: %s not wired for dtype %u op %u", what, (unsigned)dtype,
@@ -309,6 +349,44 @@ double cubref_scan_ms(uint32_t dtype, uint32_t op, uint32_t mode, const void *d_
     case GPUPRIMS_DTYPE_F32: return scan_t<float>(inc, d_in, d_out, n, warmup, reps, s);
     case GPUPRIMS_DTYPE_F64: return scan_t<double>(inc, d_in, d_out, n, warmup, reps, s);
     default: return unsupported("scan", dtype, op);
+  }
+}
+
+double cubref_radix_sort_ms(uint32_t key_dtype, uint32_t value_dtype, uint32_t order, const void *d_keys_in,
+                            void *d_keys_out, const void *d_values_in, void *d_values_out, size_t n, int warmup,
+                            int reps, void *stream) {
+  if (order != GPUPRIMS_ORDER_ASCENDING && order != GPUPRIMS_ORDER_DESCENDING)
+    return unsupported("radix sort (order)", key_dtype, order);
+  // Pairs: u32 keys with u32 values only (the bench's row); keys: the dtypes below.
+  if (value_dtype != 0 && (value_dtype != GPUPRIMS_DTYPE_U32 || key_dtype != GPUPRIMS_DTYPE_U32)) {
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "cub reference: radix sort pairs not wired for key dtype %u, value dtype %u",
+                  (unsigned)key_dtype, (unsigned)value_dtype);
+    g_error = buf;
+    return -2.0;
+  }
+  if (value_dtype != 0 && (!d_values_in || !d_values_out)) {
+    g_error = "cub reference: radix sort pairs without value buffers";
+    return -1.0;
+  }
+  const bool desc = order == GPUPRIMS_ORDER_DESCENDING;
+  cudaStream_t s = (cudaStream_t)stream;
+  using None = cub::NullType;  // keys only
+  switch (key_dtype) {
+    case GPUPRIMS_DTYPE_U8:
+      return radix_sort_t<uint8_t, None>(desc, d_keys_in, d_keys_out, nullptr, nullptr, n, warmup, reps, s);
+    case GPUPRIMS_DTYPE_U16:
+      return radix_sort_t<uint16_t, None>(desc, d_keys_in, d_keys_out, nullptr, nullptr, n, warmup, reps, s);
+    case GPUPRIMS_DTYPE_U32:
+      if (value_dtype != 0)
+        return radix_sort_t<uint32_t, uint32_t>(desc, d_keys_in, d_keys_out, d_values_in, d_values_out, n, warmup,
+                                                reps, s);
+      return radix_sort_t<uint32_t, None>(desc, d_keys_in, d_keys_out, nullptr, nullptr, n, warmup, reps, s);
+    case GPUPRIMS_DTYPE_U64:
+      return radix_sort_t<uint64_t, None>(desc, d_keys_in, d_keys_out, nullptr, nullptr, n, warmup, reps, s);
+    case GPUPRIMS_DTYPE_F32:
+      return radix_sort_t<float, None>(desc, d_keys_in, d_keys_out, nullptr, nullptr, n, warmup, reps, s);
+    default: return unsupported("radix sort", key_dtype, order);
   }
 }
 

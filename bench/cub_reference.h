@@ -77,6 +77,20 @@ double cubref_reduce_to_host_ms(uint32_t dtype, uint32_t op, int mapped, const v
 double cubref_scan_ms(uint32_t dtype, uint32_t op, uint32_t mode, const void *d_in,
                       void *d_out, size_t n, int warmup, int reps, void *stream);
 
+/* DeviceRadixSort out of place, called as the anchors called it (n as size_t, all
+ * the key's bits): SortKeys / SortKeysDescending (value_dtype 0; d_values_* unused,
+ * may be NULL) or SortPairs / SortPairsDescending (value_dtype
+ * GPUPRIMS_DTYPE_U32, u32 keys only), order GPUPRIMS_ORDER_ASCENDING or
+ * _DESCENDING, of n keys of key_dtype (U8, U16, U32, U64, F32) from d_keys_in
+ * to d_keys_out (and values from d_values_in to d_values_out), issued on
+ * `stream`. CUB only reads the inputs, so every run sorts the same unsorted
+ * input. Timing as cubref_reduce_ms. After timing, the outputs are poisoned
+ * and the sort runs once more, so that what they hold on return was written
+ * by one run. -2: combination not wired. */
+double cubref_radix_sort_ms(uint32_t key_dtype, uint32_t value_dtype, uint32_t order, const void *d_keys_in,
+                            void *d_keys_out, const void *d_values_in, void *d_values_out, size_t n, int warmup,
+                            int reps, void *stream);
+
 #ifdef __cplusplus
 }
 #endif

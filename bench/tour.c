@@ -1,7 +1,8 @@
 /* gpuprims_bench: the benchmark tour.
  *
  * For each implemented primitive row (reduce SUM i32/f32, reduce MAX f32,
- * inclusive scan SUM i32/f32, exclusive scan SUM i32/f32/u64) and each size:
+ * inclusive scan SUM i32/f32, exclusive scan SUM i32/f32/u64, radix sort:
+ * see "Sort rows" below) and each size:
  * fresh random data (never zeros), uploaded with gpuprims_buffer_from_host to
  * the default context (GPUPRIMS_BACKEND_AUTO: CUDA when there is a GPU, else
  * the host backend; GPUPRIMS_BACKEND=cuda|host overrides); warm-up; the
@@ -26,6 +27,28 @@
  * 1e-5) against the running sum of magnitudes. The MAX row always uses
  * reals in [-1000, 1000) and exact comparison (a maximum does not round).
  *
+ * Sort rows (gpuprims_radix_sort, in place): keys u32, pairs u32/u32 (values
+ * = input index), keys f32 descending (random finite bit patterns, no zeros and
+ * no NaN: CUB orders -0.0 == +0.0 and NaNs by their bits, gpuprims -0.0 < +0.0
+ * and NaN last), keys u64 at half the size column (2^27 at the 2^28 column:
+ * the anchor's size), keys u8, keys u16, keys u32 already sorted, keys u32
+ * strictly reversed (distinct values). Each timed call sorts the same unsorted
+ * input: before every call the work buffers are restored from a pristine copy
+ * with gpuprims_buffer_copy and the context is synchronized, all before the
+ * timer starts (events: the start event is recorded on an idle stream, as for
+ * CUB), so the copy is never inside the timed region. CUB:
+ * DeviceRadixSort::SortKeys / SortPairs / SortKeysDescending out of place from
+ * the pristine buffers into buffers of its own, as the anchors called it.
+ * Checks of each sort row: the output is in order (the library's total order
+ * for floats), holds the input's keys (an exact histogram for u8/u16, two
+ * 64-bit hash sums otherwise; pairs: the values are a permutation of the
+ * indices, every key equals the input key at its value's index, equal keys
+ * keep increasing indices: that is the stable sort exactly); every key and
+ * value bitwise against the host backend's gpuprims_radix_sort when n <=
+ * --ref-max (default 2^28, so all of the default sizes; larger rows print
+ * "OK*"); every key (and value) bitwise against CUB's output (both sorts are
+ * stable).
+ *
  * Exit status: 0 all checks passed, 1 a check or a call failed, 2 usage or
  * setup error.
  */
@@ -48,32 +71,55 @@
 /* ------------------------------------------------------------------------ */
 /* Rows                                                                      */
 
-enum fill_kind { FILL_BITS, FILL_SUM_F32, FILL_WIDE_F32 };
+/* FILL_BITS: every bit random. FILL_SUM_F32 / FILL_WIDE_F32: see above.
+ * FILL_SORT_F32: random bit patterns of finite, nonzero floats (no NaN, no
+ * infinity, no -0.0/+0.0). FILL_ASCENDING / FILL_DESCENDING (u32): distinct
+ * values spread over all 32 bits, strictly ascending / strictly descending. */
+enum fill_kind { FILL_BITS, FILL_SUM_F32, FILL_WIDE_F32, FILL_SORT_F32, FILL_ASCENDING, FILL_DESCENDING };
 
 typedef struct {
   const char *primitive; /* table label */
   int is_scan;
   gpuprims_op op;
   gpuprims_scan_mode mode;
-  gpuprims_dtype dtype;
+  gpuprims_dtype dtype;  /* sort rows: the keys' */
   enum fill_kind fill;
+  int is_sort;           /* gpuprims_radix_sort of `dtype` keys */
+  gpuprims_dtype values; /* sort rows: 0 keys only, else the values' dtype (u32: the input index) */
+  gpuprims_order order;  /* sort rows */
+  size_t size_div;       /* n = size / size_div (0: the size itself) */
+  const char *variant;   /* after the dtype in the label, "" for none */
 } row_spec;
 
 static const row_spec ROWS[] = {
-    {"reduce sum", 0, GPUPRIMS_OP_SUM, 0, GPUPRIMS_DTYPE_I32, FILL_BITS},
-    {"reduce sum", 0, GPUPRIMS_OP_SUM, 0, GPUPRIMS_DTYPE_F32, FILL_SUM_F32},
-    {"reduce max", 0, GPUPRIMS_OP_MAX, 0, GPUPRIMS_DTYPE_F32, FILL_WIDE_F32},
-    {"incl scan sum", 1, GPUPRIMS_OP_SUM, GPUPRIMS_SCAN_INCLUSIVE, GPUPRIMS_DTYPE_I32, FILL_BITS},
-    {"excl scan sum", 1, GPUPRIMS_OP_SUM, GPUPRIMS_SCAN_EXCLUSIVE, GPUPRIMS_DTYPE_I32, FILL_BITS},
-    {"excl scan sum", 1, GPUPRIMS_OP_SUM, GPUPRIMS_SCAN_EXCLUSIVE, GPUPRIMS_DTYPE_F32, FILL_SUM_F32},
-    {"excl scan sum", 1, GPUPRIMS_OP_SUM, GPUPRIMS_SCAN_EXCLUSIVE, GPUPRIMS_DTYPE_U64, FILL_BITS},
-    {"incl scan sum", 1, GPUPRIMS_OP_SUM, GPUPRIMS_SCAN_INCLUSIVE, GPUPRIMS_DTYPE_F32, FILL_SUM_F32},
+    {"reduce sum", 0, GPUPRIMS_OP_SUM, 0, GPUPRIMS_DTYPE_I32, FILL_BITS, 0, 0, 0, 0, ""},
+    {"reduce sum", 0, GPUPRIMS_OP_SUM, 0, GPUPRIMS_DTYPE_F32, FILL_SUM_F32, 0, 0, 0, 0, ""},
+    {"reduce max", 0, GPUPRIMS_OP_MAX, 0, GPUPRIMS_DTYPE_F32, FILL_WIDE_F32, 0, 0, 0, 0, ""},
+    {"incl scan sum", 1, GPUPRIMS_OP_SUM, GPUPRIMS_SCAN_INCLUSIVE, GPUPRIMS_DTYPE_I32, FILL_BITS, 0, 0, 0, 0, ""},
+    {"excl scan sum", 1, GPUPRIMS_OP_SUM, GPUPRIMS_SCAN_EXCLUSIVE, GPUPRIMS_DTYPE_I32, FILL_BITS, 0, 0, 0, 0, ""},
+    {"excl scan sum", 1, GPUPRIMS_OP_SUM, GPUPRIMS_SCAN_EXCLUSIVE, GPUPRIMS_DTYPE_F32, FILL_SUM_F32, 0, 0, 0, 0, ""},
+    {"excl scan sum", 1, GPUPRIMS_OP_SUM, GPUPRIMS_SCAN_EXCLUSIVE, GPUPRIMS_DTYPE_U64, FILL_BITS, 0, 0, 0, 0, ""},
+    {"incl scan sum", 1, GPUPRIMS_OP_SUM, GPUPRIMS_SCAN_INCLUSIVE, GPUPRIMS_DTYPE_F32, FILL_SUM_F32, 0, 0, 0, 0, ""},
+    {"sort keys", 0, 0, 0, GPUPRIMS_DTYPE_U32, FILL_BITS, 1, 0, GPUPRIMS_ORDER_ASCENDING, 0, ""},
+    {"sort pairs", 0, 0, 0, GPUPRIMS_DTYPE_U32, FILL_BITS, 1, GPUPRIMS_DTYPE_U32, GPUPRIMS_ORDER_ASCENDING, 0, ""},
+    {"sort keys", 0, 0, 0, GPUPRIMS_DTYPE_F32, FILL_SORT_F32, 1, 0, GPUPRIMS_ORDER_DESCENDING, 0, "desc"},
+    /* Half the size column: 2^27 at 2^28, the anchor's n, 1 GiB of keys. */
+    {"sort keys", 0, 0, 0, GPUPRIMS_DTYPE_U64, FILL_BITS, 1, 0, GPUPRIMS_ORDER_ASCENDING, 2, "(n/2)"},
+    {"sort keys", 0, 0, 0, GPUPRIMS_DTYPE_U8, FILL_BITS, 1, 0, GPUPRIMS_ORDER_ASCENDING, 0, ""},
+    {"sort keys", 0, 0, 0, GPUPRIMS_DTYPE_U16, FILL_BITS, 1, 0, GPUPRIMS_ORDER_ASCENDING, 0, ""},
+    {"sort keys", 0, 0, 0, GPUPRIMS_DTYPE_U32, FILL_ASCENDING, 1, 0, GPUPRIMS_ORDER_ASCENDING, 0, "sorted"},
+    {"sort keys", 0, 0, 0, GPUPRIMS_DTYPE_U32, FILL_DESCENDING, 1, 0, GPUPRIMS_ORDER_ASCENDING, 0, "reversed"},
 };
 #define NROWS (sizeof ROWS / sizeof ROWS[0])
 
 static size_t dtype_size(gpuprims_dtype t) {
   switch (t) {
+    case GPUPRIMS_DTYPE_U8:
+      return 1;
+    case GPUPRIMS_DTYPE_U16:
+      return 2;
     case GPUPRIMS_DTYPE_I32:
+    case GPUPRIMS_DTYPE_U32:
     case GPUPRIMS_DTYPE_F32:
       return 4;
     case GPUPRIMS_DTYPE_U64:
@@ -85,8 +131,14 @@ static size_t dtype_size(gpuprims_dtype t) {
 
 static const char *dtype_name(gpuprims_dtype t) {
   switch (t) {
+    case GPUPRIMS_DTYPE_U8:
+      return "u8";
+    case GPUPRIMS_DTYPE_U16:
+      return "u16";
     case GPUPRIMS_DTYPE_I32:
       return "i32";
+    case GPUPRIMS_DTYPE_U32:
+      return "u32";
     case GPUPRIMS_DTYPE_F32:
       return "f32";
     case GPUPRIMS_DTYPE_U64:
@@ -94,6 +146,25 @@ static const char *dtype_name(gpuprims_dtype t) {
     default:
       return "?";
   }
+}
+
+/* The dtype column: "i32"; sort rows "u32/u32" (keys/values), "f32 desc", ... */
+static void row_dtype_label(const row_spec *r, char *buf, size_t len) {
+  snprintf(buf, len, "%s%s%s%s%s", dtype_name(r->dtype), r->values ? "/" : "", r->values ? dtype_name(r->values) : "",
+           r->variant[0] ? " " : "", r->variant);
+}
+
+/* "primitive dtype", as --only matches it: "sort keys u32 sorted". */
+static void row_label(const row_spec *r, char *buf, size_t len) {
+  char d[48];
+  row_dtype_label(r, d, sizeof d);
+  snprintf(buf, len, "%s %s", r->primitive, d);
+}
+
+/* The row's element count in the column of size `size`. */
+static size_t row_n(const row_spec *r, size_t size) {
+  size_t n = r->size_div > 1 ? size / r->size_div : size;
+  return n ? n : size;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -111,12 +182,14 @@ typedef struct {
   double ftol;     /* relative tolerance for float SUM checks */
   int use_cub;
   const char *only; /* substring filter on "primitive dtype" */
+  size_t ref_max;   /* sort rows: host backend reference up to this n */
 } options;
 
 static void usage(FILE *f) {
   fprintf(f,
           "usage: gpuprims_bench [--quick] [--sizes N,N,...] [--reps N] [--warmup N] [--seed S]\n"
           "                      [--float-data int|real] [--ftol X] [--only TEXT] [--no-cub]\n"
+          "                      [--ref-max N]\n"
           "  --quick        sizes 2^20 and 2^24 (default: 2^20, 2^24, 2^28)\n"
           "  --sizes        element counts; each a number or 2^K (overrides --quick)\n"
           "  --reps N       timed calls per row, median reported (default 15)\n"
@@ -126,8 +199,14 @@ static void usage(FILE *f) {
           "                 real: uniform reals in [-1,1), checked with --ftol\n"
           "  --ftol X       relative tolerance of float sums, against the running sum of |x|\n"
           "                 (default 0 for int data, 1e-5 for real data)\n"
-          "  --only TEXT    run only rows whose \"primitive dtype\" contains TEXT (e.g. \"scan\", \"sum f32\")\n"
+          "  --only TEXT    run only rows whose \"primitive dtype\" contains TEXT (e.g. \"scan\", \"sum f32\",\n"
+          "                 \"sort\", \"sort keys u32\", \"sort pairs u32\", \"sort keys f32 desc\", \"sort keys u64\",\n"
+          "                 \"sort keys u32 sorted\", \"sort keys u32 reversed\")\n"
           "  --no-cub       skip the CUB reference even when built with it\n"
+          "  --ref-max N    sort rows of more than N elements (number or 2^K; default 2^28) are not sorted\n"
+          "                 on the host backend for the check (~8 s a row at 2^28 on 16 cores): they are\n"
+          "                 checked for order, content and (pairs) stability, and bitwise against CUB when\n"
+          "                 it runs; their check column says \"OK*\"\n"
           "Environment: GPUPRIMS_BACKEND=cuda|host overrides the default backend.\n");
 }
 
@@ -167,6 +246,7 @@ static int parse_options(int argc, char **argv, options *o) {
   o->reps = 15;
   o->warmup = 3;
   o->use_cub = 1;
+  o->ref_max = (size_t)1 << 28;
   o->seed = (uint64_t)time(NULL) * 0x9E3779B97F4A7C15ull ^ (uint64_t)getpid() * 0xBF58476D1CE4E5B9ull;
   for (i = 1; i < argc; ++i) {
     const char *a = argv[i];
@@ -220,6 +300,12 @@ static int parse_options(int argc, char **argv, options *o) {
       }
       have_ftol = 1;
       ++i;
+    } else if (v && !strcmp(a, "--ref-max")) {
+      if (parse_size(v, &o->ref_max) != 0) {
+        fprintf(stderr, "gpuprims_bench: bad --ref-max '%s'\n", v);
+        return -1;
+      }
+      ++i;
     } else if (v && !strcmp(a, "--only")) {
       o->only = v;
       ++i;
@@ -252,7 +338,33 @@ static uint64_t splitmix64(uint64_t *state) {
 static void fill(void *p, const row_spec *r, size_t n, int real_floats, uint64_t seed) {
   uint64_t s = seed;
   size_t i;
-  if (r->dtype == GPUPRIMS_DTYPE_U64) {
+  if (r->fill == FILL_ASCENDING || r->fill == FILL_DESCENDING) {
+    /* Element i (ascending) or n-1-i (descending) in [j*step, (j+1)*step):
+     * distinct and strictly monotonic, every bit in play. */
+    uint32_t *q = (uint32_t *)p;
+    uint64_t step = n ? ((uint64_t)1 << 32) / (uint64_t)n : 1;
+    for (i = 0; i < n; ++i) {
+      uint64_t j = r->fill == FILL_ASCENDING ? (uint64_t)i : (uint64_t)(n - 1 - i);
+      q[i] = (uint32_t)(j * step + (step > 1 ? splitmix64(&s) % step : 0));
+    }
+  } else if (r->fill == FILL_SORT_F32) {
+    uint32_t *q = (uint32_t *)p;
+    for (i = 0; i < n; ++i) {
+      uint32_t b;
+      do b = (uint32_t)(splitmix64(&s) >> 32);
+      while ((b & 0x7f800000u) == 0x7f800000u || (b & 0x7fffffffu) == 0);
+      q[i] = b;
+    }
+  } else if (r->dtype == GPUPRIMS_DTYPE_U8) {
+    uint8_t *q = (uint8_t *)p;
+    for (i = 0; i < n; ++i) q[i] = (uint8_t)(splitmix64(&s) >> 56);
+  } else if (r->dtype == GPUPRIMS_DTYPE_U16) {
+    uint16_t *q = (uint16_t *)p;
+    for (i = 0; i < n; ++i) q[i] = (uint16_t)(splitmix64(&s) >> 48);
+  } else if (r->dtype == GPUPRIMS_DTYPE_U32) {
+    uint32_t *q = (uint32_t *)p;
+    for (i = 0; i < n; ++i) q[i] = (uint32_t)(splitmix64(&s) >> 32);
+  } else if (r->dtype == GPUPRIMS_DTYPE_U64) {
     uint64_t *q = (uint64_t *)p;
     for (i = 0; i < n; ++i) q[i] = splitmix64(&s);
   } else if (r->dtype == GPUPRIMS_DTYPE_I32) {
@@ -285,6 +397,8 @@ typedef struct {
   double cub_rb_ms; /* reduce: CUB + cudaMemcpyAsync to pinned host memory + sync; < 0: none */
   double cub_map_ms; /* reduce: CUB writing to mapped pinned host memory + sync; < 0: none */
   int cub_agrees;   /* 1 yes, 0 no, -1 not compared */
+  int ref_skipped;  /* sort rows above --ref-max: no host backend reference ("OK*") */
+  int first_of_row; /* the row's first size: its first call is the row's first-call figure */
 } result;
 
 static int failures = 0;
@@ -302,7 +416,17 @@ static int cmp_double(const void *a, const void *b) {
 
 /* Format one element of dtype t for messages. */
 static void fmt_elem(char *buf, size_t len, gpuprims_dtype t, const void *p) {
-  if (t == GPUPRIMS_DTYPE_I32) {
+  if (t == GPUPRIMS_DTYPE_U8) {
+    snprintf(buf, len, "%u", (unsigned)*(const uint8_t *)p);
+  } else if (t == GPUPRIMS_DTYPE_U16) {
+    uint16_t v;
+    memcpy(&v, p, 2);
+    snprintf(buf, len, "%u", (unsigned)v);
+  } else if (t == GPUPRIMS_DTYPE_U32) {
+    uint32_t v;
+    memcpy(&v, p, 4);
+    snprintf(buf, len, "%" PRIu32, v);
+  } else if (t == GPUPRIMS_DTYPE_I32) {
     int32_t v;
     memcpy(&v, p, 4);
     snprintf(buf, len, "%" PRId32, v);
@@ -662,27 +786,454 @@ done:
 }
 
 /* ------------------------------------------------------------------------ */
+/* Sort rows                                                                 */
+
+/* The bits of element i of an array of es-byte elements. */
+static uint64_t load_bits(const void *p, size_t es, size_t i) {
+  const unsigned char *q = (const unsigned char *)p + i * es;
+  switch (es) {
+    case 1:
+      return q[0];
+    case 2: {
+      uint16_t v;
+      memcpy(&v, q, 2);
+      return v;
+    }
+    case 4: {
+      uint32_t v;
+      memcpy(&v, q, 4);
+      return v;
+    }
+    default: {
+      uint64_t v;
+      memcpy(&v, q, 8);
+      return v;
+    }
+  }
+}
+
+/* A key's place in the library's ascending order, as an unsigned number:
+ * integers as they are; f32 in -inf < ... < -0.0 < +0.0 < ... < +inf < NaN,
+ * every NaN one value above +inf. */
+static uint64_t sort_rank(gpuprims_dtype t, uint64_t bits) {
+  if (t == GPUPRIMS_DTYPE_F32) {
+    uint32_t b = (uint32_t)bits;
+    if ((b & 0x7fffffffu) > 0x7f800000u) return UINT64_MAX;
+    return (b & 0x80000000u) ? (uint64_t)(uint32_t)~b : (uint64_t)(b | 0x80000000u);
+  }
+  return bits;
+}
+
+static uint64_t mix64(uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+/* The multiset of keys: an exact histogram for keys of 1 or 2 bytes, else two
+ * sums of 64-bit hashes (order-free; a lost, doubled or changed key shows). */
+typedef struct {
+  uint64_t *hist; /* 65536 counts, or NULL */
+  uint64_t h1, h2;
+} keyset;
+
+static int keyset_init(keyset *k, size_t es) {
+  memset(k, 0, sizeof *k);
+  if (es <= 2) {
+    k->hist = (uint64_t *)calloc(65536, sizeof(uint64_t));
+    if (!k->hist) return -1;
+  }
+  return 0;
+}
+
+static void keyset_add(keyset *k, uint64_t bits) {
+  if (k->hist) {
+    k->hist[bits & 0xffff]++;
+  } else {
+    k->h1 += mix64(bits + 0x9E3779B97F4A7C15ull);
+    k->h2 += mix64(bits ^ 0x6A09E667F3BCC908ull) | 1;
+  }
+}
+
+static int keyset_equal(const keyset *a, const keyset *b) {
+  if (a->hist) return memcmp(a->hist, b->hist, 65536 * sizeof(uint64_t)) == 0;
+  return a->h1 == b->h1 && a->h2 == b->h2;
+}
+
+/* Restores the unsorted input into the work buffers and waits for it: the
+ * copy is done, and the stream idle, before the timer starts. */
+static int sort_restore(bench *b, gpuprims_buffer *keys, const gpuprims_buffer *keys0, gpuprims_buffer *vals,
+                        const gpuprims_buffer *vals0) {
+  gpuprims_status s = gpuprims_buffer_copy(keys, keys0);
+  if (s == GPUPRIMS_STATUS_OK && vals) s = gpuprims_buffer_copy(vals, vals0);
+  if (s == GPUPRIMS_STATUS_OK) s = gpuprims_context_synchronize(b->ctx);
+  if (s != GPUPRIMS_STATUS_OK) {
+    report_status("restoring the unsorted input (gpuprims_buffer_copy, synchronize)", s);
+    return -1;
+  }
+  return 0;
+}
+
+/* Times `warmup` + `reps` in-place sorts, each of the same unsorted input
+ * (restored from keys0/vals0 before the call, outside the timed region).
+ * Afterwards keys/vals hold what the last call wrote. 0, or -1 after
+ * reporting a failed call. */
+static int time_sort_ours(bench *b, const row_spec *r, gpuprims_buffer *keys, const gpuprims_buffer *keys0,
+                          gpuprims_buffer *vals, const gpuprims_buffer *vals0, result *res) {
+  const options *o = b->opt;
+  double *ms = (double *)malloc(sizeof(double) * (size_t)o->reps);
+  gpuprims_status s;
+  int i;
+  if (!ms) return -1;
+  for (i = 0; i < o->warmup + o->reps; ++i) {
+    double t0 = 0.0, t;
+    int first = i == 0, timed = i >= o->warmup;
+    if (sort_restore(b, keys, keys0, vals, vals0) != 0) {
+      free(ms);
+      return -1;
+    }
+    if (first) t0 = bench_wall_ms();
+    if (timed) bench_timer_start(b->timer);
+    s = gpuprims_radix_sort(b->ctx, keys, vals, r->order);
+    if (s != GPUPRIMS_STATUS_OK) {
+      report_status("gpuprims_radix_sort", s);
+      if (timed) (void)bench_timer_stop_ms(b->timer);
+      free(ms);
+      return -1;
+    }
+    if (timed) {
+      t = bench_timer_stop_ms(b->timer);
+      if (t < 0) {
+        printf("  ! timer failed (%s)\n", cubref_last_error());
+        free(ms);
+        return -1;
+      }
+      ms[i - o->warmup] = t;
+    } else if (first) {
+      s = gpuprims_context_synchronize(b->ctx);
+      if (s != GPUPRIMS_STATUS_OK) {
+        report_status("gpuprims_context_synchronize", s);
+        free(ms);
+        return -1;
+      }
+      res->first_ms = bench_wall_ms() - t0;
+      if (!b->first_call_done) {
+        b->first_call_done = 1;
+        printf("first-call compile+run ms: %.3f\n", res->first_ms);
+        fflush(stdout);
+      }
+    }
+  }
+  s = gpuprims_context_synchronize(b->ctx);
+  if (s != GPUPRIMS_STATUS_OK) {
+    report_status("gpuprims_context_synchronize", s);
+    free(ms);
+    return -1;
+  }
+  qsort(ms, (size_t)o->reps, sizeof(double), cmp_double);
+  res->ms = ms[o->reps / 2];
+  res->min_ms = ms[0];
+  free(ms);
+  return 0;
+}
+
+/* One sorted result being read back chunk by chunk. */
+typedef struct {
+  const char *name;
+  gpuprims_buffer *keys, *vals;  /* a gpuprims buffer, or */
+  const void *d_keys, *d_vals;   /* CUB's device memory */
+  unsigned char *ck, *cv;        /* the current chunk */
+} sort_source;
+
+static int source_read(const sort_source *src, size_t off, size_t cnt, size_t ks, size_t vs) {
+  gpuprims_status s;
+  if (src->keys) {
+    s = gpuprims_buffer_read(src->keys, off, src->ck, cnt);
+    if (s == GPUPRIMS_STATUS_OK && vs) s = gpuprims_buffer_read(src->vals, off, src->cv, cnt);
+    if (s != GPUPRIMS_STATUS_OK) {
+      char what[96];
+      snprintf(what, sizeof what, "reading %s (gpuprims_buffer_read)", src->name);
+      report_status(what, s);
+      return -1;
+    }
+    return 0;
+  }
+  if (cubref_copy_to_host(src->ck, (const char *)src->d_keys + off * ks, cnt * ks) != 0 ||
+      (vs && cubref_copy_to_host(src->cv, (const char *)src->d_vals + off * vs, cnt * vs) != 0)) {
+    printf("  ! reading %s: %s\n", src->name, cubref_last_error());
+    return -1;
+  }
+  return 0;
+}
+
+/* Checks a sorted result `p` (ours, or CUB's when ours failed) on its own:
+ * in order, the input's keys, and for pairs (values = input index) a
+ * permutation with every key at its index's input key, equal keys in
+ * increasing index order. Compares it with `ref` (the host backend) and
+ * `cub` when given, every key and value bitwise. Returns 1 when `p` passed
+ * everything asked of it; *cub_agrees gets 1/0 for p vs cub. */
+static int check_sort(const row_spec *r, size_t n, const void *h_keys, sort_source *p, sort_source *ref,
+                      sort_source *cub, int *cub_agrees, const char *what) {
+  const size_t ks = dtype_size(r->dtype), vs = r->values ? dtype_size(r->values) : 0;
+  const int desc = r->order == GPUPRIMS_ORDER_DESCENDING;
+  char m_ref_k_name[64], m_ref_v_name[64], m_cub_k_name[64], m_cub_v_name[64];
+  mismatch m_ref_k = {m_ref_k_name, 0, 0, "", ""}, m_ref_v = {m_ref_v_name, 0, 0, "", ""};
+  mismatch m_cub_k = {m_cub_k_name, 0, 0, "", ""}, m_cub_v = {m_cub_v_name, 0, 0, "", ""};
+  size_t order_bad = 0, order_first = 0, pair_bad = 0, pair_first = 0, perm_bad = 0, perm_first = 0;
+  size_t stab_bad = 0, stab_first = 0, off, i;
+  uint64_t prev_rank = 0, prev_val = 0;
+  keyset in_set, out_set;
+  unsigned char *seen = NULL;
+  sort_source *srcs[3];
+  int nsrc = 0, k, ok = 0, content_ok = 1;
+
+  snprintf(m_ref_k_name, sizeof m_ref_k_name, "%s vs host backend: keys", p->name);
+  snprintf(m_ref_v_name, sizeof m_ref_v_name, "%s vs host backend: values", p->name);
+  snprintf(m_cub_k_name, sizeof m_cub_k_name, "%s vs CUB: keys", p->name);
+  snprintf(m_cub_v_name, sizeof m_cub_v_name, "%s vs CUB: values", p->name);
+  srcs[nsrc++] = p;
+  if (ref) srcs[nsrc++] = ref;
+  if (cub) srcs[nsrc++] = cub;
+  memset(&in_set, 0, sizeof in_set);
+  memset(&out_set, 0, sizeof out_set);
+  if (!vs && (keyset_init(&in_set, ks) != 0 || keyset_init(&out_set, ks) != 0)) goto oom;
+  if (vs && !(seen = (unsigned char *)calloc(n / 8 + 1, 1))) goto oom;
+  for (k = 0; k < nsrc; ++k) {
+    sort_source *src = srcs[k];
+    src->ck = (unsigned char *)malloc(CHUNK * ks);
+    src->cv = vs ? (unsigned char *)malloc(CHUNK * vs) : NULL;
+    if (!src->ck || (vs && !src->cv)) goto oom;
+  }
+  if (!vs)
+    for (i = 0; i < n; ++i) keyset_add(&in_set, load_bits(h_keys, ks, i));
+
+  for (off = 0; off < n; off += CHUNK) {
+    size_t cnt = n - off < CHUNK ? n - off : CHUNK;
+    for (k = 0; k < nsrc; ++k)
+      if (source_read(srcs[k], off, cnt, ks, vs) != 0) goto done;
+    for (i = 0; i < cnt; ++i) {
+      const size_t at = off + i;
+      const uint64_t key = load_bits(p->ck, ks, i);
+      const uint64_t rank = sort_rank(r->dtype, key);
+      if (at > 0 && (desc ? rank > prev_rank : rank < prev_rank) && order_bad++ == 0) order_first = at;
+      if (vs) {
+        const uint64_t v = load_bits(p->cv, vs, i);
+        if (v >= n || ((seen[v / 8] >> (v % 8)) & 1u)) {
+          if (perm_bad++ == 0) perm_first = at;
+        } else {
+          seen[v / 8] |= (unsigned char)(1u << (v % 8));
+          if (load_bits(h_keys, ks, (size_t)v) != key && pair_bad++ == 0) pair_first = at;
+        }
+        if (at > 0 && rank == prev_rank && v <= prev_val && stab_bad++ == 0) stab_first = at;
+        prev_val = v;
+      } else {
+        keyset_add(&out_set, key);
+      }
+      prev_rank = rank;
+      if (ref) {
+        if (memcmp(p->ck + i * ks, ref->ck + i * ks, ks) != 0)
+          mismatch_note(&m_ref_k, r->dtype, at, p->ck + i * ks, ref->ck + i * ks);
+        if (vs && memcmp(p->cv + i * vs, ref->cv + i * vs, vs) != 0)
+          mismatch_note(&m_ref_v, r->values, at, p->cv + i * vs, ref->cv + i * vs);
+      }
+      if (cub) {
+        if (memcmp(p->ck + i * ks, cub->ck + i * ks, ks) != 0)
+          mismatch_note(&m_cub_k, r->dtype, at, p->ck + i * ks, cub->ck + i * ks);
+        if (vs && memcmp(p->cv + i * vs, cub->cv + i * vs, vs) != 0)
+          mismatch_note(&m_cub_v, r->values, at, p->cv + i * vs, cub->cv + i * vs);
+      }
+    }
+  }
+
+  if (order_bad)
+    printf("  ! %s: %s: %zu keys out of %s order; first at [%zu]\n", what, p->name, order_bad,
+           desc ? "descending" : "ascending", order_first);
+  if (vs) {
+    if (perm_bad)
+      printf("  ! %s: %s: %zu values are no index or a repeated one; first at [%zu]\n", what, p->name, perm_bad,
+             perm_first);
+    if (pair_bad)
+      printf("  ! %s: %s: %zu keys differ from the input key at their value's index; first at [%zu]\n", what,
+             p->name, pair_bad, pair_first);
+    if (stab_bad)
+      printf("  ! %s: %s: %zu equal keys out of input order (not stable); first at [%zu]\n", what, p->name,
+             stab_bad, stab_first);
+  } else {
+    content_ok = keyset_equal(&in_set, &out_set);
+    if (!content_ok)
+      printf("  ! %s: %s: the keys are not the input's keys (%s differs)\n", what, p->name,
+             in_set.hist ? "histogram" : "hash sum");
+  }
+  mismatch_print(&m_ref_k, n);
+  mismatch_print(&m_ref_v, n);
+  mismatch_print(&m_cub_k, n);
+  mismatch_print(&m_cub_v, n);
+  ok = !order_bad && !perm_bad && !pair_bad && !stab_bad && content_ok && !m_ref_k.bad && !m_ref_v.bad;
+  if (cub) *cub_agrees = !m_cub_k.bad && !m_cub_v.bad;
+  goto done;
+oom:
+  printf("  ! %s: out of host memory for the check\n", what);
+done:
+  for (k = 0; k < nsrc; ++k) {
+    sort_source *src = srcs[k];
+    free(src->ck);
+    free(src->cv);
+    src->ck = src->cv = NULL;
+  }
+  free(seen);
+  free(in_set.hist);
+  free(out_set.hist);
+  return ok;
+}
+
+static void run_sort_row(bench *b, const row_spec *r, size_t n, uint64_t seed, result *res) {
+  const options *o = b->opt;
+  const size_t ks = dtype_size(r->dtype), vs = r->values ? dtype_size(r->values) : 0;
+  void *h_keys = NULL, *h_vals = NULL, *d_cub_keys = NULL, *d_cub_vals = NULL;
+  gpuprims_buffer *keys = NULL, *keys0 = NULL, *vals = NULL, *vals0 = NULL, *hkeys = NULL, *hvals = NULL;
+  sort_source ours = {"ours", NULL, NULL, NULL, NULL, NULL, NULL};
+  sort_source ref = {"host backend", NULL, NULL, NULL, NULL, NULL, NULL};
+  sort_source cub = {"CUB", NULL, NULL, NULL, NULL, NULL, NULL};
+  int ours_ok = 0, have_ref = 0, have_cub = 0, agrees = -1;
+  gpuprims_status s;
+  char what[160], label[64];
+  size_t i;
+
+  memset(res, 0, sizeof *res);
+  res->spec = r;
+  res->n = n;
+  res->ms = res->host_ms = res->cub_ms = res->cub_rb_ms = res->cub_map_ms = -1.0;
+  res->cub_agrees = -1;
+  res->check = 0;
+  res->ref_skipped = n > o->ref_max;
+  row_label(r, label, sizeof label);
+  snprintf(what, sizeof what, "%s n=%zu", label, n);
+
+  if (vs && (r->values != GPUPRIMS_DTYPE_U32 || n > (size_t)UINT32_MAX)) {
+    printf("  ! %s: pairs rows take u32 values (the input index) and n < 2^32\n", what);
+    goto done;
+  }
+  h_keys = malloc(n * ks + 1);
+  h_vals = vs ? malloc(n * vs + 1) : NULL;
+  if (!h_keys || (vs && !h_vals)) {
+    printf("  ! %s: out of host memory (%zu bytes)\n", what, n * (ks + vs));
+    goto done;
+  }
+  fill(h_keys, r, n, o->real_floats, seed);
+  for (i = 0; vs && i < n; ++i) ((uint32_t *)h_vals)[i] = (uint32_t)i;
+
+  /* The pristine input (keys0, vals0) and the work buffers the sorts run in. */
+  s = gpuprims_buffer_from_host(b->ctx, r->dtype, h_keys, n, &keys0);
+  if (s == GPUPRIMS_STATUS_OK) s = gpuprims_buffer_create(b->ctx, r->dtype, n, &keys);
+  if (s == GPUPRIMS_STATUS_OK && vs) s = gpuprims_buffer_from_host(b->ctx, r->values, h_vals, n, &vals0);
+  if (s == GPUPRIMS_STATUS_OK && vs) s = gpuprims_buffer_create(b->ctx, r->values, n, &vals);
+  if (s == GPUPRIMS_STATUS_OK) s = gpuprims_context_synchronize(b->ctx);
+  if (s != GPUPRIMS_STATUS_OK) {
+    report_status("gpuprims_buffer_from_host / gpuprims_buffer_create", s);
+    goto done;
+  }
+  ours_ok = time_sort_ours(b, r, keys, keys0, vals, vals0, res) == 0;
+  ours.keys = keys;
+  ours.vals = vals;
+
+  /* CUB from the same pristine device data into buffers of its own, on the
+   * same stream (runs even when ours failed: the CUB column still shows). */
+  if (b->cub_stream) {
+    void *dk0 = NULL, *dv0 = NULL;
+    s = gpuprims_buffer_device_ptr(keys0, &dk0);
+    if (s == GPUPRIMS_STATUS_OK && vs) s = gpuprims_buffer_device_ptr(vals0, &dv0);
+    if (s != GPUPRIMS_STATUS_OK) {
+      report_status("gpuprims_buffer_device_ptr", s);
+    } else {
+      d_cub_keys = cubref_malloc(n * ks);
+      d_cub_vals = vs ? cubref_malloc(n * vs) : NULL;
+      if (d_cub_keys && (!vs || d_cub_vals))
+        res->cub_ms = cubref_radix_sort_ms(r->dtype, r->values, r->order, dk0, d_cub_keys, dv0, d_cub_vals, n,
+                                           o->warmup, o->reps, b->cub_stream);
+    }
+    if (res->cub_ms < 0) {
+      printf("  ! %s: CUB reference failed: %s\n", what, cubref_last_error());
+      failures++;
+      res->cub_ms = -1.0;
+    } else {
+      have_cub = 1;
+      cub.d_keys = d_cub_keys;
+      cub.d_vals = d_cub_vals;
+    }
+  }
+
+  /* The host backend on the same data, unless n > --ref-max. */
+  if (!res->ref_skipped) {
+    s = gpuprims_buffer_from_host(b->ref, r->dtype, h_keys, n, &hkeys);
+    if (s == GPUPRIMS_STATUS_OK && vs) s = gpuprims_buffer_from_host(b->ref, r->values, h_vals, n, &hvals);
+    if (s == GPUPRIMS_STATUS_OK) s = gpuprims_radix_sort(b->ref, hkeys, hvals, r->order);
+    if (s != GPUPRIMS_STATUS_OK) {
+      report_status("reference (host backend) gpuprims_radix_sort", s);
+      goto done;
+    }
+    have_ref = 1;
+    ref.keys = hkeys;
+    ref.vals = hvals;
+  }
+  free(h_vals);
+  h_vals = NULL;
+
+  if (ours_ok) {
+    res->check = check_sort(r, n, h_keys, &ours, have_ref ? &ref : NULL, have_cub ? &cub : NULL, &agrees, what);
+    res->cub_agrees = agrees;
+  } else if (have_cub) {
+    /* Ours failed: still check CUB's output, so that the reference is known
+     * good (a failure there counts too). */
+    if (!check_sort(r, n, h_keys, &cub, have_ref ? &ref : NULL, NULL, &agrees, what)) {
+      printf("  ! %s: CUB's output failed its check\n", what);
+      failures++;
+    }
+  }
+
+done:
+  if (!res->check) failures++;
+  if (res->cub_agrees == 0) failures++;
+  cubref_free(d_cub_keys);
+  cubref_free(d_cub_vals);
+  gpuprims_buffer_destroy(hkeys);
+  gpuprims_buffer_destroy(hvals);
+  gpuprims_buffer_destroy(keys);
+  gpuprims_buffer_destroy(keys0);
+  gpuprims_buffer_destroy(vals);
+  gpuprims_buffer_destroy(vals0);
+  free(h_keys);
+  free(h_vals);
+}
+
+/* ------------------------------------------------------------------------ */
 /* Output                                                                    */
 
+/* Bytes a call must move at least: reduce reads the input; scan reads it and
+ * writes the output; a sort reads and writes every key (and value) once (the
+ * anchors' "min-bytes"). */
 static double row_bytes(const result *r) {
   double b = (double)r->n * (double)dtype_size(r->spec->dtype);
+  if (r->spec->is_sort) return 2.0 * (b + (double)r->n * (double)dtype_size(r->spec->values));
   return r->spec->is_scan ? 2.0 * b : b;
 }
 
+static int dtype_width = 5; /* the dtype column: the longest label of the rows run */
+
 static void print_header(int with_cub) {
-  printf("%-14s %-5s %11s %10s %9s %-5s", "primitive", "dtype", "n", "ms", "GB/s", "check");
+  printf("%-14s %-*s %11s %10s %9s %-5s", "primitive", dtype_width, "dtype", "n", "ms", "GB/s", "check");
   if (with_cub) printf(" %10s %9s %6s %-4s", "cub ms", "cub GB/s", "ratio", "cub=");
   printf("\n");
 }
 
 static void print_row(const result *r, int with_cub) {
-  char ms[32] = "-", gbs[32] = "-";
+  char ms[32] = "-", gbs[32] = "-", dt[48];
   if (r->ms >= 0) {
     snprintf(ms, sizeof ms, "%.4f", r->ms);
     if (r->ms > 0) snprintf(gbs, sizeof gbs, "%.1f", row_bytes(r) / (r->ms * 1e6));
   }
-  printf("%-14s %-5s %11zu %10s %9s %-5s", r->spec->primitive, dtype_name(r->spec->dtype), r->n, ms, gbs,
-         r->check ? "OK" : "FAIL");
+  row_dtype_label(r->spec, dt, sizeof dt);
+  printf("%-14s %-*s %11zu %10s %9s %-5s", r->spec->primitive, dtype_width, dt, r->n, ms, gbs,
+         r->check ? (r->ref_skipped ? "OK*" : "OK") : "FAIL");
   if (with_cub) {
     if (r->cub_ms >= 0) {
       printf(" %10.4f %9.1f", r->cub_ms, r->cub_ms > 0 ? row_bytes(r) / (r->cub_ms * 1e6) : 0.0);
@@ -699,7 +1250,7 @@ static void print_row(const result *r, int with_cub) {
 static int row_selected(const options *o, const row_spec *r) {
   char label[64];
   if (!o->only) return 1;
-  snprintf(label, sizeof label, "%s %s", r->primitive, dtype_name(r->dtype));
+  row_label(r, label, sizeof label);
   return strstr(label, o->only) != NULL;
 }
 
@@ -715,7 +1266,9 @@ int main(int argc, char **argv) {
   result *results;
   uint32_t ver = gpuprims_version(), cccl;
   double first_total = 0.0;
-  int with_cub = 0, own_cub_stream = 0;
+  int with_cub = 0, own_cub_stream = 0, any_sort = 0, any_skipped = 0;
+  size_t nrows_run = 0;
+  const double wall0 = bench_wall_ms();
 
   setvbuf(stdout, NULL, _IOLBF, 0);
   if (parse_options(argc, argv, &opt) != 0) return 2;
@@ -774,16 +1327,38 @@ int main(int argc, char **argv) {
 
   results = (result *)calloc(NROWS * (size_t)opt.nsizes, sizeof *results);
   if (!results) return 2;
+  for (r = 0; r < NROWS; ++r) {
+    char dt[48];
+    if (!row_selected(&opt, &ROWS[r])) continue;
+    row_dtype_label(&ROWS[r], dt, sizeof dt);
+    if ((int)strlen(dt) > dtype_width) dtype_width = (int)strlen(dt);
+  }
   print_header(with_cub);
   for (r = 0; r < NROWS; ++r) {
     if (!row_selected(&opt, &ROWS[r])) continue;
+    nrows_run++;
     for (k = 0; k < (size_t)opt.nsizes; ++k) {
       uint64_t seed = opt.seed ^ ((uint64_t)(r + 1) * 0xD1B54A32D192ED03ull) ^ ((uint64_t)opt.sizes[k] << 7);
       result *res = &results[nres++];
-      run_row(&b, &ROWS[r], opt.sizes[k], seed, res);
+      if (ROWS[r].is_sort) run_sort_row(&b, &ROWS[r], row_n(&ROWS[r], opt.sizes[k]), seed, res);
+      else run_row(&b, &ROWS[r], opt.sizes[k], seed, res);
+      res->first_of_row = k == 0;
       print_row(res, with_cub);
       if (res->first_ms > 0) first_total += res->first_ms;
+      if (ROWS[r].is_sort) any_sort = 1;
+      if (res->ref_skipped) any_skipped = 1;
     }
+  }
+
+  /* Each row's first call (at its first size): the kernel compiles it needed
+   * beyond those of the rows before it (one context for all rows). */
+  printf("\n");
+  for (k = 0; k < nres; ++k) {
+    char label[64];
+    if (!results[k].first_of_row) continue;
+    row_label(results[k].spec, label, sizeof label);
+    if (results[k].first_ms > 0) printf("first-call ms %s: %.3f\n", label, results[k].first_ms);
+    else printf("first-call ms %s: -\n", label);
   }
 
   printf("\n== gpuprims_bench summary (backend %s, %s, timer %s) ==\n",
@@ -810,8 +1385,30 @@ int main(int argc, char **argv) {
              x->host_ms, x->cub_rb_ms, x->cub_map_ms, best / x->host_ms);
     }
   }
-  printf("first-calls total ms: %.3f (sum over rows of each row's first call, kernel compiles included)\n",
-         first_total);
+  if (any_sort) {
+    printf("sort rows: GB/s counts one read and one write of every key (and value), the anchors' min-bytes;\n"
+           "in keys per second (G = 1e9), ours / CUB:\n");
+    for (k = 0; k < nres; ++k) {
+      const result *x = &results[k];
+      char label[64];
+      if (!x->spec->is_sort) continue;
+      row_label(x->spec, label, sizeof label);
+      printf("  %-26s %11zu", label, x->n);
+      if (x->ms > 0) printf(" %8.2f", (double)x->n / (x->ms * 1e6));
+      else printf(" %8s", "-");
+      if (x->cub_ms > 0) printf(" / %8.2f", (double)x->n / (x->cub_ms * 1e6));
+      printf(" Gkeys/s\n");
+    }
+  }
+  if (any_skipped)
+    printf("OK*: n > --ref-max %zu: not sorted on the host backend for the check; checked for order, for the\n"
+           "input's keys (pairs: a permutation of the indices, each key the input's at its index, equal keys\n"
+           "in input order: the stable sort exactly) and, where CUB ran (cub= column), bitwise against CUB\n",
+           opt.ref_max);
+  printf("first-calls total ms: %.3f (sum over the %zu rows, at each size, of the first call, kernel compiles "
+         "included)\n",
+         first_total, nrows_run);
+  printf("wall time: %.1f s (data, uploads, timing, CUB, checks)\n", (bench_wall_ms() - wall0) * 1e-3);
   printf("result: %zu rows, %d failures -> %s\n", nres, failures, failures ? "FAIL" : "OK");
 
   free(results);

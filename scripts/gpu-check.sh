@@ -13,8 +13,9 @@
 #   2. one line each: nvidia-smi -L, nvcc --version, cmake --version;
 #   3. GPUPRIMS_BACKEND=cuda ctest --output-on-failure -j1     (ctest.log);
 #   4. kernel compile timing: gpuprims_bench --sizes 1024 twice on a fresh
-#      GPUPRIMS_CACHE_DIR, cold (NVRTC compiles) then warm (disk cache)
-#                                                  (compile-cold.log, compile-warm.log);
+#      GPUPRIMS_CACHE_DIR, cold (NVRTC compiles) then warm (disk cache); the
+#      bench prints each row's first call ("first-call ms <row>: X"), shown
+#      here cold and warm side by side   (compile-cold.log, compile-warm.log);
 #   5. the full bench (bench.log);
 #   6. a summary, printed last (summary.txt).
 # Logs go to $OUT when it is set (the device tool brings them back), else to
@@ -119,7 +120,7 @@ cache_dir=""
 if [ "${SKIP_BENCH:-0}" != 1 ] && [ "$build_rc" -eq 0 ] && [ -n "$bench_bin" ]; then
   section "kernel compile: cold vs warm disk cache (gpuprims_bench --sizes 1024)"
   cache_dir="$(mktemp -d "${TMPDIR:-/tmp}/gpuprims-cache.XXXXXX")"
-  declare -A first total wall
+  declare -A first total wall nrows
   for pass in cold warm; do
     t0=$(ms_now)
     GPUPRIMS_BACKEND=cuda GPUPRIMS_CACHE_DIR="$cache_dir" timeout 300 \
@@ -129,13 +130,23 @@ if [ "${SKIP_BENCH:-0}" != 1 ] && [ "$build_rc" -eq 0 ] && [ -n "$bench_bin" ]; 
     [ "$rc" -ne 0 ] && compile_rc=$rc
     first[$pass]="$(awk '/^first-call compile\+run ms:/ { print $NF; exit }' "$logdir/compile-$pass.log")"
     total[$pass]="$(awk '/^first-calls total ms:/ { print $4; exit }' "$logdir/compile-$pass.log")"
+    nrows[$pass]="$(grep -c '^first-call ms ' "$logdir/compile-$pass.log")"
     wall[$pass]=$((t1 - t0))
-    printf '%s: first call %s ms, first calls of all rows %s ms, process %s ms, rc %s, cache files %s\n' \
-      "$pass" "${first[$pass]:-?}" "${total[$pass]:-?}" "${wall[$pass]}" "$rc" \
+    printf '%s: first call %s ms, first calls of all %s rows %s ms, process %s ms, rc %s, cache files %s\n' \
+      "$pass" "${first[$pass]:-?}" "${nrows[$pass]}" "${total[$pass]:-?}" "${wall[$pass]}" "$rc" \
       "$(find "$cache_dir" -type f 2>/dev/null | wc -l)"
     if [ "$rc" -ne 0 ]; then tail -n 20 "$logdir/compile-$pass.log"; fi
   done
-  compile_line="first call: cold ${first[cold]:-?} ms, warm ${first[warm]:-?} ms; first calls of all 8 rows: cold ${total[cold]:-?} ms, warm ${total[warm]:-?} ms; process: cold ${wall[cold]} ms, warm ${wall[warm]} ms"
+  # Each row's first call, cold and warm side by side (rows in the bench's order).
+  echo "first call per row, ms (cold / warm):"
+  awk '/^first-call ms / {
+         sub(/^first-call ms /, ""); i = index($0, ": "); label = substr($0, 1, i - 1); v = substr($0, i + 2)
+         if (FILENAME == ARGV[1]) { order[++n] = label; cold[label] = v } else warm[label] = v
+       }
+       END { for (k = 1; k <= n; ++k) printf "  %-26s %10s / %s\n", order[k], cold[order[k]], \
+               (order[k] in warm) ? warm[order[k]] : "?" }' \
+    "$logdir/compile-cold.log" "$logdir/compile-warm.log"
+  compile_line="first call: cold ${first[cold]:-?} ms, warm ${first[warm]:-?} ms; first calls of all ${nrows[cold]:-?} rows: cold ${total[cold]:-?} ms, warm ${total[warm]:-?} ms; process: cold ${wall[cold]} ms, warm ${wall[warm]} ms"
   [ "$compile_rc" -ne 0 ] && compile_line="$compile_line; FAILED (rc $compile_rc)"
 fi
 

@@ -10,5 +10,5 @@ only="$1"; sizes="$2"; shift 2
 for variant in default "$@"; do
   tune="$variant"; [ "$variant" = default ] && tune=""
   GPUPRIMS_TUNE="$tune" "$bench" --only "$only" --sizes "$sizes" --reps 15 2>&1 |
-    awk -v v="$variant" '/^== gpuprims_bench summary/ {s=1; next} s && /^(reduce|incl|excl)/ {printf "%-22s %s\n", v, $0}'
+    awk -v v="$variant" '/^== gpuprims_bench summary/ {s=1; next} s && /^(reduce|incl|excl|sort)/ {printf "%-22s %s\n", v, $0}'
 done
