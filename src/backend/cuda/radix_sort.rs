@@ -54,9 +54,11 @@ impl Policy {
     fn tile(&self) -> usize {
         (self.block * self.items) as usize
     }
-    /// Tiles per pass launch: a digit's count over a launch stays below 2^32.
+    /// Tiles per pass launch: a digit's count over a launch stays below 2^32. The knob
+    /// makes portions small, so tests can run the hand-over between them.
     fn portion_tiles(&self) -> usize {
-        u32::MAX as usize / self.tile()
+        let most = u32::MAX as usize / self.tile();
+        (knob("radix.portion_tiles", most as u32) as usize).clamp(1, most)
     }
 }
 
