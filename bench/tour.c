@@ -489,6 +489,41 @@ typedef struct {
 
 #define CHUNK ((size_t)1 << 22)
 
+/* After call i of a timed loop (status s; t0: the wall clock before it, when it is the
+ * first call): stores a timed call's time, or the first call's wall time (kernel
+ * compiles included). Returns 0, or -1 after reporting a failure. */
+static int end_call(bench *b, result *res, double *ms, int i, gpuprims_status s, const char *what, double t0) {
+  const options *o = b->opt;
+  const int first = i == 0, timed = i >= o->warmup;
+  double t;
+  if (s != GPUPRIMS_STATUS_OK) {
+    report_status(what, s);
+    if (timed) (void)bench_timer_stop_ms(b->timer);
+    return -1;
+  }
+  if (timed) {
+    t = bench_timer_stop_ms(b->timer);
+    if (t < 0) {
+      printf("  ! timer failed (%s)\n", cubref_last_error());
+      return -1;
+    }
+    ms[i - o->warmup] = t;
+  } else if (first) {
+    s = gpuprims_context_synchronize(b->ctx);
+    if (s != GPUPRIMS_STATUS_OK) {
+      report_status("gpuprims_context_synchronize", s);
+      return -1;
+    }
+    res->first_ms = bench_wall_ms() - t0;
+    if (!b->first_call_done) {
+      b->first_call_done = 1;
+      printf("first-call compile+run ms: %.3f\n", res->first_ms);
+      fflush(stdout);
+    }
+  }
+  return 0;
+}
+
 /* Times `warmup` + `reps` calls of the row's primitive on ctx. Returns 0, or
  * -1 after reporting a failed call. For reduce, `value` receives the result
  * of one extra, checked call. */
@@ -501,38 +536,14 @@ static int time_ours(bench *b, const row_spec *r, gpuprims_buffer *in, gpuprims_
   int i;
   if (!ms) return -1;
   for (i = 0; i < o->warmup + o->reps; ++i) {
-    double t0 = 0.0, t;
+    double t0 = 0.0;
     int first = i == 0, timed = i >= o->warmup;
     if (first) t0 = bench_wall_ms();
     if (timed) bench_timer_start(b->timer);
     s = r->is_scan ? gpuprims_scan(b->ctx, in, out, r->op, r->mode) : gpuprims_reduce_to_buffer(b->ctx, in, r->op, out);
-    if (s != GPUPRIMS_STATUS_OK) {
-      report_status(r->is_scan ? "gpuprims_scan" : "gpuprims_reduce_to_buffer", s);
-      if (timed) (void)bench_timer_stop_ms(b->timer);
+    if (end_call(b, res, ms, i, s, r->is_scan ? "gpuprims_scan" : "gpuprims_reduce_to_buffer", t0) != 0) {
       free(ms);
       return -1;
-    }
-    if (timed) {
-      t = bench_timer_stop_ms(b->timer);
-      if (t < 0) {
-        printf("  ! timer failed (%s)\n", cubref_last_error());
-        free(ms);
-        return -1;
-      }
-      ms[i - o->warmup] = t;
-    } else if (first) {
-      s = gpuprims_context_synchronize(b->ctx);
-      if (s != GPUPRIMS_STATUS_OK) {
-        report_status("gpuprims_context_synchronize", s);
-        free(ms);
-        return -1;
-      }
-      res->first_ms = bench_wall_ms() - t0;
-      if (!b->first_call_done) {
-        b->first_call_done = 1;
-        printf("first-call compile+run ms: %.3f\n", res->first_ms);
-        fflush(stdout);
-      }
     }
   }
   qsort(ms, (size_t)o->reps, sizeof(double), cmp_double);
@@ -886,7 +897,7 @@ static int time_sort_ours(bench *b, const row_spec *r, gpuprims_buffer *keys, co
   int i;
   if (!ms) return -1;
   for (i = 0; i < o->warmup + o->reps; ++i) {
-    double t0 = 0.0, t;
+    double t0 = 0.0;
     int first = i == 0, timed = i >= o->warmup;
     if (sort_restore(b, keys, keys0, vals, vals0) != 0) {
       free(ms);
@@ -895,33 +906,9 @@ static int time_sort_ours(bench *b, const row_spec *r, gpuprims_buffer *keys, co
     if (first) t0 = bench_wall_ms();
     if (timed) bench_timer_start(b->timer);
     s = gpuprims_radix_sort(b->ctx, keys, vals, r->order);
-    if (s != GPUPRIMS_STATUS_OK) {
-      report_status("gpuprims_radix_sort", s);
-      if (timed) (void)bench_timer_stop_ms(b->timer);
+    if (end_call(b, res, ms, i, s, "gpuprims_radix_sort", t0) != 0) {
       free(ms);
       return -1;
-    }
-    if (timed) {
-      t = bench_timer_stop_ms(b->timer);
-      if (t < 0) {
-        printf("  ! timer failed (%s)\n", cubref_last_error());
-        free(ms);
-        return -1;
-      }
-      ms[i - o->warmup] = t;
-    } else if (first) {
-      s = gpuprims_context_synchronize(b->ctx);
-      if (s != GPUPRIMS_STATUS_OK) {
-        report_status("gpuprims_context_synchronize", s);
-        free(ms);
-        return -1;
-      }
-      res->first_ms = bench_wall_ms() - t0;
-      if (!b->first_call_done) {
-        b->first_call_done = 1;
-        printf("first-call compile+run ms: %.3f\n", res->first_ms);
-        fflush(stdout);
-      }
     }
   }
   s = gpuprims_context_synchronize(b->ctx);
