@@ -637,6 +637,16 @@ static void errors(env_t *e) {
   EXPECT_SORT_FAILS(gpuprims_radix_sort(ctx, k6, k6, GPUPRIMS_ORDER_ASCENDING), GPUPRIMS_STATUS_INVALID_ARGUMENT);
   EXPECT_SORT_FAILS(gpuprims_radix_sort(ctx, k6, k6, GPUPRIMS_ORDER_DESCENDING), GPUPRIMS_STATUS_INVALID_ARGUMENT);
   EXPECT_SORT_FAILS(gpuprims_radix_sort(ctx, k1, k1, GPUPRIMS_ORDER_ASCENDING), GPUPRIMS_STATUS_INVALID_ARGUMENT);
+  /* CUDA: two handles over the same device memory (the keys and a wrap of their pointer) */
+  if (tu_is_cuda(ctx)) {
+    void *p = NULL;
+    gpuprims_buffer *alias = NULL;
+    TU_REQUIRE_OK(gpuprims_buffer_device_ptr(k6, &p));
+    TU_REQUIRE_OK(gpuprims_buffer_wrap_device(ctx, GPUPRIMS_DTYPE_U32, p, 6, &alias));
+    EXPECT_SORT_FAILS(gpuprims_radix_sort(ctx, k6, alias, GPUPRIMS_ORDER_ASCENDING), GPUPRIMS_STATUS_INVALID_ARGUMENT);
+    EXPECT_SORT_FAILS(gpuprims_radix_sort(ctx, alias, k6, GPUPRIMS_ORDER_DESCENDING), GPUPRIMS_STATUS_INVALID_ARGUMENT);
+    gpuprims_buffer_destroy(alias);
+  }
   /* values of another length (also when the keys' length makes the sort a no-op) */
   EXPECT_SORT_FAILS(gpuprims_radix_sort(ctx, k6, v7, GPUPRIMS_ORDER_ASCENDING), GPUPRIMS_STATUS_SIZE_MISMATCH);
   EXPECT_SORT_FAILS(gpuprims_radix_sort(ctx, k6, v5, GPUPRIMS_ORDER_DESCENDING), GPUPRIMS_STATUS_SIZE_MISMATCH);

@@ -32,6 +32,15 @@ impl Memory {
             Memory::Device(_) => Err(internal("device memory given to the host backend")),
         }
     }
+    /// Whether two device buffers share bytes (two handles wrapping the same memory, say).
+    pub fn overlaps(&self, other: &Memory) -> bool {
+        match (self, other) {
+            (Memory::Device(a), Memory::Device(b)) => {
+                a.bytes > 0 && b.bytes > 0 && a.ptr < b.ptr + b.bytes as u64 && b.ptr < a.ptr + a.bytes as u64
+            }
+            _ => false,
+        }
+    }
     pub fn as_device(&self) -> Result<&cuda::DeviceMemory> {
         match self {
             Memory::Device(m) => Ok(m),

@@ -21,8 +21,8 @@ fn checked_sort_args<'a>(
         None => None,
         Some(v) => {
             same_context(ctx, v, "values")?;
-            if std::ptr::eq(v, keys) {
-                return Err(invalid("keys and values are the same buffer"));
+            if std::ptr::eq(v, keys) || keys.memory.overlaps(&v.memory) {
+                return Err(invalid("keys and values are the same buffer (or share memory)"));
             }
             if v.len != keys.len {
                 return Err(Error::SizeMismatch(format!("values has {} elements, keys has {}", v.len, keys.len)));
