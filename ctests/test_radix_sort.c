@@ -592,6 +592,19 @@ static void after_failure(fixture_t *f, int status_ok, const char *expr) {
     after_failure(&f, TU_EXPECT_STATUS((call), (want)), #call);        \
   } while (0)
 
+/* Sorts a small u32-keyed buffer (n <= 8) with values of vsize bytes and checks keys and
+ * values bitwise against the expected arrays; `what` describes a mismatch. */
+static void expect_small_sort(gpuprims_context *ctx, gpuprims_buffer *keys, gpuprims_buffer *vals,
+                              gpuprims_order o, const uint32_t *want_keys, const void *want_vals, size_t n,
+                              size_t vsize, const char *what) {
+  uint32_t gk[8];
+  unsigned char gv[64];
+  if (!TU_EXPECT_OK(gpuprims_radix_sort(ctx, keys, vals, o))) return;
+  TU_REQUIRE_OK(gpuprims_buffer_read(keys, 0, gk, n));
+  TU_REQUIRE_OK(gpuprims_buffer_read(vals, 0, gv, n));
+  TU_CHECKF(memcmp(gk, want_keys, n * sizeof gk[0]) == 0 && memcmp(gv, want_vals, n * vsize) == 0, "%s", what);
+}
+
 static void errors(env_t *e) {
   static const gpuprims_order bad_orders[] = {2, 3, 100, 0x80000000u, 0xFFFFFFFFu};
   static const uint32_t k6v[6] = {5, 3, 9, 1, 7, 3};
@@ -690,36 +703,24 @@ static void errors(env_t *e) {
     TU_REQUIRE_OK(gpuprims_buffer_read(v1, 0, &v, 1));
     TU_CHECKF(k == -42 && v == 9, "sorting one element changed it: key %lld, value %u", (long long)k, (unsigned)v);
   }
-  if (TU_EXPECT_OK(gpuprims_radix_sort(other, ko, vo, GPUPRIMS_ORDER_DESCENDING))) {
+  {
     static const uint32_t wk[6] = {80, 70, 40, 30, 20, 10};
     static const uint16_t wv[6] = {2, 4, 0, 5, 1, 3};
-    uint32_t gk[6];
-    uint16_t gv[6];
-    TU_REQUIRE_OK(gpuprims_buffer_read(ko, 0, gk, 6));
-    TU_REQUIRE_OK(gpuprims_buffer_read(vo, 0, gv, 6));
-    TU_CHECKF(memcmp(gk, wk, sizeof wk) == 0 && memcmp(gv, wv, sizeof wv) == 0,
-              "descending sort of 6 u32 keys with u16 values in a second context is wrong");
+    expect_small_sort(other, ko, vo, GPUPRIMS_ORDER_DESCENDING, wk, wv, 6, sizeof wv[0],
+                      "descending sort of 6 u32 keys with u16 values in a second context is wrong");
   }
-  if (TU_EXPECT_OK(gpuprims_radix_sort(ctx, k6, v6f64, GPUPRIMS_ORDER_ASCENDING))) {
+  {
     static const uint32_t wk[6] = {1, 3, 3, 5, 7, 9};
     static const double wv[6] = {3.5, 1.5, 5.5, 0.5, 4.5, 2.5};
-    uint32_t gk[6];
-    double gv[6];
-    TU_REQUIRE_OK(gpuprims_buffer_read(k6, 0, gk, 6));
-    TU_REQUIRE_OK(gpuprims_buffer_read(v6f64, 0, gv, 6));
-    TU_CHECKF(memcmp(gk, wk, sizeof wk) == 0 && memcmp(gv, wv, sizeof wv) == 0,
-              "ascending sort of {5, 3, 9, 1, 7, 3} with f64 values is wrong");
+    expect_small_sort(ctx, k6, v6f64, GPUPRIMS_ORDER_ASCENDING, wk, wv, 6, sizeof wv[0],
+                      "ascending sort of {5, 3, 9, 1, 7, 3} with f64 values is wrong");
   }
-  if (TU_EXPECT_OK(gpuprims_radix_sort(ctx, k6, v6f64, GPUPRIMS_ORDER_DESCENDING))) {
+  {
     /* the two 3s keep their order (input positions 1 and 5) */
     static const uint32_t wk[6] = {9, 7, 5, 3, 3, 1};
     static const double wv[6] = {2.5, 4.5, 0.5, 1.5, 5.5, 3.5};
-    uint32_t gk[6];
-    double gv[6];
-    TU_REQUIRE_OK(gpuprims_buffer_read(k6, 0, gk, 6));
-    TU_REQUIRE_OK(gpuprims_buffer_read(v6f64, 0, gv, 6));
-    TU_CHECKF(memcmp(gk, wk, sizeof wk) == 0 && memcmp(gv, wv, sizeof wv) == 0,
-              "then descending on the same buffers is wrong (or not stable)");
+    expect_small_sort(ctx, k6, v6f64, GPUPRIMS_ORDER_DESCENDING, wk, wv, 6, sizeof wv[0],
+                      "then descending on the same buffers is wrong (or not stable)");
   }
   for (i = 0; i < (size_t)f.count; i++) gpuprims_buffer_destroy(f.h[i].buf);
   gpuprims_context_destroy(other);
