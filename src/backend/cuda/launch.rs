@@ -56,12 +56,3 @@ pub unsafe fn launch(f: CUfunction, grid: u64, block: u32, stream: CUstream, arg
     drv::launch_kernel(f, (grid as u32, 1, 1), (block, 1, 1), 0, stream, &mut params[..args.len()]).during("cuLaunchKernel")
 }
 
-/// How many blocks of `block` threads of `f` fit on the whole device at once: the
-/// grid of a persistent kernel.
-pub fn resident_blocks(f: CUfunction, block: u32, sm_count: u32) -> Result<u64> {
-    let mut per_sm: i32 = 0;
-    // SAFETY: a loaded function; an out-pointer.
-    unsafe { cudarc::driver::sys::cuOccupancyMaxActiveBlocksPerMultiprocessor(&mut per_sm, f, block as i32, 0) }
-        .during("cuOccupancyMaxActiveBlocksPerMultiprocessor")?;
-    Ok(per_sm.max(1) as u64 * sm_count as u64)
-}

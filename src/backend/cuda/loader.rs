@@ -95,6 +95,8 @@ pub fn variant(dtype: DType) -> u32 {
 pub struct Loader {
     arch: String,
     modules: Mutex<HashMap<ModuleKey, LoadedModule>>,
+    /// Blocks per SM of (function, block size), asked of the driver once.
+    occupancy: Mutex<HashMap<(usize, u32), u32>>,
 }
 
 // SAFETY: CUmodule / CUfunction are driver handles usable from any thread.
@@ -103,7 +105,7 @@ unsafe impl Sync for Loader {}
 
 impl Loader {
     pub fn new(arch: String) -> Loader {
-        Loader { arch, modules: Mutex::new(HashMap::new()) }
+        Loader { arch, modules: Mutex::new(HashMap::new()), occupancy: Mutex::new(HashMap::new()) }
     }
 
     /// Kernel `kernel` of `source` instantiated as `variant`. On a hit this is two
@@ -138,8 +140,25 @@ impl Loader {
         Ok(f)
     }
 
+    /// How many blocks of `block` threads of `f` (a function of this loader) one SM
+    /// holds at once: the grid of a persistent kernel is this times the SM count.
+    pub fn blocks_per_sm(&self, f: CUfunction, block: u32) -> Result<u32> {
+        let key = (f as usize, block);
+        if let Some(&n) = self.occupancy.lock().unwrap().get(&key) {
+            return Ok(n);
+        }
+        let mut per_sm: i32 = 0;
+        // SAFETY: a loaded function; an out-pointer.
+        unsafe { cudarc::driver::sys::cuOccupancyMaxActiveBlocksPerMultiprocessor(&mut per_sm, f, block as i32, 0) }
+            .during("cuOccupancyMaxActiveBlocksPerMultiprocessor")?;
+        let n = per_sm.max(1) as u32;
+        self.occupancy.lock().unwrap().insert(key, n);
+        Ok(n)
+    }
+
     /// Unloads every module; the context must be current.
     pub fn unload_all(&self) {
+        self.occupancy.lock().unwrap().clear();
         for (_, m) in self.modules.lock().unwrap().drain() {
             // SAFETY: loaded by us, no longer used.
             let _ = unsafe { drv::module::unload(m.module) };

@@ -8,7 +8,7 @@ use cudarc::driver::result as drv;
 
 use super::context::CudaShared;
 use super::driver::DriverContext;
-use super::launch::{launch, resident_blocks, Arg};
+use super::launch::{launch, Arg};
 use super::loader::ModuleSpec;
 use super::memory::DeviceMemory;
 use super::sources;
@@ -134,13 +134,14 @@ pub fn sort(
     let alt_values = alt + alt_bytes as u64;
     let control = alt_values + alt_values_bytes as u64;
     let values_ptr = values.map_or(0, |(m, _)| m.ptr);
-    let sms = shared.props.sm_count;
+    let sms = shared.props.sm_count as u64;
+    let resident = |f, block| shared.loader.blocks_per_sm(f, block).map(|n| n as u64 * sms);
     let order_bits = key_order(key_dtype, order);
     // SAFETY: the control block lies inside the scratch memory.
     unsafe { drv::memset_d8_async(control, 0, CONTROL_BYTES, stream) }.during("cuMemsetD8Async (radix control)")?;
 
     let per_thread = 4 * (16 / key_bytes) as u64; // the histogram reads four 16-byte vectors at a time
-    let hist_grid = (len as u64).div_ceil(per_thread * p.hist_block as u64).min(resident_blocks(histogram, p.hist_block, sms)?);
+    let hist_grid = (len as u64).div_ceil(per_thread * p.hist_block as u64).min(resident(histogram, p.hist_block)?);
     // SAFETY (every launch below): the arguments match the kernel's parameters in
     // kernels/radix_sort.cu; keys and values hold `len` elements, the scratch memory
     // holds the alternate buffers and the control block, the sync memory the
@@ -149,7 +150,7 @@ pub fn sort(
         launch(histogram, hist_grid, p.hist_block, stream, &[Arg::ptr(keys.ptr), Arg::size(len), Arg::u32(order_bits), Arg::ptr(control)])?;
         launch(plan, 1, RADIX as u32, stream, &[Arg::size(len), Arg::ptr(control)])?;
     }
-    let pass_grid_limit = resident_blocks(pass_kernel, p.block, sms)?;
+    let pass_grid_limit = resident(pass_kernel, p.block)?;
     for pass in 0..passes {
         for k in 0..portions {
             let start = k * portion;
@@ -179,7 +180,7 @@ pub fn sort(
             }
         }
     }
-    let finish_grid = (len as u64).div_ceil(p.hist_block as u64).min(resident_blocks(finish, p.hist_block, sms)?);
+    let finish_grid = (len as u64).div_ceil(p.hist_block as u64).min(resident(finish, p.hist_block)?);
     unsafe {
         launch(
             finish,
