@@ -27,7 +27,7 @@
 //
 // Instantiated by key and value width (not by dtype): -DGP_KEY_BYTES=1|2|4|8
 // -DGP_VALUE_BYTES=0|1|2|4|8, tuning -DGP_BLOCK_THREADS -DGP_ITEMS -DGP_MIN_BLOCKS -DGP_LOOKBACK_WINDOW
-// -DGP_HIST_BLOCK_THREADS -DGP_PORTION_TILES, and -DGP_CONTROL_BYTES (the size the
+// -DGP_HIST_BLOCK_THREADS -DGP_RANK_GROUP -DGP_PORTION_TILES, and -DGP_CONTROL_BYTES (the size the
 // host allocates for Control). Tuning lives in src/backend/cuda/radix_sort.rs.
 #include "common/types.cuh"
 #include "common/radix_key.cuh"
@@ -59,7 +59,7 @@ constexpr int MAX_PASSES = 8;
 constexpr usize PORTION = (usize)GP_PORTION_TILES * TILE;  // keys per pass launch
 constexpr int MAX_PORTIONS = 256;
 
-typedef gp::BlockRadixRank<BLOCK, ITEMS, RADIX_BITS> Rank;
+typedef gp::BlockRadixRank<BLOCK, ITEMS, RADIX_BITS, GP_RANK_GROUP> Rank;
 typedef gp::DigitLookBack<RADIX> LookBack;
 
 // What the plan decided.
@@ -227,7 +227,7 @@ radix_pass(K *keys, K *alt, V *values, V *alt_values, usize n, usize portion_sta
         const u32 valid = len - (usize)tile * TILE < TILE ? (u32)(len - (usize)tile * TILE) : TILE;
 
         K key[ITEMS];
-        u32 digit[ITEMS], rank[ITEMS];
+        u32 rank[ITEMS];  // each item's digit, then (Rank::rank) its place in the tile
         if (valid == TILE) {
 #pragma unroll
             for (int j = 0; j < ITEMS; ++j) key[j] = src[tile_start + span + j * gp::WARP + lane];
@@ -241,13 +241,13 @@ radix_pass(K *keys, K *alt, V *values, V *alt_values, usize n, usize portion_sta
 #pragma unroll
         for (int j = 0; j < ITEMS; ++j) {
             const u32 i = span + j * gp::WARP + lane;
-            digit[j] = i < valid ? gp::digit_of<RADIX_BITS>(order.ordered(key[j]), pass) : Rank::NO_DIGIT;
+            rank[j] = i < valid ? gp::digit_of<RADIX_BITS>(order.ordered(key[j]), pass) : RADIX - 1;
         }
 
-        const u32 total = Rank::count(digit, s.rank);
+        const u32 total = Rank::count(rank, TILE - valid, s.rank);
         const u32 d = threadIdx.x;
         if (d < RADIX) LookBack::publish(state, tile, d, total, tile == 0, epoch);
-        const u32 offset = Rank::rank(digit, rank, total, s.rank);
+        const u32 offset = Rank::rank(rank, total, s.rank);
         if (d < RADIX) {
             const u32 before = tile == 0 ? 0 : LookBack::exclusive_prefix<LOOKBACK_WINDOW>(state, tile, d, epoch);
             if (tile != 0) LookBack::publish(state, tile, d, before + total, true, epoch);
@@ -259,7 +259,7 @@ radix_pass(K *keys, K *alt, V *values, V *alt_values, usize n, usize portion_sta
         // consecutive keys of a digit's run.
 #pragma unroll
         for (int j = 0; j < ITEMS; ++j)
-            if (digit[j] != Rank::NO_DIGIT) s.keys[rank[j]] = key[j];
+            if (span + j * gp::WARP + lane < valid) s.keys[rank[j]] = key[j];
         __syncthreads();
         u32 out_digit[ITEMS];
 #pragma unroll

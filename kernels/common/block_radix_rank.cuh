@@ -10,11 +10,13 @@
 //            over the warps.
 //   rank():  thread d turns the warp counts into where each warp's run of digit d
 //            starts in the tile (its digit's offset, a block scan of the totals, plus
-//            the counts of earlier warps). Then each warp ranks its items one column
-//            j at a time: ballots on the digit's bits find the lanes that share it, the
-//            highest of them takes the run's next places with one atomicAdd, and each
-//            lane adds its peers below it. A warp's atomics run in issue order, so
-//            columns keep their order without a barrier between them.
+//            the counts of earlier warps). Then each warp ranks its items by column j:
+//            ballots on the digit's bits find the lanes that share it, the highest of
+//            them takes the run's next places with one atomicAdd, and each lane adds
+//            its peers below it. A warp's atomics run in issue order, so columns keep
+//            their order without a barrier between them; the work is laid out in three
+//            sweeps (all ballots, all atomics, all shuffles) so the atomics' latencies
+//            overlap instead of adding up column after column.
 #pragma once
 #include "common/block_scan.cuh"
 #include "common/ops.cuh"
@@ -22,11 +24,11 @@
 
 namespace gp {
 
-template <int BLOCK, int ITEMS, int RADIX_BITS>
+// RANK_GROUP: key columns ranked together (see rank()).
+template <int BLOCK, int ITEMS, int RADIX_BITS, int RANK_GROUP = 4>
 struct BlockRadixRank {
     static constexpr int RADIX = 1 << RADIX_BITS;
     static constexpr int WARPS = BLOCK / WARP;
-    static constexpr u32 NO_DIGIT = RADIX;  // the digit of a missing item (partial tile)
     static_assert(BLOCK >= RADIX, "one thread per digit");
     typedef BlockScan<u32, BLOCK> Scan;
 
@@ -35,42 +37,60 @@ struct BlockRadixRank {
         typename Scan::Storage scan;
     };
 
-    // The lanes whose digit is d (a lane without one matches only such lanes): one
-    // ballot per digit bit, cheaper than __match_any_sync.
+    // The lanes whose digit is d: one ballot per digit bit (cheaper than
+    // __match_any_sync), each a bit test, a vote and a masked AND.
     __device__ __forceinline__ static u32 peers_of(u32 d) {
-        u32 peers = __ballot_sync(FULL_MASK, d == NO_DIGIT);
-        peers = d == NO_DIGIT ? peers : ~peers;
+        u32 peers = FULL_MASK;
 #pragma unroll
-        for (int b = 0; b < RADIX_BITS; ++b) {
-            const u32 ones = __ballot_sync(FULL_MASK, (d >> b) & 1);
-            peers &= ((d >> b) & 1) ? ones : ~ones;
-        }
+        for (int b = 0; b < RADIX_BITS; ++b)
+            asm("{ .reg .pred p; .reg .b32 t;\n"
+                "  and.b32 t, %1, %2;\n"
+                "  setp.ne.u32 p, t, 0;\n"
+                "  vote.sync.ballot.b32 t, p, 0xffffffff;\n"
+                "  @!p not.b32 t, t;\n"
+                "  and.b32 %0, %0, t; }"
+                : "+r"(peers)
+                : "r"(d), "r"(1u << b));
         return peers;
     }
 
-    // Phase 1. `digits[j]`: item j's digit, or NO_DIGIT. Returns, in thread d < RADIX,
-    // how many of the tile's items have digit d.
-    __device__ __forceinline__ static u32 count(const u32 (&digits)[ITEMS], Storage &s) {
+    // The old value of *counter, adding `add`, when add != 0; else returns 0 untouched.
+    // Predicated rather than branched, so a column's atomic issues without waiting.
+    __device__ __forceinline__ static u32 fetch_add_if_nonzero(u32 *counter, u32 add) {
+        u32 old = 0;
+        asm volatile(
+            "{ .reg .pred p; setp.ne.u32 p, %2, 0; @p atom.shared.add.u32 %0, [%1], %2; }"
+            : "+r"(old)
+            : "r"(u32(__cvta_generic_to_shared(counter))), "r"(add)
+            : "memory");
+        return old;
+    }
+
+    // Phase 1. `digits[j]`: item j's digit. The tile's last `missing` items (in input
+    // order) are not keys: they carry digit RADIX - 1, so they rank after every key,
+    // and are left out of the count. Returns, in thread d < RADIX, how many of the
+    // tile's keys have digit d.
+    __device__ __forceinline__ static u32 count(const u32 (&digits)[ITEMS], u32 missing, Storage &s) {
         const u32 lane = threadIdx.x % WARP, warp = threadIdx.x / WARP;
         u32 *counts = s.warp_counts[warp];
 #pragma unroll
         for (int d = lane; d < RADIX; d += WARP) counts[d] = 0;
         __syncwarp();
 #pragma unroll
-        for (int j = 0; j < ITEMS; ++j)
-            if (digits[j] != NO_DIGIT) atomicAdd(&counts[digits[j]], 1u);
+        for (int j = 0; j < ITEMS; ++j) atomicAdd(&counts[digits[j]], 1u);
         __syncthreads();
         u32 total = 0;
         if (threadIdx.x < RADIX)
 #pragma unroll
             for (int w = 0; w < WARPS; ++w) total += s.warp_counts[w][threadIdx.x];
-        return total;
+        return threadIdx.x == RADIX - 1 ? total - missing : total;
     }
 
-    // Phase 2, after count() (`total` as it returned). Leaves in `ranks[j]` item j's
-    // position in the tile ordered by digit (stable) and returns, in thread d < RADIX,
-    // where digit d's run starts in that order. Ends with a barrier: `s` is free again.
-    __device__ __forceinline__ static u32 rank(const u32 (&digits)[ITEMS], u32 (&ranks)[ITEMS], u32 total, Storage &s) {
+    // Phase 2, after count() (`total` as it returned). `items[j]` holds item j's digit
+    // on entry and its position in the tile ordered by digit (stable) on return (one
+    // array for both keeps the registers down). Returns, in thread d < RADIX, where
+    // digit d's run starts in that order. Ends with a barrier: `s` is free again.
+    __device__ __forceinline__ static u32 rank(u32 (&items)[ITEMS], u32 total, Storage &s) {
         u32 offset;
         Scan::exclusive(threadIdx.x < RADIX ? total : 0u, offset, SumOp<u32>(), s.scan, NoPrefix());
         if (threadIdx.x < RADIX) {
@@ -86,14 +106,34 @@ struct BlockRadixRank {
         const u32 lane = threadIdx.x % WARP;
         u32 *next = s.warp_counts[threadIdx.x / WARP];  // next free place of each digit's run
         const u32 below_me = (1u << lane) - 1;
+        // Sweep 1: per column, packed into items[j]: the digit, the leader lane and the
+        // peers below this lane; and what this lane adds to the run (0 unless leader).
+        // (Missing items rank past the tile's keys: the warp counts hold them.)
+        constexpr int LEADER_SHIFT = RADIX_BITS, BELOW_SHIFT = LEADER_SHIFT + 5;
+        constexpr u32 DIGIT_MASK = (1u << LEADER_SHIFT) - 1;
+        // Columns go in groups of RANK_GROUP (enough atomics in flight to hide their
+        // latency, few enough registers to keep MIN_BLOCKS resident).
 #pragma unroll
-        for (int j = 0; j < ITEMS; ++j) {
-            const u32 d = digits[j];
-            const u32 peers = peers_of(d);
-            const u32 leader = 31 - __clz(peers);
-            u32 first = 0;
-            if (lane == leader && d != NO_DIGIT) first = atomicAdd(&next[d], u32(__popc(peers)));
-            ranks[j] = __shfl_sync(FULL_MASK, first, leader) + __popc(peers & below_me);
+        for (int g = 0; g < ITEMS; g += RANK_GROUP) {
+            u32 first[RANK_GROUP];
+#pragma unroll
+            for (int j = 0; j < RANK_GROUP && g + j < ITEMS; ++j) {
+                const u32 d = items[g + j];
+                const u32 peers = peers_of(d);
+                const u32 leader = 31 - __clz(peers);
+                items[g + j] = d | (leader << LEADER_SHIFT) | (u32(__popc(peers & below_me)) << BELOW_SHIFT);
+                first[j] = lane == leader ? u32(__popc(peers)) : 0u;
+            }
+            // Sweep 2: the leaders take their places, in column order.
+#pragma unroll
+            for (int j = 0; j < RANK_GROUP && g + j < ITEMS; ++j)
+                first[j] = fetch_add_if_nonzero(&next[items[g + j] & DIGIT_MASK], first[j]);
+            // Sweep 3: each lane hears its leader's first place.
+#pragma unroll
+            for (int j = 0; j < RANK_GROUP && g + j < ITEMS; ++j) {
+                const u32 packed = items[g + j];
+                items[g + j] = __shfl_sync(FULL_MASK, first[j], (packed >> LEADER_SHIFT) & 31) + (packed >> BELOW_SHIFT);
+            }
         }
         __syncthreads();
         return offset;

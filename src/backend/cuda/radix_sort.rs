@@ -74,6 +74,8 @@ pub fn module(key_bytes: usize, value_bytes: usize) -> ModuleSpec {
             format!("-DGP_ITEMS={}", p.items),
             format!("-DGP_MIN_BLOCKS={}", p.min_blocks),
             format!("-DGP_LOOKBACK_WINDOW={}", knob("radix.window", 4)),
+            // Key columns whose ranking atomics are in flight at once (more: more registers).
+            format!("-DGP_RANK_GROUP={}", knob("radix.rank_group", 4)),
             format!("-DGP_HIST_BLOCK_THREADS={}", p.hist_block),
             format!("-DGP_PORTION_TILES={}", p.portion_tiles()),
             format!("-DGP_CONTROL_BYTES={CONTROL_BYTES}"),
