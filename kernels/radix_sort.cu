@@ -102,8 +102,8 @@ radix_histogram(const K *keys, usize n, u32 key_order, Control *ctl) {
     };
     constexpr int PER_VEC = 16 / sizeof(K);
     const usize stride = (usize)gridDim.x * HIST_BLOCK;
-    // Loops run whole warps (their bounds are the warp's first lane's), so the
-    // histogram's warp votes see every lane; a lane past the end counts nothing.
+    // Loops run whole warps (their bounds are the warp's first lane's), so a lane can
+    // hear the next lane's first key; a lane past the end counts nothing.
     const u32 lane = threadIdx.x % gp::WARP;
     const usize warp_first = (usize)blockIdx.x * HIST_BLOCK + (threadIdx.x - lane);
     usize scalar_from = 0;
@@ -121,18 +121,20 @@ radix_histogram(const K *keys, usize n, u32 key_order, Control *ctl) {
 #pragma unroll
             for (int u = 0; u < UNROLL; ++u) {
                 const usize v = w0 + lane + u * stride;
-                const bool valid = v < vecs;
                 K x[PER_VEC];
                 memcpy(x, &raw[u], sizeof(x));
 #pragma unroll
                 for (int k = 0; k < PER_VEC; ++k) x[k] = order.ordered(x[k]);
-                Hist::add(x, valid, hist);
-                if (valid) {
+                // The key after this vector is the next lane's first, except past the
+                // warp's last lane or the last whole vector.
+                const K after = __shfl_down_sync(gp::FULL_MASK, x[0], 1);
+                if (v < vecs) {
+                    Hist::add(x, hist);
 #pragma unroll
                     for (int k = 0; k + 1 < PER_VEC; ++k) neighbours(x[k], x[k + 1]);
-                    // The key after this vector: another lane loads it too, so it is cached.
                     const usize next = (v + 1) * PER_VEC;
-                    if (next < n) neighbours(x[PER_VEC - 1], order.ordered(keys[next]));
+                    if (lane + 1 < gp::WARP && v + 1 < vecs) neighbours(x[PER_VEC - 1], after);
+                    else if (next < n) neighbours(x[PER_VEC - 1], order.ordered(keys[next]));
                 }
             }
         }
@@ -140,12 +142,10 @@ radix_histogram(const K *keys, usize n, u32 key_order, Control *ctl) {
     }
     // The tail after the last whole vector, or everything when the keys are not
     // 16-byte aligned (a wrapped pointer).
-    for (usize w0 = scalar_from + warp_first; w0 < n; w0 += stride) {
-        const usize i = w0 + lane;
-        const bool valid = i < n;
-        const K m[1] = {valid ? order.ordered(keys[i]) : K(0)};
-        Hist::add(m, valid, hist);
-        if (valid && i + 1 < n) neighbours(m[0], order.ordered(keys[i + 1]));
+    for (usize i = scalar_from + (usize)blockIdx.x * HIST_BLOCK + threadIdx.x; i < n; i += stride) {
+        const K m[1] = {order.ordered(keys[i])};
+        Hist::add(m, hist);
+        if (i + 1 < n) neighbours(m[0], order.ordered(keys[i + 1]));
     }
     Hist::flush(&ctl->hist[0][0], hist);
     const int any_unsorted = __syncthreads_or(unsorted);
@@ -210,7 +210,7 @@ radix_pass(K *keys, K *alt, V *values, V *alt_values, usize n, usize portion_sta
     __shared__ union {
         typename Rank::Storage rank;
         K keys[TILE];
-        V values[TILE];
+        V values[HAS_VALUES ? TILE : 1];
     } s;
     __shared__ usize digit_dest[RADIX];  // + position in the tile's digit order = output index
     __shared__ u32 tile_slot;
@@ -218,15 +218,20 @@ radix_pass(K *keys, K *alt, V *values, V *alt_values, usize n, usize portion_sta
     const gp::KeyOrder<K> order(key_order);
     const u32 lane = threadIdx.x % gp::WARP, warp = threadIdx.x / gp::WARP;
     const u32 span = warp * gp::WARP * ITEMS;  // the warp's first item in the tile
-    for (;;) {
-        if (threadIdx.x == 0) tile_slot = atomicAdd(ticket, 1u);
-        __syncthreads();
-        const u32 tile = tile_slot;
-        if (tile >= tiles) return;
+    if (threadIdx.x == 0) tile_slot = atomicAdd(ticket, 1u);
+    __syncthreads();
+    u32 tile = tile_slot;
+    while (tile < tiles) {
+        // The next tile's ticket is asked for now and read at the end, so its round
+        // trip overlaps this tile. (Holding it is safe: every ticket below it is held
+        // by a running block, whose current tile is smaller still.)
+        u32 next_tile = 0;
+        if (threadIdx.x == 0) next_tile = atomicAdd(ticket, 1u);
         const usize tile_start = portion_start + (usize)tile * TILE;
         const u32 valid = len - (usize)tile * TILE < TILE ? (u32)(len - (usize)tile * TILE) : TILE;
 
         K key[ITEMS];
+        V value[HAS_VALUES ? ITEMS : 1];
         u32 rank[ITEMS];  // each item's digit, then (Rank::rank) its place in the tile
         if (valid == TILE) {
 #pragma unroll
@@ -238,6 +243,14 @@ radix_pass(K *keys, K *alt, V *values, V *alt_values, usize n, usize portion_sta
                 key[j] = i < valid ? src[tile_start + i] : K(0);
             }
         }
+        auto load_values = [&] {
+#pragma unroll
+            for (int j = 0; j < ITEMS; ++j) {
+                const u32 i = span + j * gp::WARP + lane;
+                if (i < valid) value[j] = vsrc[tile_start + i];
+            }
+        };
+        if constexpr (HAS_VALUES && GP_EARLY_VALUES) load_values();  // latency hidden behind the ranking
 #pragma unroll
         for (int j = 0; j < ITEMS; ++j) {
             const u32 i = span + j * gp::WARP + lane;
@@ -256,12 +269,13 @@ radix_pass(K *keys, K *alt, V *values, V *alt_values, usize n, usize portion_sta
         }
 
         // Keys into digit order in shared memory, then out: consecutive threads write
-        // consecutive keys of a digit's run.
+        // consecutive keys of a digit's run. Values follow the same way, to the places
+        // their keys went (by `out_digit`).
+        u32 out_digit[ITEMS];
 #pragma unroll
         for (int j = 0; j < ITEMS; ++j)
             if (span + j * gp::WARP + lane < valid) s.keys[rank[j]] = key[j];
         __syncthreads();
-        u32 out_digit[ITEMS];
 #pragma unroll
         for (int k = 0; k < ITEMS; ++k) {
             const u32 i = k * BLOCK + threadIdx.x;
@@ -272,12 +286,7 @@ radix_pass(K *keys, K *alt, V *values, V *alt_values, usize n, usize portion_sta
             }
         }
         if constexpr (HAS_VALUES) {
-            V value[ITEMS];
-#pragma unroll
-            for (int j = 0; j < ITEMS; ++j) {
-                const u32 i = span + j * gp::WARP + lane;
-                if (i < valid) value[j] = vsrc[tile_start + i];
-            }
+            if constexpr (!GP_EARLY_VALUES) load_values();
             __syncthreads();  // every key has left s.keys
 #pragma unroll
             for (int j = 0; j < ITEMS; ++j)
@@ -289,7 +298,9 @@ radix_pass(K *keys, K *alt, V *values, V *alt_values, usize n, usize portion_sta
                 if (i < valid) vdst[digit_dest[out_digit[k]] + i] = s.values[i];
             }
         }
-        // The next ticket's barrier orders these reads before shared memory is reused.
+        if (threadIdx.x == 0) tile_slot = next_tile;
+        __syncthreads();  // also orders this tile's shared reads before the next tile's writes
+        tile = tile_slot;
     }
 }
 

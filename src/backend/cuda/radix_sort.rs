@@ -76,6 +76,7 @@ pub fn module(key_bytes: usize, value_bytes: usize) -> ModuleSpec {
             format!("-DGP_LOOKBACK_WINDOW={}", knob("radix.window", 4)),
             // Key columns whose ranking atomics are in flight at once (more: more registers).
             format!("-DGP_RANK_GROUP={}", knob("radix.rank_group", 4)),
+            format!("-DGP_EARLY_VALUES={}", knob("radix.early_values", 1)),
             format!("-DGP_HIST_BLOCK_THREADS={}", p.hist_block),
             format!("-DGP_PORTION_TILES={}", p.portion_tiles()),
             format!("-DGP_CONTROL_BYTES={CONTROL_BYTES}"),
