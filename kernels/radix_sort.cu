@@ -25,10 +25,11 @@
 // launch (look-back counts are 32-bit); each portion's last tile hands the digit
 // starts of the next portion on through Control::chain.
 //
-// Instantiated by key and value width (not by dtype): -DGP_KEY_BYTES=1|2|4|8
-// -DGP_VALUE_BYTES=0|1|2|4|8, tuning -DGP_BLOCK_THREADS -DGP_ITEMS -DGP_MIN_BLOCKS -DGP_LOOKBACK_WINDOW
-// -DGP_HIST_BLOCK_THREADS -DGP_RANK_GROUP -DGP_PORTION_TILES, and -DGP_CONTROL_BYTES (the size the
-// host allocates for Control). Tuning lives in src/backend/cuda/radix_sort.rs.
+// Instantiated by key and value width and by float keys or not (not by dtype):
+// -DGP_KEY_BYTES=1|2|4|8 -DGP_VALUE_BYTES=0|1|2|4|8 -DGP_KEY_FLOAT=0|1; tuning
+// -DGP_BLOCK_THREADS -DGP_ITEMS -DGP_MIN_BLOCKS -DGP_LOOKBACK_WINDOW -DGP_RANK_GROUP
+// -DGP_EARLY_VALUES -DGP_HIST_BLOCK_THREADS -DGP_PORTION_TILES; and -DGP_CONTROL_BYTES
+// (the size the host allocates for Control). Tuning lives in src/backend/cuda/radix_sort.rs.
 #include "common/types.cuh"
 #include "common/radix_key.cuh"
 #include "common/digit_histogram.cuh"
@@ -38,6 +39,7 @@
 #include "common/tile_io.cuh"
 
 typedef gp::BitsOf<GP_KEY_BYTES>::type K;
+typedef gp::KeyOrder<K, GP_KEY_FLOAT> Order;
 #if GP_VALUE_BYTES > 0
 typedef gp::BitsOf<GP_VALUE_BYTES>::type V;
 constexpr bool HAS_VALUES = true;
@@ -91,7 +93,7 @@ extern "C" __global__ void __launch_bounds__(HIST_BLOCK)
 radix_histogram(const K *keys, usize n, u32 key_order, Control *ctl) {
     typedef gp::BlockDigitHistogram<HIST_BLOCK, PASSES, RADIX_BITS> Hist;
     __shared__ typename Hist::Storage hist;
-    const gp::KeyOrder<K> order(key_order);
+    const Order order(key_order);
     Hist::clear(hist);
 
     bool unsorted = false, not_reversed = false;
@@ -215,18 +217,16 @@ radix_pass(K *keys, K *alt, V *values, V *alt_values, usize n, usize portion_sta
     __shared__ usize digit_dest[RADIX];  // + position in the tile's digit order = output index
     __shared__ u32 tile_slot;
 
-    const gp::KeyOrder<K> order(key_order);
+    const Order order(key_order);
     const u32 lane = threadIdx.x % gp::WARP, warp = threadIdx.x / gp::WARP;
     const u32 span = warp * gp::WARP * ITEMS;  // the warp's first item in the tile
-    if (threadIdx.x == 0) tile_slot = atomicAdd(ticket, 1u);
-    __syncthreads();
-    u32 tile = tile_slot;
-    while (tile < tiles) {
-        // The next tile's ticket is asked for now and read at the end, so its round
-        // trip overlaps this tile. (Holding it is safe: every ticket below it is held
-        // by a running block, whose current tile is smaller still.)
-        u32 next_tile = 0;
-        if (threadIdx.x == 0) next_tile = atomicAdd(ticket, 1u);
+    for (;;) {
+        // (Taking the next ticket while working on this tile was measured: no faster
+        // for keys, much slower for pairs, as a slow tile then holds up its successor.)
+        if (threadIdx.x == 0) tile_slot = atomicAdd(ticket, 1u);
+        __syncthreads();
+        const u32 tile = tile_slot;
+        if (tile >= tiles) return;
         const usize tile_start = portion_start + (usize)tile * TILE;
         const u32 valid = len - (usize)tile * TILE < TILE ? (u32)(len - (usize)tile * TILE) : TILE;
 
@@ -298,9 +298,7 @@ radix_pass(K *keys, K *alt, V *values, V *alt_values, usize n, usize portion_sta
                 if (i < valid) vdst[digit_dest[out_digit[k]] + i] = s.values[i];
             }
         }
-        if (threadIdx.x == 0) tile_slot = next_tile;
-        __syncthreads();  // also orders this tile's shared reads before the next tile's writes
-        tile = tile_slot;
+        // The next ticket's barrier orders these reads before shared memory is reused.
     }
 }
 

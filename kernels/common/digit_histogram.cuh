@@ -6,8 +6,8 @@
 // l counts into part l % PARTS: lanes of a warp with different digits then mostly hit
 // different banks, and lanes with the same digit and part hit one address, which the
 // hardware merges within an increment. So random keys cost about one bank wavefront
-// per atomic instead of three or four, and runs of equal digits (sorted input,
-// few distinct values) need no special path.
+// per atomic instead of three or four, and runs of equal digits (sorted input, few
+// distinct values) do not serialise.
 #pragma once
 #include "common/radix_key.cuh"
 #include "common/warp.cuh"
@@ -28,14 +28,27 @@ struct BlockDigitHistogram {
         __syncthreads();
     }
 
-    // Counts a lane's N ordered keys in every pass's histogram.
+    // Counts a lane's N ordered keys in every pass's histogram. When all N share a
+    // digit (the high digits of sorted or clustered keys), one atomic adds N.
     template <class U, int N>
     __device__ __forceinline__ static void add(const U (&ordered)[N], Storage &s) {
         const u32 part = threadIdx.x % PARTS;
 #pragma unroll
-        for (int p = 0; p < PASSES; ++p)
+        for (int p = 0; p < PASSES; ++p) {
+            u32 d[N];
+            bool same = true;
 #pragma unroll
-            for (int k = 0; k < N; ++k) atomicAdd(&s.counts[p][digit_of<RADIX_BITS>(ordered[k], p)][part], 1u);
+            for (int k = 0; k < N; ++k) {
+                d[k] = digit_of<RADIX_BITS>(ordered[k], p);
+                same = same && d[k] == d[0];
+            }
+            if (N > 1 && same) {
+                atomicAdd(&s.counts[p][d[0]][part], u32(N));
+            } else {
+#pragma unroll
+                for (int k = 0; k < N; ++k) atomicAdd(&s.counts[p][d[k]][part], 1u);
+            }
+        }
     }
 
     // The whole block, after every add: adds the block's counts to `global`

@@ -29,25 +29,27 @@ __device__ __forceinline__ U float_inf_bits() {
     else return U(~U(0));
 }
 
-template <class U>
+// FLOAT: the keys are floats (a compile-time choice: their mapping costs several
+// instructions a key, an integer's one XOR). Integers' signedness and the direction
+// arrive at run time as one XOR mask.
+template <class U, bool FLOAT>
 struct KeyOrder {
     static constexpr int BITS = sizeof(U) * 8;
     static constexpr U SIGN = U(U(1) << (BITS - 1));
-    u32 kind;  // KEY_* | maybe KEY_DESCENDING
-    U flip;    // all ones when descending
+    U flip;  // XORed last: the sign bit for signed integers, all ones when descending
 
     __device__ __forceinline__ explicit KeyOrder(u32 key_order)
-        : kind(key_order & 3), flip((key_order & KEY_DESCENDING) ? U(~U(0)) : U(0)) {}
+        : flip(U(((key_order & KEY_DESCENDING) ? U(~U(0)) : U(0)) ^
+                 ((key_order & 3) == KEY_SIGNED ? SIGN : U(0)))) {}
 
     // Floats: -inf < ... < -0.0 < +0.0 < ... < +inf < every NaN (one value); signed
     // integers: the sign bit flipped; descending: all bits complemented, so the
     // sort is always ascending on these patterns and stays stable.
     __device__ __forceinline__ U ordered(U bits) const {
-        if (kind == KEY_FLOAT) {
-            if (U(bits & U(~SIGN)) > float_inf_bits<U>()) bits = U(~U(0));
-            else bits = (bits & SIGN) ? U(~bits) : U(bits | SIGN);
-        } else if (kind == KEY_SIGNED) {
-            bits = U(bits ^ SIGN);
+        if constexpr (FLOAT) {
+            typedef typename SignedOf<U>::type S;
+            const U negative = U(S(bits) >> (BITS - 1));  // all ones when the sign is set
+            bits = U(bits & U(~SIGN)) > float_inf_bits<U>() ? U(~U(0)) : U(bits ^ (negative | SIGN));
         }
         return U(bits ^ flip);
     }

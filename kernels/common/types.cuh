@@ -27,6 +27,13 @@ template <> struct UnsignedOf<u32> { typedef u32 type; };
 template <> struct UnsignedOf<i64> { typedef u64 type; };
 template <> struct UnsignedOf<u64> { typedef u64 type; };
 
+// The signed type of the same width (arithmetic shifts that copy the sign bit).
+template <class T> struct SignedOf;
+template <> struct SignedOf<u8>  { typedef i8  type; };
+template <> struct SignedOf<u16> { typedef i16 type; };
+template <> struct SignedOf<u32> { typedef i32 type; };
+template <> struct SignedOf<u64> { typedef i64 type; };
+
 template <class T> struct IsFloat      { static constexpr bool value = false; };
 template <> struct IsFloat<f32>        { static constexpr bool value = true; };
 template <> struct IsFloat<f64>        { static constexpr bool value = true; };

@@ -155,7 +155,11 @@ mod tests {
     fn all_modules() -> Vec<(String, loader::ModuleSpec)> {
         let mut all: Vec<(String, loader::ModuleSpec)> =
             DType::ALL.iter().flat_map(|&d| [(d.name().to_string(), reduce::module(d)), (d.name().to_string(), scan::module(d))]).collect();
-        all.extend(radix_sort::all_widths().into_iter().map(|(k, v)| (format!("keys {k}B values {v}B"), radix_sort::module(k, v))));
+        all.extend(
+            radix_sort::all_variants()
+                .into_iter()
+                .map(|(k, v, f)| (format!("keys {k}B{} values {v}B", if f { " float" } else { "" }), radix_sort::module(k, v, f))),
+        );
         all
     }
 

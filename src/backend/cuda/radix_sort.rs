@@ -37,17 +37,21 @@ struct Policy {
     hist_block: u32,
 }
 
+/// Measured on the H100 (BENCHMARKS.md): keys alone run 2 blocks of 384 threads an SM
+/// in 80 registers; pairs hold values too and run 2 blocks of 256 in 128. Tiles are as
+/// large as fits without spilling (larger tiles fill more of each written sector).
 fn policy(key_bytes: usize, value_bytes: usize) -> Policy {
-    let (items_knob, items) = match key_bytes {
-        1 => ("radix.items1", 16),
-        2 => ("radix.items2", 16),
-        4 => ("radix.items4", 16),
-        _ => ("radix.items8", 16),
+    let (kind, block, items) = if value_bytes == 0 {
+        ("keys", 384, [24, 18, 18, 12][key_bytes.trailing_zeros() as usize])
+    } else {
+        ("pairs", 256, if key_bytes + value_bytes > 8 { 12 } else { 16 })
     };
-    // Keys only fit 3 blocks of 256 threads in 80 registers without spilling; pairs
-    // hold values and ranks at once and get 128 (2 blocks).
-    let min_blocks = if value_bytes == 0 { knob("radix.min_blocks_keys", 3) } else { knob("radix.min_blocks_pairs", 2) };
-    Policy { block: knob("radix.block", 256), items: knob(items_knob, items), min_blocks, hist_block: knob("radix.hist_block", 256) }
+    Policy {
+        block: knob(&format!("radix.{kind}.block"), block),
+        items: knob(&format!("radix.{kind}.items{key_bytes}"), items),
+        min_blocks: knob(&format!("radix.{kind}.min_blocks"), 2),
+        hist_block: knob("radix.hist_block", 256),
+    }
 }
 
 impl Policy {
@@ -62,21 +66,24 @@ impl Policy {
     }
 }
 
-/// The module for keys of `key_bytes` and values of `value_bytes` (0: none).
-pub fn module(key_bytes: usize, value_bytes: usize) -> ModuleSpec {
+/// The module for keys of `key_bytes` (floats or integers) and values of
+/// `value_bytes` (0: none).
+pub fn module(key_bytes: usize, value_bytes: usize, float_keys: bool) -> ModuleSpec {
     let p = policy(key_bytes, value_bytes);
     ModuleSpec {
         source: sources::RADIX_SORT,
         options: vec![
             format!("-DGP_KEY_BYTES={key_bytes}"),
             format!("-DGP_VALUE_BYTES={value_bytes}"),
+            format!("-DGP_KEY_FLOAT={}", float_keys as u32),
             format!("-DGP_BLOCK_THREADS={}", p.block),
             format!("-DGP_ITEMS={}", p.items),
             format!("-DGP_MIN_BLOCKS={}", p.min_blocks),
             format!("-DGP_LOOKBACK_WINDOW={}", knob("radix.window", 4)),
             // Key columns whose ranking atomics are in flight at once (more: more registers).
             format!("-DGP_RANK_GROUP={}", knob("radix.rank_group", 4)),
-            format!("-DGP_EARLY_VALUES={}", knob("radix.early_values", 1)),
+            // Values loaded with the keys (latency hidden, registers held) or after ranking.
+            format!("-DGP_EARLY_VALUES={}", knob("radix.early_values", 0)),
             format!("-DGP_HIST_BLOCK_THREADS={}", p.hist_block),
             format!("-DGP_PORTION_TILES={}", p.portion_tiles()),
             format!("-DGP_CONTROL_BYTES={CONTROL_BYTES}"),
@@ -84,10 +91,14 @@ pub fn module(key_bytes: usize, value_bytes: usize) -> ModuleSpec {
     }
 }
 
-/// Every (key width, value width) the library instantiates.
+/// Every (key width, value width, float keys) the library instantiates.
 #[cfg(test)]
-pub fn all_widths() -> Vec<(usize, usize)> {
-    [1, 2, 4, 8].into_iter().flat_map(|k| [0, 1, 2, 4, 8].into_iter().map(move |v| (k, v))).collect()
+pub fn all_variants() -> Vec<(usize, usize, bool)> {
+    let floats = |k: usize| if k >= 4 { vec![false, true] } else { vec![false] };
+    [1, 2, 4, 8]
+        .into_iter()
+        .flat_map(|k| [0, 1, 2, 4, 8].into_iter().flat_map(move |v| floats(k).into_iter().map(move |f| (k, v, f))))
+        .collect()
 }
 
 /// How the kernels read a key of `dtype` in `order` (kernels/common/radix_key.cuh).
@@ -121,8 +132,9 @@ pub fn sort(
         return Err(invalid(format!("{len} keys: at most {} can be sorted", portion * MAX_PORTIONS)));
     }
     let passes = key_bytes * 8 / RADIX_BITS;
-    let variant = (key_bytes * 16 + value_bytes) as u32;
-    let spec = || module(key_bytes, value_bytes);
+    let float_keys = matches!(key_dtype, DType::F32 | DType::F64);
+    let variant = (key_bytes * 16 + value_bytes) as u32 | (float_keys as u32) << 8;
+    let spec = || module(key_bytes, value_bytes, float_keys);
     let load = |kernel| shared.loader.function(sources::RADIX_SORT, variant, kernel, spec);
 
     let mut state = shared.lock()?;
