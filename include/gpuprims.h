@@ -346,6 +346,50 @@ gpuprims_status gpuprims_scan(gpuprims_context *ctx,
                               gpuprims_scan_mode mode);
 
 /*
+ Writes to host memory at `out` the element of rank `k` (0-based) of `in` in
+ ascending order, i.e. the value `in` would hold at index k once sorted, in the
+ library's total order (-inf < … < -0.0 < +0.0 < … < +inf < NaN; a NaN result is
+ the canonical quiet NaN on CUDA). `in` is unchanged; the call waits for the result.
+ k >= len (and so any k on an empty buffer): GPUPRIMS_STATUS_INVALID_ARGUMENT, `out`
+ untouched. On CUDA this is a selection, not a sort: a sample brackets rank k, one
+ read of `in` keeps the keys inside the bracket, and a few digit passes over those
+ finish it.
+ */
+gpuprims_status gpuprims_select_kth(gpuprims_context *ctx,
+                                    const gpuprims_buffer *in,
+                                    uint64_t k,
+                                    void *out);
+
+/*
+ Like gpuprims_select_kth, but writes the element into `out`, a buffer of in's dtype
+ (else TYPE_MISMATCH) holding exactly one element (else SIZE_MISMATCH) and not
+ sharing memory with `in` (else INVALID_ARGUMENT), in stream order and without
+ waiting, so the value can feed later work on the device; gpuprims_buffer_read
+ fetches it.
+ */
+gpuprims_status gpuprims_select_kth_to_buffer(gpuprims_context *ctx,
+                                              const gpuprims_buffer *in,
+                                              uint64_t k,
+                                              gpuprims_buffer *out);
+
+/*
+ Writes the `k` smallest elements of `in` (ASCENDING) or the `k` largest
+ (DESCENDING) to `out_values`, in that order, and their indices in `in` to
+ `out_indices` (U64, or NULL when not wanted). Equal elements come lowest index
+ first, so the result is the same on every run and device; NaN counts as the
+ largest value. k may be 0 (nothing is written) up to len. `out_values` must have
+ in's dtype (else TYPE_MISMATCH) and `out_indices` U64 (else TYPE_MISMATCH), each
+ exactly k elements (else SIZE_MISMATCH); the three buffers must not share memory
+ (else INVALID_ARGUMENT). `in` is unchanged. Asynchronous on CUDA, in stream order.
+ */
+gpuprims_status gpuprims_topk(gpuprims_context *ctx,
+                              const gpuprims_buffer *in,
+                              uint64_t k,
+                              gpuprims_order order,
+                              gpuprims_buffer *out_values,
+                              gpuprims_buffer *out_indices);
+
+/*
  Sorts `keys` in place, ascending or descending, with a stable least-significant-digit
  radix sort; `values` (NULL, or a buffer of any dtype with keys' length) are moved
  with their keys. Floats follow -inf < … < -0.0 < +0.0 < … < +inf < NaN (NaN last

@@ -19,19 +19,7 @@ constexpr int BLOCK = GP_BLOCK_THREADS;
 constexpr int ITEMS = GP_ITEMS;  // per thread
 constexpr int WINDOW = GP_LOOKBACK_WINDOW;  // tiles per anchor
 constexpr usize TILE = (usize)BLOCK * ITEMS;
-typedef gp::LookBack<T, WINDOW> LookBack;
-
-// The first warp's part once the tile total is known: publish it, then look back.
-struct TilePrefix {
-    gp::TileState st;
-    u32 tile, epoch;
-    template <class Op>
-    __device__ __forceinline__ gp::BlockPrefix<T> operator()(T total, Op op) const {
-        if (threadIdx.x == 0) LookBack::publish_aggregate(st, tile, total, epoch);
-        if (tile == 0) return {Op::identity(), false};
-        return {LookBack::exclusive_prefix(st, tile, total, epoch, op), true};
-    }
-};
+typedef gp::TilePrefix<T, WINDOW> TilePrefix;
 
 template <class Op, bool EXCLUSIVE>
 __device__ __forceinline__ void scan_device(const T *in, T *out, usize n, gp::TileState st, u32 epoch, u64 ticket_base) {

@@ -17,6 +17,7 @@
 // Tiles take their index from a ticket counter (index = ticket - base), so every tile
 // a block waits on belongs to a block that is already running.
 #pragma once
+#include "common/block_scan.cuh"
 #include "common/tagged.cuh"
 #include "common/warp.cuh"
 
@@ -77,6 +78,20 @@ struct LookBack {
         if (tile % WINDOW == 0 && lane == 0)
             Tagged<T>::publish(st.inclusive + (usize)(tile / WINDOW) * WORDS, op(prefix, aggregate), epoch);
         return prefix;
+    }
+};
+
+// A tile's prefix source for BlockScan::exclusive (common/block_scan.cuh): publishes
+// the tile's total, then looks back; tile 0 has no prefix.
+template <class T, int WINDOW>
+struct TilePrefix {
+    TileState st;
+    u32 tile, epoch;
+    template <class Op>
+    __device__ __forceinline__ BlockPrefix<T> operator()(T total, Op op) const {
+        if (threadIdx.x == 0) LookBack<T, WINDOW>::publish_aggregate(st, tile, total, epoch);
+        if (tile == 0) return {Op::identity(), false};
+        return {LookBack<T, WINDOW>::exclusive_prefix(st, tile, total, epoch, op), true};
     }
 };
 

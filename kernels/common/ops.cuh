@@ -49,4 +49,17 @@ struct MaxOp {
     }
 };
 
+// Two counts in one 64-bit word (low and high halves), each summed with saturation at
+// 2^32 - 1: a pair a look-back can carry in one tagged value. Saturating addition of
+// non-negative counts is still associative, so the fixed-order look-back stays exact
+// wherever a count stays below the cap.
+struct CountPairSum {
+    static constexpr u64 CAP = 0xffffffffull;
+    __device__ __forceinline__ static u64 identity() { return 0; }
+    __device__ __forceinline__ static u64 pack(u64 low, u64 high) { return (low < CAP ? low : CAP) | (high < CAP ? high : CAP) << 32; }
+    __device__ __forceinline__ static u64 low(u64 p) { return p & CAP; }
+    __device__ __forceinline__ static u64 high(u64 p) { return p >> 32; }
+    __device__ __forceinline__ u64 operator()(u64 a, u64 b) const { return pack(low(a) + low(b), high(a) + high(b)); }
+};
+
 }  // namespace gp

@@ -29,6 +29,13 @@ __device__ __forceinline__ U float_inf_bits() {
     else return U(~U(0));
 }
 
+// The bits of the canonical quiet NaN of this width (4 or 8 bytes).
+template <class U>
+__device__ __forceinline__ U quiet_nan_bits() {
+    if constexpr (sizeof(U) == 8) return U(0x7ff8000000000000ull);
+    else return U(0x7fc00000u);
+}
+
 // FLOAT: the keys are floats (a compile-time choice: their mapping costs several
 // instructions a key, an integer's one XOR). Integers' signedness and the direction
 // arrive at run time as one XOR mask.
@@ -52,6 +59,17 @@ struct KeyOrder {
             bits = U(bits & U(~SIGN)) > float_inf_bits<U>() ? U(~U(0)) : U(bits ^ (negative | SIGN));
         }
         return U(bits ^ flip);
+    }
+
+    // The key whose pattern is `ordered` (the inverse of ordered(); every NaN comes
+    // back as the canonical quiet NaN, since NaNs share one pattern).
+    __device__ __forceinline__ U raw(U ordered) const {
+        U bits = U(ordered ^ flip);
+        if constexpr (FLOAT) {
+            if (bits == U(~U(0))) return quiet_nan_bits<U>();
+            bits = (bits & SIGN) ? U(bits ^ SIGN) : U(~bits);
+        }
+        return bits;
     }
 };
 

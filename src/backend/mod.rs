@@ -84,6 +84,28 @@ pub trait Backend: Send + Sync {
     /// values (another buffer of the same length) travel with their keys.
     fn radix_sort(&self, keys: &Memory, key_dtype: DType, values: Option<SortValues>, len: usize, order: Order)
         -> Result<()>;
+    /// The element of rank `k` (< `len`) in ascending order, into host memory (waits)
+    /// or element 0 of a device buffer (stream order, no wait).
+    fn select_kth(&self, input: &Memory, dtype: DType, len: usize, k: usize, out: SelectOut) -> Result<()>;
+    /// The `k` (1 ..= `len`) first elements in `order`, ties by lower index first, into
+    /// `out_values` (input's dtype) and, when given, their indices (U64).
+    #[allow(clippy::too_many_arguments)]
+    fn topk(
+        &self,
+        input: &Memory,
+        dtype: DType,
+        len: usize,
+        k: usize,
+        order: Order,
+        out_values: &Memory,
+        out_indices: Option<&Memory>,
+    ) -> Result<()>;
+}
+
+/// Where a selected element goes.
+pub enum SelectOut<'a> {
+    Host(&'a mut [u8]),
+    Device(&'a Memory),
 }
 
 /// The values that travel with sorted keys.

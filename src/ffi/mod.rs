@@ -7,6 +7,7 @@ pub mod context;
 pub mod info;
 pub mod reduce;
 pub mod scan;
+pub mod select;
 pub mod sort;
 pub mod types;
 

@@ -11,6 +11,7 @@ mod nvrtc;
 mod radix_sort;
 mod reduce;
 mod scan;
+mod select;
 mod sources;
 mod tuning;
 
@@ -22,7 +23,7 @@ use std::sync::Arc;
 use cudarc::driver::result as drv;
 use cudarc::driver::sys::{self, CUdeviceptr};
 
-use super::{Backend, BackendKind, Memory, SortValues};
+use super::{Backend, BackendKind, Memory, SelectOut, SortValues};
 use crate::dtype::{DType, Op, Order, ScanMode};
 use crate::error::{invalid, Error, Result};
 use context::CudaShared;
@@ -145,6 +146,30 @@ impl Backend for CudaBackend {
         };
         radix_sort::sort(&self.shared, keys.as_device()?, key_dtype, values, len, order)
     }
+
+    fn select_kth(&self, input: &Memory, dtype: DType, len: usize, k: usize, out: SelectOut) -> Result<()> {
+        match out {
+            SelectOut::Host(out) => select::select_kth(&self.shared, input.as_device()?, dtype, len, k, out),
+            SelectOut::Device(out) => select::select_kth_to_device(&self.shared, input.as_device()?, dtype, len, k, out.as_device()?),
+        }
+    }
+
+    fn topk(
+        &self,
+        input: &Memory,
+        dtype: DType,
+        len: usize,
+        k: usize,
+        order: Order,
+        out_values: &Memory,
+        out_indices: Option<&Memory>,
+    ) -> Result<()> {
+        let indices = match out_indices {
+            Some(m) => Some(m.as_device()?),
+            None => None,
+        };
+        select::topk(&self.shared, input.as_device()?, dtype, len, k, order, out_values.as_device()?, indices)
+    }
 }
 
 #[cfg(test)]
@@ -159,6 +184,11 @@ mod tests {
             radix_sort::all_variants()
                 .into_iter()
                 .map(|(k, v, f)| (format!("keys {k}B{} values {v}B", if f { " float" } else { "" }), radix_sort::module(k, v, f))),
+        );
+        all.extend(
+            select::all_variants()
+                .into_iter()
+                .map(|(k, f)| (format!("select {k}B{}", if f { " float" } else { "" }), select::module(k, f))),
         );
         all
     }

@@ -102,7 +102,7 @@ pub fn all_variants() -> Vec<(usize, usize, bool)> {
 }
 
 /// How the kernels read a key of `dtype` in `order` (kernels/common/radix_key.cuh).
-fn key_order(dtype: DType, order: Order) -> u32 {
+pub(super) fn key_order(dtype: DType, order: Order) -> u32 {
     let kind = match dtype {
         DType::F32 | DType::F64 => KEY_FLOAT,
         DType::I8 | DType::I16 | DType::I32 | DType::I64 => KEY_SIGNED,

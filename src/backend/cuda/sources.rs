@@ -16,6 +16,9 @@ pub const HEADERS: &[(&str, &str)] = &[
     ("common/digit_histogram.cuh", include_str!("../../../kernels/common/digit_histogram.cuh")),
     ("common/block_radix_rank.cuh", include_str!("../../../kernels/common/block_radix_rank.cuh")),
     ("common/digit_lookback.cuh", include_str!("../../../kernels/common/digit_lookback.cuh")),
+    ("common/radix_bucket.cuh", include_str!("../../../kernels/common/radix_bucket.cuh")),
+    ("common/block_radix_select.cuh", include_str!("../../../kernels/common/block_radix_select.cuh")),
+    ("common/ordered_compact.cuh", include_str!("../../../kernels/common/ordered_compact.cuh")),
 ];
 
 /// One device algorithm's source file.
@@ -28,3 +31,4 @@ pub struct Source {
 pub const REDUCE: Source = Source { name: "reduce.cu", text: include_str!("../../../kernels/reduce.cu") };
 pub const SCAN: Source = Source { name: "scan.cu", text: include_str!("../../../kernels/scan.cu") };
 pub const RADIX_SORT: Source = Source { name: "radix_sort.cu", text: include_str!("../../../kernels/radix_sort.cu") };
+pub const SELECT: Source = Source { name: "select.cu", text: include_str!("../../../kernels/select.cu") };

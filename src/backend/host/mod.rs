@@ -4,13 +4,14 @@
 mod memory;
 mod reduce;
 mod scan;
+mod select;
 mod sort;
 
 pub use memory::HostMemory;
 
 use std::ffi::c_void;
 
-use super::{Backend, BackendKind, Memory, SortValues};
+use super::{Backend, BackendKind, Memory, SelectOut, SortValues};
 use crate::dtype::{DType, Op, Order, ScanMode};
 use crate::error::{unsupported, Result};
 
@@ -116,6 +117,37 @@ impl Backend for HostBackend {
             None => None,
         };
         sort::stable_sort(keys.as_host()?, key_dtype, values, len, order);
+        Ok(())
+    }
+
+    fn select_kth(&self, input: &Memory, dtype: DType, len: usize, k: usize, out: SelectOut) -> Result<()> {
+        let mut value = [0u8; 8];
+        let size = dtype.size();
+        select::select_kth(input.as_host()?, dtype, len, k, &mut value[..size]);
+        match out {
+            SelectOut::Host(out) => {
+                out.copy_from_slice(&value[..size]);
+                Ok(())
+            }
+            SelectOut::Device(out) => self.write(out, 0, &value[..size]),
+        }
+    }
+
+    fn topk(
+        &self,
+        input: &Memory,
+        dtype: DType,
+        len: usize,
+        k: usize,
+        order: Order,
+        out_values: &Memory,
+        out_indices: Option<&Memory>,
+    ) -> Result<()> {
+        let indices = match out_indices {
+            Some(m) => Some(m.as_host()?),
+            None => None,
+        };
+        select::topk(input.as_host()?, dtype, len, k, order, out_values.as_host()?, indices);
         Ok(())
     }
 }

@@ -10,7 +10,7 @@ use crate::dtype::{DType, Element, Order};
 use crate::with_element_type;
 
 /// The unsigned key whose ascending order is the wanted order.
-fn sort_key<T: Element>(v: T, order: Order) -> u64 {
+pub(super) fn sort_key<T: Element>(v: T, order: Order) -> u64 {
     let k = if v.is_nan() { u64::MAX } else { v.order_key() };
     match order {
         Order::Ascending => k,

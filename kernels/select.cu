@@ -1,0 +1,311 @@
+// Device-wide selection: the element of rank k (select_kth) and the k smallest with
+// their indices (top-k), without sorting the input.
+//
+//   select_pivots      one block samples SAMPLES keys at spread, hashed positions and
+//                      picks two of them, lo and hi, that bracket rank k with high
+//                      probability (common/block_radix_select.cuh);
+//   select_band        one read of the input: counts the keys below lo, equal to lo and
+//                      equal to hi, and copies the keys strictly between them (with
+//                      their indices, for top-k) to scratch, in input order
+//                      (common/ordered_compact.cuh);
+//   select_settle      one thread: where rank k fell. Equal to lo or hi: done. Between:
+//                      the candidates hold it. Outside (the sample misled us) or more
+//                      candidates than scratch holds: the whole input is searched;
+//   select_digit_pass  one launch per digit, most significant first, over that source:
+//                      a histogram of the digit among keys matching the prefix chosen
+//                      so far; the last block to finish keeps the bucket holding the
+//                      rank (common/radix_bucket.cuh);
+//   select_topk_gather one read of the source: the keys below the k-th and the first
+//                      ties (lowest indices), written in input order; the host then
+//                      sorts those k stably, so ties stay in index order.
+//
+// Keys are compared as ordered patterns (common/radix_key.cuh), so one module serves
+// every dtype of a width; top-k DESCENDING complements the patterns and takes the
+// smallest. The host issues the same launches whatever the data; what each does is
+// decided on the device from SelectState, so nothing waits but the final read.
+//
+// Instantiated per key width and float-ness: -DGP_KEY_BYTES -DGP_KEY_FLOAT
+// -DGP_BLOCK_THREADS -DGP_ITEMS -DGP_LOOKBACK_WINDOW (src/backend/cuda/select.rs).
+#include "common/types.cuh"
+#include "common/radix_key.cuh"
+#include "common/block_radix_select.cuh"
+#include "common/ordered_compact.cuh"
+
+typedef gp::BitsOf<GP_KEY_BYTES>::type U;
+typedef gp::KeyOrder<U, GP_KEY_FLOAT != 0> KeyOrder;
+constexpr int BLOCK = GP_BLOCK_THREADS;
+constexpr int ITEMS = GP_ITEMS;
+constexpr int WINDOW = GP_LOOKBACK_WINDOW;
+constexpr int RADIX_BITS = 8;
+constexpr int RADIX = 1 << RADIX_BITS;
+constexpr int SAMPLE_BLOCK = 1024;
+constexpr int SAMPLE_ITEMS = 16;
+constexpr u32 SAMPLES = SAMPLE_BLOCK * SAMPLE_ITEMS;  // the host knows it as SAMPLES too
+
+// Band flags, from the host.
+constexpr u32 LO_OPEN = 1;   // no lower bound: every key below hi is a candidate
+constexpr u32 HI_OPEN = 2;   // no upper bound
+constexpr u32 NO_BAND = 4;   // no sample and no band: search the input itself
+constexpr u32 WRITE_RESULT = 8;  // select_kth: write the element to `out`
+
+// Where the digit passes look.
+constexpr u32 SOURCE_DONE = 0;        // nothing left: the answer is `prefix`
+constexpr u32 SOURCE_CANDIDATES = 1;  // the band's copy
+constexpr u32 SOURCE_INPUT = 2;       // the whole input
+
+// One call's state, zeroed by the host before the first launch.
+struct SelectState {
+    u64 lo, hi;                      // the band's bounds (ordered patterns)
+    u64 below, eq_lo, eq_hi;         // keys < lo, == lo, == hi (hi != lo)
+    u64 between;                     // keys strictly inside: the candidates (may exceed capacity)
+    u64 band_ticket, gather_ticket;  // tile tickets of the two ordered passes
+    u64 digit_ticket;                // blocks done with the current digit
+    u32 source, gather_source;
+    u64 rank;    // the answer's rank among the source's keys that match prefix
+    u64 less;    // keys of the whole input below every key matching prefix
+    u64 prefix, mask;
+    u64 counts[RADIX];  // the current digit's histogram
+};
+
+__device__ __forceinline__ void finish(SelectState *st, U answer, u32 flags, u32 key_order, U *out) {
+    st->source = SOURCE_DONE;
+    st->prefix = answer;
+    st->mask = ~0ull;
+    if (flags & WRITE_RESULT) *out = KeyOrder(key_order).raw(answer);
+}
+
+// A cheap integer hash: picks a position inside each sample's stratum.
+__device__ __forceinline__ u64 mix(u64 x) {
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdull;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ull;
+    return x ^ (x >> 33);
+}
+
+// n >= SAMPLES. Sample s is drawn from [s n / S, (s + 1) n / S), so sorted or
+// periodic inputs are sampled evenly.
+extern "C" __global__ void __launch_bounds__(SAMPLE_BLOCK)
+select_pivots(const U *in, usize n, SelectState *st, u32 rank_lo, u32 rank_hi, u32 key_order) {
+    typedef gp::BlockRadixSelect<U, SAMPLE_BLOCK, SAMPLE_ITEMS, RADIX_BITS> Select;
+    __shared__ typename Select::Storage storage;
+    const KeyOrder order(key_order);
+    const usize whole = n / SAMPLES, part = n % SAMPLES;
+    U keys[SAMPLE_ITEMS];
+#pragma unroll
+    for (int j = 0; j < SAMPLE_ITEMS; ++j) {
+        const u64 s = (u64)j * SAMPLE_BLOCK + threadIdx.x;
+        const usize from = s * whole + s * part / SAMPLES;
+        const usize to = (s + 1) * whole + (s + 1) * part / SAMPLES;
+        keys[j] = order.ordered(in[from + mix(s) % (to - from)]);
+    }
+    const U lo = Select::select(keys, rank_lo, storage);
+    const U hi = Select::select(keys, rank_hi, storage);
+    if (threadIdx.x == 0) {
+        st->lo = lo;
+        st->hi = hi;
+    }
+}
+
+typedef gp::OrderedCompact<U, BLOCK, ITEMS, WINDOW> Compact;
+
+// The band's pick: counts keys below lo / equal to lo / equal to hi in registers,
+// and copies the keys strictly between (the low half of the pair) to the candidates.
+struct BandPick {
+    KeyOrder order;
+    U lo, hi;
+    bool lo_open, hi_open;
+    U *cand;
+    u64 *cand_index;
+    usize capacity;
+    u64 below, eq_lo, eq_hi, inside_count;
+
+    __device__ __forceinline__ bool inside(U u) const {
+        return (lo_open || u > lo) && (hi_open || u < hi);
+    }
+    __device__ __forceinline__ u64 count(U x, usize) const { return inside(order.ordered(x)) ? 1 : 0; }
+    __device__ __forceinline__ void emit(U x, usize i, u64 before) {
+        const U u = order.ordered(x);
+        if (inside(u)) {
+            ++inside_count;
+            const u64 at = gp::CountPairSum::low(before);
+            if (at < capacity) {
+                cand[at] = x;
+                if (cand_index) cand_index[at] = i;
+            }
+        } else if (!lo_open && u < lo) {
+            ++below;
+        } else if (!lo_open && u == lo) {
+            ++eq_lo;
+        } else if (!hi_open && u == hi) {
+            ++eq_hi;
+        }
+    }
+};
+
+// Adds each thread's count into *total, one atomic per warp.
+__device__ __forceinline__ void add_counts(u64 v, u64 *total) {
+    v = gp::warp_reduce(v, gp::SumOp<u64>());
+    if (threadIdx.x % gp::WARP == 0 && v) atomicAdd((unsigned long long *)total, (unsigned long long)v);
+}
+
+extern "C" __global__ void __launch_bounds__(BLOCK)
+select_band(const U *in, usize n, SelectState *st, U *cand, u64 *cand_index, usize capacity, u32 flags,
+            u32 key_order, u64 *aggregate, u64 *inclusive, u32 epoch) {
+    __shared__ typename Compact::Storage storage;
+    if (flags & NO_BAND) return;
+    BandPick pick{KeyOrder(key_order), U(st->lo), U(st->hi), (flags & LO_OPEN) != 0, (flags & HI_OPEN) != 0,
+                  cand, cand_index, capacity, 0, 0, 0, 0};
+    Compact::run(in, n, gp::TileState{aggregate, inclusive, &st->band_ticket}, epoch, pick, storage);
+    add_counts(pick.below, &st->below);
+    add_counts(pick.eq_lo, &st->eq_lo);
+    add_counts(pick.eq_hi, &st->eq_hi);
+    add_counts(pick.inside_count, &st->between);
+}
+
+// One thread: turns the band's counts into where the digit passes look.
+extern "C" __global__ void select_settle(SelectState *st, u64 k, usize capacity, u32 flags, u32 key_order, U *out) {
+    if (flags & NO_BAND) {
+        st->source = st->gather_source = SOURCE_INPUT;
+        st->rank = k;
+        return;
+    }
+    u64 r = k;
+    const u64 below = st->below, eq_lo = st->eq_lo, between = st->between, eq_hi = st->eq_hi;
+    st->source = st->gather_source = SOURCE_INPUT;  // unless the band holds rank k
+    st->rank = k;
+    if (r < below) return;
+    r -= below;
+    if (r < eq_lo) {
+        st->less = below;
+        return finish(st, U(st->lo), flags, key_order, out);
+    }
+    r -= eq_lo;
+    if (r < between) {
+        if (between <= capacity) {
+            st->source = st->gather_source = SOURCE_CANDIDATES;
+            st->rank = r;
+            st->less = below + eq_lo;
+        }
+        return;
+    }
+    r -= between;
+    if (r < eq_hi) {
+        st->less = below + eq_lo + between;
+        return finish(st, U(st->hi), flags, key_order, out);  // ties of hi are not candidates: gather reads the input
+    }
+}
+
+// Visits src[0, count) a 16-byte vector at a time where it can.
+template <class Visit>
+__device__ __forceinline__ void for_each_key(const U *src, usize count, Visit &visit) {
+    constexpr int PER_VEC = 16 / sizeof(U);
+    const usize stride = (usize)gridDim.x * BLOCK;
+    usize done = 0;
+    if (gp::aligned16(src)) {
+        const usize vecs = count / PER_VEC;
+        for (usize v = (usize)blockIdx.x * BLOCK + threadIdx.x; v < vecs; v += stride) {
+            const gp::Vec16 w = gp::load_vec16_streaming(src + v * PER_VEC);
+            U x[PER_VEC];
+            memcpy(x, &w, sizeof(x));
+#pragma unroll
+            for (int j = 0; j < PER_VEC; ++j) visit(x[j]);
+        }
+        done = vecs * PER_VEC;
+    }
+    for (usize i = done + (usize)blockIdx.x * BLOCK + threadIdx.x; i < count; i += stride) visit(src[i]);
+}
+
+struct DigitCount {
+    KeyOrder order;
+    U prefix, mask;
+    int shift;
+    u32 *counts;
+    __device__ __forceinline__ void operator()(U x) const {
+        const U u = order.ordered(x);
+        if (((u ^ prefix) & mask) == 0) atomicAdd(&counts[u32(u >> shift) & (RADIX - 1)], 1u);
+    }
+};
+
+extern "C" __global__ void __launch_bounds__(BLOCK)
+select_digit_pass(const U *in, usize n, SelectState *st, const U *cand, u32 shift, u32 flags, u32 key_order, U *out) {
+    typedef gp::RadixBucket<u64, RADIX, BLOCK> Find;
+    __shared__ u32 counts[RADIX];
+    __shared__ u64 totals[RADIX];
+    __shared__ typename Find::Storage find;
+    __shared__ bool last;
+    const u32 source = st->source;
+    if (source == SOURCE_DONE) return;
+    for (int d = threadIdx.x; d < RADIX; d += BLOCK) counts[d] = 0;
+    __syncthreads();
+    DigitCount visit{KeyOrder(key_order), U(st->prefix), U(st->mask), (int)shift, counts};
+    if (source == SOURCE_CANDIDATES) for_each_key(cand, st->between, visit);
+    else for_each_key(in, n, visit);
+    __syncthreads();
+    for (int d = threadIdx.x; d < RADIX; d += BLOCK)
+        if (counts[d]) atomicAdd((unsigned long long *)&st->counts[d], (unsigned long long)counts[d]);
+    __threadfence();
+    __syncthreads();
+    if (threadIdx.x == 0) last = atomicAdd((unsigned long long *)&st->digit_ticket, 1ull) == gridDim.x - 1;
+    __syncthreads();
+    if (!last) return;
+
+    // The last block: every count has landed.
+    __threadfence();
+    for (int d = threadIdx.x; d < RADIX; d += BLOCK) {
+        totals[d] = __ldcg(&st->counts[d]);
+        st->counts[d] = 0;  // ready for the next digit
+    }
+    __syncthreads();
+    const u64 rank = st->rank;
+    const gp::Bucket<u64> b = Find::find(totals, rank, find);
+    if (threadIdx.x == 0) {
+        const U prefix = U(st->prefix | (u64)b.digit << shift);
+        st->rank = rank - b.before;
+        st->less += b.before;
+        st->digit_ticket = 0;
+        if (shift == 0) {
+            finish(st, prefix, flags, key_order, out);
+        } else {
+            st->prefix = prefix;
+            st->mask |= (u64)(RADIX - 1) << shift;
+        }
+    }
+}
+
+// The gather's pick: keys below the k-th (low half) and ties of it (high half); a
+// tie is kept while fewer than `need` ties came before it.
+struct GatherPick {
+    KeyOrder order;
+    U kth;
+    u64 less, need;
+    const u64 *index;  // the candidates' input indices; NULL: the source is the input
+    U *out;
+    u64 *out_index;
+
+    __device__ __forceinline__ u64 count(U x, usize) const {
+        const U u = order.ordered(x);
+        return u < kth ? 1 : u == kth ? 1ull << 32 : 0;
+    }
+    __device__ __forceinline__ void emit(U x, usize i, u64 before) const {
+        const U u = order.ordered(x);
+        const u64 lt = gp::CountPairSum::low(before), eq = gp::CountPairSum::high(before);
+        u64 at;
+        if (u < kth) at = lt + (eq < need ? eq : need);
+        else if (u == kth && eq < need) at = lt + eq;
+        else return;
+        out[at] = x;
+        if (out_index) out_index[at] = index ? index[i] : i;
+    }
+};
+
+extern "C" __global__ void __launch_bounds__(BLOCK)
+select_topk_gather(const U *in, usize n, SelectState *st, const U *cand, const u64 *cand_index, u64 k, U *out,
+                   u64 *out_index, u32 key_order, u64 *aggregate, u64 *inclusive, u32 epoch) {
+    __shared__ typename Compact::Storage storage;
+    const bool from_candidates = st->gather_source == SOURCE_CANDIDATES;
+    GatherPick pick{KeyOrder(key_order), U(st->prefix), st->less, k - st->less, from_candidates ? cand_index : nullptr,
+                    out, out_index};
+    Compact::run(from_candidates ? cand : in, from_candidates ? st->between : n,
+                 gp::TileState{aggregate, inclusive, &st->gather_ticket}, epoch, pick, storage);
+}

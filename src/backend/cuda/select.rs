@@ -1,0 +1,335 @@
+//! Planning and launching selection (kernels/select.cu): the k-th element and top-k.
+//! The host picks the sample ranks that bracket k and the scratch the band may fill;
+//! the device decides everything that depends on the data, so the launches are the
+//! same on every input and nothing waits except the k-th element's final read.
+
+use cudarc::driver::result as drv;
+use cudarc::driver::sys::CUdeviceptr;
+
+use super::context::{CudaShared, State};
+use super::driver::DriverContext;
+use super::launch::{launch, Arg};
+use super::loader::ModuleSpec;
+use super::memory::DeviceMemory;
+use super::radix_sort;
+use super::sources;
+use super::tuning::knob;
+use crate::dtype::{DType, Order};
+use crate::error::Result;
+
+/// Keys the pivot kernel samples (kernels/select.cu: SAMPLES).
+const SAMPLES: usize = 16384;
+const SAMPLE_BLOCK: u32 = 1024;
+/// Bytes reserved for the kernels' SelectState.
+const STATE_BYTES: usize = 4096;
+const RADIX_BITS: usize = 8;
+/// Band flags (kernels/select.cu).
+const LO_OPEN: u32 = 1;
+const HI_OPEN: u32 = 2;
+const NO_BAND: u32 = 4;
+const WRITE_RESULT: u32 = 8;
+/// Below this many keys the sample costs more than it saves.
+const MIN_BAND_LEN: usize = 1 << 16;
+
+/// Tuning of the ordered passes (band, gather) and the digit passes.
+struct Policy {
+    block: u32,
+    /// Bytes each thread stages per tile (whole 16-byte vectors).
+    thread_bytes: u32,
+    window: u32,
+}
+
+fn policy() -> Policy {
+    Policy { block: knob("select.block", 256), thread_bytes: knob("select.thread_bytes", 128), window: knob("select.window", 64) }
+}
+
+impl Policy {
+    fn items(&self, key_bytes: usize) -> u32 {
+        // 1-byte keys: 64 a thread keep the register count below 128.
+        (self.thread_bytes / key_bytes as u32).min(64)
+    }
+}
+
+pub fn module(key_bytes: usize, float_keys: bool) -> ModuleSpec {
+    let p = policy();
+    ModuleSpec {
+        source: sources::SELECT,
+        options: vec![
+            format!("-DGP_KEY_BYTES={key_bytes}"),
+            format!("-DGP_KEY_FLOAT={}", float_keys as u32),
+            format!("-DGP_BLOCK_THREADS={}", p.block),
+            format!("-DGP_ITEMS={}", p.items(key_bytes)),
+            format!("-DGP_LOOKBACK_WINDOW={}", p.window),
+        ],
+    }
+}
+
+/// Every (key width, float keys) the library instantiates.
+#[cfg(test)]
+pub fn all_variants() -> Vec<(usize, bool)> {
+    vec![(1, false), (2, false), (4, false), (4, true), (8, false), (8, true)]
+}
+
+/// Where the band lies: sample ranks around the wanted rank, with room for the
+/// sampling error (3.5 standard deviations of the sample rank each way, plus a few),
+/// and the candidates scratch must hold to cover it comfortably.
+struct Band {
+    flags: u32,
+    rank_lo: u32,
+    rank_hi: u32,
+    capacity: usize,
+}
+
+fn plan_band(len: usize, rank: usize, key_bytes: usize, lower_open: bool) -> Band {
+    let none = Band { flags: NO_BAND, rank_lo: 0, rank_hi: 0, capacity: 0 };
+    // One-byte keys: a single digit pass over the input is the whole search.
+    if key_bytes == 1 || len < MIN_BAND_LEN {
+        return none;
+    }
+    let s = SAMPLES as f64;
+    let p = rank as f64 / len as f64;
+    let centre = p * s;
+    // The knob narrows the band in tests, to make the sample miss and the fallbacks run.
+    let sigmas = knob("select.spread_tenths", 35) as f64 / 10.0;
+    let spread = sigmas * (s * p * (1.0 - p)).sqrt() + 4.0;
+    let lo = (centre - spread).floor();
+    let hi = (centre + spread).ceil();
+    let mut flags = 0;
+    if lower_open || lo < 0.0 {
+        flags |= LO_OPEN;
+    }
+    if hi > s - 1.0 {
+        flags |= HI_OPEN;
+    }
+    let from = if flags & LO_OPEN != 0 { 0.0 } else { lo };
+    let to = if flags & HI_OPEN != 0 { s } else { hi };
+    let expected = len as f64 * (to - from) / s;
+    let capacity = (expected * 1.25) as usize + 65536;
+    // A band this wide would copy much of the input: search the input instead.
+    if capacity > len / 2 || capacity > u32::MAX as usize / 2 {
+        return none;
+    }
+    Band { flags, rank_lo: lo.clamp(0.0, s - 1.0) as u32, rank_hi: hi.clamp(0.0, s - 1.0) as u32, capacity }
+}
+
+/// Tagged words per published count pair (kernels/common/tagged.cuh: 8-byte values).
+const LOOKBACK_WORDS: usize = 2;
+
+/// Look-back memory for `tiles` tiles of an ordered pass: the tiles' aggregates, then
+/// the anchors' inclusive prefixes (at `tiles * LOOKBACK_WORDS` words).
+fn begin_lookback(state: &mut State, tiles: usize, window: u32) -> Result<(CUdeviceptr, u32)> {
+    let anchors = tiles.div_ceil(window as usize);
+    state.sync.begin_run(state.stream, (tiles + anchors) * LOOKBACK_WORDS)
+}
+
+fn key_order(dtype: DType, order: Order) -> u32 {
+    radix_sort::key_order(dtype, order)
+}
+
+fn round_up(bytes: usize) -> usize {
+    bytes.div_ceil(256) * 256
+}
+
+/// Device addresses of one call's scratch.
+struct Scratch {
+    state: CUdeviceptr,
+    cand: CUdeviceptr,
+    cand_index: CUdeviceptr,
+}
+
+/// Issues the pivots, band, settle and digit passes that find the element of rank
+/// `rank` (in `order`); the k-th element lands at `out` when `out` is given.
+#[allow(clippy::too_many_arguments)]
+fn find_rank(
+    shared: &CudaShared,
+    state: &mut State,
+    input: &DeviceMemory,
+    dtype: DType,
+    len: usize,
+    rank: usize,
+    order: Order,
+    with_indices: bool,
+    out: Option<CUdeviceptr>,
+) -> Result<Scratch> {
+    let key_bytes = dtype.size();
+    let float_keys = matches!(dtype, DType::F32 | DType::F64);
+    let p = policy();
+    let load = |kernel| {
+        shared.loader.function(sources::SELECT, (key_bytes * 16) as u32 | (float_keys as u32) << 8, kernel, || {
+            module(key_bytes, float_keys)
+        })
+    };
+    let (pivots, band_kernel, settle, digit_pass) =
+        (load("select_pivots")?, load("select_band")?, load("select_settle")?, load("select_digit_pass")?);
+    let topk = out.is_none();
+    let band = plan_band(len, rank, key_bytes, topk);
+    let flags = band.flags | if topk { 0 } else { WRITE_RESULT };
+
+    let cand_bytes = round_up(band.capacity * key_bytes);
+    let index_bytes = if with_indices { round_up(band.capacity * 8) } else { 0 };
+    let stream = state.stream;
+    let base = state.scratch.ensure(stream, STATE_BYTES + cand_bytes + index_bytes)?;
+    let scratch = Scratch {
+        state: base,
+        cand: base + STATE_BYTES as u64,
+        cand_index: if with_indices { base + (STATE_BYTES + cand_bytes) as u64 } else { 0 },
+    };
+    // SAFETY: the state lies inside the scratch memory.
+    unsafe { drv::memset_d8_async(scratch.state, 0, STATE_BYTES, stream) }.during("cuMemsetD8Async (select state)")?;
+
+    let order_bits = key_order(dtype, order);
+    let out_ptr = out.unwrap_or(0);
+    let sms = shared.props.sm_count as u64;
+    let tile = (p.block * p.items(key_bytes)) as u64;
+    let band_grid = (len as u64).div_ceil(tile).min(shared.loader.blocks_per_sm(band_kernel, p.block)? as u64 * sms);
+    let per_block = p.block as u64 * (16 / key_bytes) as u64 * 4;
+    let digit_grid = (len as u64).div_ceil(per_block).min(shared.loader.blocks_per_sm(digit_pass, p.block)? as u64 * sms);
+    // SAFETY (every launch): the arguments match the kernels' parameters in
+    // kernels/select.cu; the input holds `len` keys, the scratch the state and
+    // `capacity` candidates (and their indices), the sync memory the look-back words.
+    unsafe {
+        if band.flags & NO_BAND == 0 {
+            launch(
+                pivots,
+                1,
+                SAMPLE_BLOCK,
+                stream,
+                &[
+                    Arg::ptr(input.ptr),
+                    Arg::size(len),
+                    Arg::ptr(scratch.state),
+                    Arg::u32(band.rank_lo),
+                    Arg::u32(band.rank_hi),
+                    Arg::u32(order_bits),
+                ],
+            )?;
+            let tiles = (len as u64).div_ceil(tile) as usize;
+            let (lookback, epoch) = begin_lookback(state, tiles, p.window)?;
+            launch(
+                band_kernel,
+                band_grid,
+                p.block,
+                stream,
+                &[
+                    Arg::ptr(input.ptr),
+                    Arg::size(len),
+                    Arg::ptr(scratch.state),
+                    Arg::ptr(scratch.cand),
+                    Arg::ptr(scratch.cand_index),
+                    Arg::size(band.capacity),
+                    Arg::u32(flags),
+                    Arg::u32(order_bits),
+                    Arg::ptr(lookback),
+                    Arg::ptr(lookback + (tiles * LOOKBACK_WORDS * 8) as u64),
+                    Arg::u32(epoch),
+                ],
+            )?;
+        }
+        launch(
+            settle,
+            1,
+            1,
+            stream,
+            &[Arg::ptr(scratch.state), Arg::u64(rank as u64), Arg::size(band.capacity), Arg::u32(flags), Arg::u32(order_bits), Arg::ptr(out_ptr)],
+        )?;
+        for digit in (0..key_bytes * 8 / RADIX_BITS).rev() {
+            launch(
+                digit_pass,
+                digit_grid,
+                p.block,
+                stream,
+                &[
+                    Arg::ptr(input.ptr),
+                    Arg::size(len),
+                    Arg::ptr(scratch.state),
+                    Arg::ptr(scratch.cand),
+                    Arg::u32((digit * RADIX_BITS) as u32),
+                    Arg::u32(flags),
+                    Arg::u32(order_bits),
+                    Arg::ptr(out_ptr),
+                ],
+            )?;
+        }
+    }
+    Ok(scratch)
+}
+
+/// The element of rank `k` (ascending) into host memory: written by the device into
+/// the mapped result slot, then read once the stream is done.
+pub fn select_kth(shared: &CudaShared, input: &DeviceMemory, dtype: DType, len: usize, k: usize, out: &mut [u8]) -> Result<()> {
+    let mut state = shared.lock()?;
+    find_rank(shared, &mut state, input, dtype, len, k, Order::Ascending, false, Some(shared.result_slot.device))?;
+    CudaShared::wait(state.stream)?;
+    // SAFETY: the last kernel has written `size` bytes to the pinned slot.
+    unsafe {
+        for (i, b) in out.iter_mut().enumerate() {
+            *b = std::ptr::read_volatile(shared.result_slot.host.add(i));
+        }
+    }
+    Ok(())
+}
+
+/// The element of rank `k` into element 0 of `out`, in stream order.
+pub fn select_kth_to_device(shared: &CudaShared, input: &DeviceMemory, dtype: DType, len: usize, k: usize, out: &DeviceMemory) -> Result<()> {
+    let mut state = shared.lock()?;
+    find_rank(shared, &mut state, input, dtype, len, k, Order::Ascending, false, Some(out.ptr)).map(|_| ())
+}
+
+/// The `k` (1 ..= len) first keys in `order` with their indices: the k-th found by
+/// selection, the keys before it and its first ties gathered in input order, then a
+/// stable sort of those k, so ties keep index order.
+#[allow(clippy::too_many_arguments)]
+pub fn topk(
+    shared: &CudaShared,
+    input: &DeviceMemory,
+    dtype: DType,
+    len: usize,
+    k: usize,
+    order: Order,
+    out_values: &DeviceMemory,
+    out_indices: Option<&DeviceMemory>,
+) -> Result<()> {
+    let key_bytes = dtype.size();
+    let float_keys = matches!(dtype, DType::F32 | DType::F64);
+    {
+        let mut state = shared.lock()?;
+        let scratch = find_rank(shared, &mut state, input, dtype, len, k - 1, order, out_indices.is_some(), None)?;
+        let gather = shared.loader.function(sources::SELECT, (key_bytes * 16) as u32 | (float_keys as u32) << 8, "select_topk_gather", || {
+            module(key_bytes, float_keys)
+        })?;
+        let p = policy();
+        let stream = state.stream;
+        let tile = (p.block * p.items(key_bytes)) as u64;
+        let tiles = (len as u64).div_ceil(tile) as usize;
+        let grid = (tiles as u64).min(shared.loader.blocks_per_sm(gather, p.block)? as u64 * shared.props.sm_count as u64);
+        let (lookback, epoch) = begin_lookback(&mut state, tiles, p.window)?;
+        // SAFETY: arguments match select_topk_gather; the outputs hold k elements, the
+        // scratch the state and the band's candidates, the sync memory the look-back.
+        unsafe {
+            launch(
+                gather,
+                grid,
+                p.block,
+                stream,
+                &[
+                    Arg::ptr(input.ptr),
+                    Arg::size(len),
+                    Arg::ptr(scratch.state),
+                    Arg::ptr(scratch.cand),
+                    Arg::ptr(scratch.cand_index),
+                    Arg::u64(k as u64),
+                    Arg::ptr(out_values.ptr),
+                    Arg::ptr(out_indices.map_or(0, |m| m.ptr)),
+                    Arg::u32(key_order(dtype, order)),
+                    Arg::ptr(lookback),
+                    Arg::ptr(lookback + (tiles * LOOKBACK_WORDS * 8) as u64),
+                    Arg::u32(epoch),
+                ],
+            )?;
+        }
+    }
+    if k > 1 {
+        radix_sort::sort(shared, out_values, dtype, out_indices.map(|m| (m, DType::U64)), k, order)?;
+    }
+    Ok(())
+}

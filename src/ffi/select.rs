@@ -1,0 +1,136 @@
+//! gpuprims_select_kth, gpuprims_select_kth_to_buffer and gpuprims_topk.
+
+use std::ffi::c_void;
+use std::sync::Arc;
+
+use super::types::*;
+use super::{guard, require, same_context, same_dtype, try_ref};
+use crate::backend::{Buffer, ContextShared, SelectOut};
+use crate::dtype::{DType, Order};
+use crate::error::{invalid, Error, Result};
+
+/// Whether two buffers are one, or share memory.
+fn aliased(a: &Buffer, b: &Buffer) -> bool {
+    std::ptr::eq(a, b) || a.memory.overlaps(&b.memory)
+}
+
+/// The checks both k-th entry points share: the context, and that rank k exists.
+fn checked_rank(ctx: &Arc<ContextShared>, input: &Buffer, k: u64) -> Result<usize> {
+    same_context(ctx, input, "in")?;
+    if k >= input.len as u64 {
+        return Err(invalid(format!("k = {k}, but in has {} elements (k must be below that)", input.len)));
+    }
+    Ok(k as usize)
+}
+
+/// Writes to host memory at `out` the element of rank `k` (0-based) of `in` in
+/// ascending order, i.e. the value `in` would hold at index k once sorted, in the
+/// library's total order (-inf < … < -0.0 < +0.0 < … < +inf < NaN; a NaN result is
+/// the canonical quiet NaN on CUDA). `in` is unchanged; the call waits for the result.
+/// k >= len (and so any k on an empty buffer): GPUPRIMS_STATUS_INVALID_ARGUMENT, `out`
+/// untouched. On CUDA this is a selection, not a sort: a sample brackets rank k, one
+/// read of `in` keeps the keys inside the bracket, and a few digit passes over those
+/// finish it.
+#[no_mangle]
+pub extern "C" fn gpuprims_select_kth(
+    ctx: *mut gpuprims_context,
+    r#in: *const gpuprims_buffer,
+    k: u64,
+    out: *mut c_void,
+) -> gpuprims_status {
+    guard("gpuprims_select_kth", || {
+        let c = try_ref(ctx, "ctx")?;
+        let input = try_ref(r#in, "in")?;
+        require(out, "out")?;
+        let k = checked_rank(c, input, k)?;
+        let mut value = [0u8; 8];
+        let size = input.dtype.size();
+        c.backend.select_kth(&input.memory, input.dtype, input.len, k, SelectOut::Host(&mut value[..size]))?;
+        // SAFETY: `out` has room for one element of in's dtype.
+        unsafe { std::ptr::copy_nonoverlapping(value.as_ptr(), out as *mut u8, size) };
+        Ok(())
+    })
+}
+
+/// Like gpuprims_select_kth, but writes the element into `out`, a buffer of in's dtype
+/// (else TYPE_MISMATCH) holding exactly one element (else SIZE_MISMATCH) and not
+/// sharing memory with `in` (else INVALID_ARGUMENT), in stream order and without
+/// waiting, so the value can feed later work on the device; gpuprims_buffer_read
+/// fetches it.
+#[no_mangle]
+pub extern "C" fn gpuprims_select_kth_to_buffer(
+    ctx: *mut gpuprims_context,
+    r#in: *const gpuprims_buffer,
+    k: u64,
+    out: *mut gpuprims_buffer,
+) -> gpuprims_status {
+    guard("gpuprims_select_kth_to_buffer", || {
+        let c = try_ref(ctx, "ctx")?;
+        let input = try_ref(r#in, "in")?;
+        let output = try_ref(out, "out")?;
+        let k = checked_rank(c, input, k)?;
+        same_context(c, output, "out")?;
+        same_dtype(output, "out", input, "in")?;
+        if output.len != 1 {
+            return Err(Error::SizeMismatch(format!("out has {} elements, must have 1", output.len)));
+        }
+        if aliased(output, input) {
+            return Err(invalid("out shares memory with in"));
+        }
+        c.backend.select_kth(&input.memory, input.dtype, input.len, k, SelectOut::Device(&output.memory))
+    })
+}
+
+/// Writes the `k` smallest elements of `in` (ASCENDING) or the `k` largest
+/// (DESCENDING) to `out_values`, in that order, and their indices in `in` to
+/// `out_indices` (U64, or NULL when not wanted). Equal elements come lowest index
+/// first, so the result is the same on every run and device; NaN counts as the
+/// largest value. k may be 0 (nothing is written) up to len. `out_values` must have
+/// in's dtype (else TYPE_MISMATCH) and `out_indices` U64 (else TYPE_MISMATCH), each
+/// exactly k elements (else SIZE_MISMATCH); the three buffers must not share memory
+/// (else INVALID_ARGUMENT). `in` is unchanged. Asynchronous on CUDA, in stream order.
+#[no_mangle]
+pub extern "C" fn gpuprims_topk(
+    ctx: *mut gpuprims_context,
+    r#in: *const gpuprims_buffer,
+    k: u64,
+    order: gpuprims_order,
+    out_values: *mut gpuprims_buffer,
+    out_indices: *mut gpuprims_buffer,
+) -> gpuprims_status {
+    guard("gpuprims_topk", || {
+        let c = try_ref(ctx, "ctx")?;
+        let input = try_ref(r#in, "in")?;
+        let values = try_ref(out_values, "out_values")?;
+        let indices = if out_indices.is_null() { None } else { Some(try_ref(out_indices, "out_indices")?) };
+        let order = Order::from_raw(order).map_err(|e| invalid(format!("order: {e}")))?;
+        same_context(c, input, "in")?;
+        same_context(c, values, "out_values")?;
+        if k > input.len as u64 {
+            return Err(invalid(format!("k = {k}, but in has only {} elements", input.len)));
+        }
+        same_dtype(values, "out_values", input, "in")?;
+        if values.len as u64 != k {
+            return Err(Error::SizeMismatch(format!("out_values has {} elements, k is {k}", values.len)));
+        }
+        if aliased(values, input) {
+            return Err(invalid("out_values shares memory with in"));
+        }
+        if let Some(ix) = indices {
+            same_context(c, ix, "out_indices")?;
+            if ix.dtype != DType::U64 {
+                return Err(Error::TypeMismatch(format!("out_indices holds {}, must hold u64", ix.dtype.name())));
+            }
+            if ix.len as u64 != k {
+                return Err(Error::SizeMismatch(format!("out_indices has {} elements, k is {k}", ix.len)));
+            }
+            if aliased(ix, input) || aliased(ix, values) {
+                return Err(invalid("out_indices shares memory with in or out_values"));
+            }
+        }
+        if k == 0 {
+            return Ok(());
+        }
+        c.backend.topk(&input.memory, input.dtype, input.len, k as usize, order, &values.memory, indices.map(|b| &b.memory))
+    })
+}
