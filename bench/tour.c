@@ -66,6 +66,7 @@
 
 #include "cub_reference.h"
 #include "gpuprims.h"
+#include "select_bench.h"
 #include "timer.h"
 
 /* ------------------------------------------------------------------------ */
@@ -1337,6 +1338,8 @@ int main(int argc, char **argv) {
     }
   }
 
+  failures += select_tour(b.ctx, b.timer, b.cub_stream, opt.only, opt.reps, opt.sizes, opt.nsizes);
+
   /* Each row's first call (at its first size): the kernel compiles it needed
    * beyond those of the rows before it (one context for all rows). */
   printf("\n");
@@ -1392,6 +1395,7 @@ int main(int argc, char **argv) {
            "input's keys (pairs: a permutation of the indices, each key the input's at its index, equal keys\n"
            "in input order: the stable sort exactly) and, where CUB ran (cub= column), bitwise against CUB\n",
            opt.ref_max);
+  select_summary();
   printf("first-calls total ms: %.3f (sum over the %zu rows, at each size, of the first call, kernel compiles "
          "included)\n",
          first_total, nrows_run);

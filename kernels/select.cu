@@ -109,37 +109,21 @@ select_pivots(const U *in, usize n, SelectState *st, u32 rank_lo, u32 rank_hi, u
 
 typedef gp::OrderedCompact<U, BLOCK, ITEMS, WINDOW> Compact;
 
-// The band's pick: counts keys below lo / equal to lo / equal to hi in registers,
-// and copies the keys strictly between (the low half of the pair) to the candidates.
+// The band's pick: keys strictly between lo and hi are kind 1 (copied to the
+// candidates); keys below lo, equal to lo and equal to hi are counted.
 struct BandPick {
     KeyOrder order;
     U lo, hi;
     bool lo_open, hi_open;
-    U *cand;
-    u64 *cand_index;
-    usize capacity;
-    u64 below, eq_lo, eq_hi, inside_count;
+    u32 below, eq_lo, eq_hi;  // this thread's counts: at most n / (grid * BLOCK)
 
-    __device__ __forceinline__ bool inside(U u) const {
-        return (lo_open || u > lo) && (hi_open || u < hi);
-    }
-    __device__ __forceinline__ u64 count(U x, usize) const { return inside(order.ordered(x)) ? 1 : 0; }
-    __device__ __forceinline__ void emit(U x, usize i, u64 before) {
+    __device__ __forceinline__ bool kind(U x) {
         const U u = order.ordered(x);
-        if (inside(u)) {
-            ++inside_count;
-            const u64 at = gp::CountPairSum::low(before);
-            if (at < capacity) {
-                cand[at] = x;
-                if (cand_index) cand_index[at] = i;
-            }
-        } else if (!lo_open && u < lo) {
-            ++below;
-        } else if (!lo_open && u == lo) {
-            ++eq_lo;
-        } else if (!hi_open && u == hi) {
-            ++eq_hi;
-        }
+        const bool above_lo = lo_open || u > lo, below_hi = hi_open || u < hi;
+        below += !above_lo && u < lo;
+        eq_lo += !lo_open && u == lo;
+        eq_hi += !hi_open && u == hi && (lo_open || u != lo);
+        return above_lo && below_hi;
     }
 };
 
@@ -149,18 +133,113 @@ __device__ __forceinline__ void add_counts(u64 v, u64 *total) {
     if (threadIdx.x % gp::WARP == 0 && v) atomicAdd((unsigned long long *)total, (unsigned long long)v);
 }
 
+typedef gp::WarpTile<U, ITEMS> BandTile;
+constexpr usize TILE = (usize)BLOCK * ITEMS;
+
+// Reserves a tile's run of candidates once its count is known (run by the first warp
+// inside the block scan): one atomic on the running total, and the run noted by tile
+// (offset low, count high) so top-k can put the runs back in input order.
+struct ReserveRun {
+    u64 *total, *run;
+    u64 *base;  // shared: where this tile's run starts
+    template <class Op>
+    __device__ __forceinline__ gp::BlockPrefix<u32> operator()(u32 count, Op) const {
+        if (threadIdx.x == 0) {
+            const u64 at = count ? atomicAdd((unsigned long long *)total, (unsigned long long)count) : 0;
+            *run = (at < 0xffffffffull ? at : 0xffffffffull) | (u64)count << 32;
+            *base = at;
+        }
+        return {0, false};
+    }
+};
+
+// One read of the input. Tiles are dealt out statically (no ticket, no look-back):
+// the runs land wherever the atomic puts them, in input order within a tile.
 extern "C" __global__ void __launch_bounds__(BLOCK)
-select_band(const U *in, usize n, SelectState *st, U *cand, u64 *cand_index, usize capacity, u32 flags,
-            u32 key_order, u64 *aggregate, u64 *inclusive, u32 epoch) {
-    __shared__ typename Compact::Storage storage;
+select_band(const U *in, usize n, SelectState *st, U *cand, u64 *cand_index, u64 *runs, usize capacity, u32 flags,
+            u32 key_order) {
+    typedef gp::BlockScan<u32, BLOCK> Scan;
+    constexpr int PER_VEC = 16 / sizeof(U);
+    __shared__ typename BandTile::Storage staged[BLOCK / gp::WARP];
+    __shared__ typename Scan::Storage scan;
+    __shared__ u64 base;
     if (flags & NO_BAND) return;
-    BandPick pick{KeyOrder(key_order), U(st->lo), U(st->hi), (flags & LO_OPEN) != 0, (flags & HI_OPEN) != 0,
-                  cand, cand_index, capacity, 0, 0, 0, 0};
-    Compact::run(in, n, gp::TileState{aggregate, inclusive, &st->band_ticket}, epoch, pick, storage);
+    BandPick pick{KeyOrder(key_order), U(st->lo), U(st->hi), (flags & LO_OPEN) != 0, (flags & HI_OPEN) != 0, 0, 0, 0};
+    const int warp = threadIdx.x / gp::WARP, lane = threadIdx.x % gp::WARP;
+    const usize tiles = (n + TILE - 1) / TILE;
+    for (usize tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+        const usize start = tile * TILE;
+        const usize valid = n - start < TILE ? n - start : TILE;
+        const usize span = (usize)warp * gp::WARP * ITEMS;
+        const usize span_valid = valid > span ? valid - span : 0;
+        BandTile::stage(in + start + span, span_valid, U(0), valid == TILE && gp::aligned16(in), staged[warp]);
+        const int mine = span_valid > (usize)lane * ITEMS ? (int)min(span_valid - (usize)lane * ITEMS, (usize)ITEMS) : 0;
+        const gp::Vec16 *row = BandTile::row(staged[warp]);
+        u64 picked = 0;
+#pragma unroll
+        for (int v = 0; v < BandTile::VECS; ++v) {
+            U x[PER_VEC];
+            memcpy(x, row + v, sizeof(x));
+#pragma unroll
+            for (int j = 0; j < PER_VEC; ++j) {
+                const int at = v * PER_VEC + j;
+                picked |= (u64)(at < mine && pick.kind(x[j])) << at;
+            }
+        }
+        u32 before;
+        Scan::exclusive((u32)__popcll(picked), before, gp::SumOp<u32>(), scan, ReserveRun{&st->between, runs + tile, &base});
+        const usize first = start + span + (usize)lane * ITEMS;
+        const U *items = reinterpret_cast<const U *>(row);
+        for (u64 left = picked; left; left &= left - 1) {
+            const int at = __ffsll((long long)left) - 1;
+            const u64 to = base + before + __popcll(picked & ((1ull << at) - 1));
+            if (to < capacity) {
+                cand[to] = items[at];
+                if (cand_index) cand_index[to] = first + at;
+            }
+        }
+        __syncthreads();  // the staged tile and `base` are reused
+    }
     add_counts(pick.below, &st->below);
     add_counts(pick.eq_lo, &st->eq_lo);
     add_counts(pick.eq_hi, &st->eq_hi);
-    add_counts(pick.inside_count, &st->between);
+}
+
+// Top-k needs the candidates in input order (ties go by index). One block: each
+// tile's place in input order, by a scan of the run counts in tile order.
+extern "C" __global__ void __launch_bounds__(1024)
+select_order_runs(const SelectState *st, u64 *runs, usize tiles, usize capacity) {
+    typedef gp::BlockScan<u64, 1024> Scan;
+    __shared__ typename Scan::Storage scan;
+    if (st->between > capacity) return;  // settle falls back to the input
+    const usize per = (tiles + 1023) / 1024, from = threadIdx.x * per, to = min(from + per, tiles);
+    u64 mine = 0;
+    for (usize t = from; t < to; ++t) mine += runs[t] >> 32;
+    u64 at;
+    Scan::exclusive(mine, at, gp::SumOp<u64>(), scan, gp::NoPrefix());
+    for (usize t = from; t < to; ++t) {
+        const u64 count = runs[t] >> 32;
+        runs[t] = (runs[t] & 0xffffffffull) | at << 32;  // now: reserved offset low, ordered offset high
+        at += count;
+    }
+}
+
+// Moves each tile's run from where it was reserved to its place in input order; a
+// warp a run. Its count is the gap to the next run's ordered offset (or the total).
+extern "C" __global__ void __launch_bounds__(BLOCK)
+select_move_runs(const SelectState *st, const u64 *runs, usize tiles, usize capacity, const U *cand, const u64 *cand_index,
+                 U *ordered, u64 *ordered_index) {
+    const u64 total = st->between;
+    if (total > capacity) return;
+    const usize warps = (usize)gridDim.x * (BLOCK / gp::WARP);
+    for (usize t = (usize)blockIdx.x * (BLOCK / gp::WARP) + threadIdx.x / gp::WARP; t < tiles; t += warps) {
+        const u64 from = runs[t] & 0xffffffffull, to = runs[t] >> 32;
+        const u64 end = t + 1 < tiles ? runs[t + 1] >> 32 : total;
+        for (u64 i = threadIdx.x % gp::WARP; i < end - to; i += gp::WARP) {
+            ordered[to + i] = cand[from + i];
+            if (ordered_index) ordered_index[to + i] = cand_index[from + i];
+        }
+    }
 }
 
 // One thread: turns the band's counts into where the digit passes look.
@@ -273,27 +352,24 @@ select_digit_pass(const U *in, usize n, SelectState *st, const U *cand, u32 shif
     }
 }
 
-// The gather's pick: keys below the k-th (low half) and ties of it (high half); a
-// tie is kept while fewer than `need` ties came before it.
+// The gather's pick: keys below the k-th are kind 1, its ties kind 2; a tie is kept
+// while fewer than `need` ties came before it.
 struct GatherPick {
     KeyOrder order;
     U kth;
-    u64 less, need;
+    u64 need;
     const u64 *index;  // the candidates' input indices; NULL: the source is the input
     U *out;
     u64 *out_index;
 
-    __device__ __forceinline__ u64 count(U x, usize) const {
+    __device__ __forceinline__ u32 kind(U x) const {
         const U u = order.ordered(x);
-        return u < kth ? 1 : u == kth ? 1ull << 32 : 0;
+        return u < kth ? 1 : u == kth ? 2 : 0;
     }
-    __device__ __forceinline__ void emit(U x, usize i, u64 before) const {
-        const U u = order.ordered(x);
+    __device__ __forceinline__ void emit(U x, usize i, u32 kind, u64 before) const {
         const u64 lt = gp::CountPairSum::low(before), eq = gp::CountPairSum::high(before);
-        u64 at;
-        if (u < kth) at = lt + (eq < need ? eq : need);
-        else if (u == kth && eq < need) at = lt + eq;
-        else return;
+        if (kind == 2 && eq >= need) return;
+        const u64 at = lt + (eq < need ? eq : need);
         out[at] = x;
         if (out_index) out_index[at] = index ? index[i] : i;
     }
@@ -304,8 +380,7 @@ select_topk_gather(const U *in, usize n, SelectState *st, const U *cand, const u
                    u64 *out_index, u32 key_order, u64 *aggregate, u64 *inclusive, u32 epoch) {
     __shared__ typename Compact::Storage storage;
     const bool from_candidates = st->gather_source == SOURCE_CANDIDATES;
-    GatherPick pick{KeyOrder(key_order), U(st->prefix), st->less, k - st->less, from_candidates ? cand_index : nullptr,
-                    out, out_index};
+    GatherPick pick{KeyOrder(key_order), U(st->prefix), k - st->less, from_candidates ? cand_index : nullptr, out, out_index};
     Compact::run(from_candidates ? cand : in, from_candidates ? st->between : n,
                  gp::TileState{aggregate, inclusive, &st->gather_ticket}, epoch, pick, storage);
 }

@@ -24,9 +24,15 @@ struct BlockRadixSelect {
         for (int shift = BITS - RADIX_BITS; shift >= 0; shift -= RADIX_BITS) {
             for (int d = threadIdx.x; d < RADIX; d += BLOCK) s.counts[d] = 0;
             __syncthreads();
+            // Samples often share their leading digits: lanes holding the same digit add
+            // it once, so a crowded bucket costs one atomic a warp, not one a key.
 #pragma unroll
-            for (int j = 0; j < ITEMS; ++j)
-                if (((keys[j] ^ prefix) & mask) == 0) atomicAdd(&s.counts[u32(keys[j] >> shift) & (RADIX - 1)], 1u);
+            for (int j = 0; j < ITEMS; ++j) {
+                const bool match = ((keys[j] ^ prefix) & mask) == 0;
+                const u32 digit = match ? u32(keys[j] >> shift) & (RADIX - 1) : RADIX;
+                const u32 peers = __match_any_sync(FULL_MASK, digit);
+                if (match && (threadIdx.x % WARP) == __ffs(peers) - 1) atomicAdd(&s.counts[digit], __popc(peers));
+            }
             __syncthreads();
             const Bucket<u32> b = Find::find(s.counts, rank, s.find);
             prefix |= U(U(b.digit) << shift);

@@ -27,12 +27,13 @@ struct OrderedCompact {
         u32 tile;
     };
 
-    // `pick.count(x, i)`: the pair (CountPairSum) element x at index i adds;
-    // `pick.emit(x, i, before)`: called for every element, `before` being the pair
-    // summed over all elements at lower indices. `ts.ticket` starts at 0.
+    // `pick.kind(x)` (called once per element, in any order): 0 to skip the element,
+    // 1 or 2 to pick it as the first or the second kind. `pick.emit(x, i, kind,
+    // before)` is then called for every picked element x at index i, `before` being
+    // the pair of counts of each kind picked at lower indices. `ts.ticket` starts at 0.
     template <class Pick>
     __device__ __forceinline__ static void run(const U *src, usize count, TileState ts, u32 epoch, Pick &pick, Storage &s) {
-        const CountPairSum op;
+        static_assert(ITEMS <= 64, "a thread's picks fit one 64-bit mask per kind");
         const int warp = threadIdx.x / WARP, lane = threadIdx.x % WARP;
         for (;;) {
             if (threadIdx.x == 0) s.tile = (u32)atomicAdd(ts.ticket, 1ull);
@@ -45,34 +46,34 @@ struct OrderedCompact {
             const usize span_valid = valid > span ? valid - span : 0;
             Tile::stage(src + start + span, span_valid, U(0), valid == TILE && aligned16(src), s.staged[warp]);
 
-            // Elements of this thread: first .. first + ITEMS - 1, those below count.
+            // This thread's elements: first .. first + ITEMS - 1, of which `mine` exist.
             const usize first = start + span + (usize)lane * ITEMS;
+            const int mine = span_valid > (usize)lane * ITEMS ? (int)min(span_valid - (usize)lane * ITEMS, (usize)ITEMS) : 0;
             const Vec16 *row = Tile::row(s.staged[warp]);
-            u64 mine = 0;
+            u64 picked[2] = {0, 0};  // bit j: element j was picked as kind 1 / kind 2
 #pragma unroll
             for (int v = 0; v < Tile::VECS; ++v) {
                 U x[PER_VEC];
                 memcpy(x, row + v, sizeof(x));
 #pragma unroll
                 for (int j = 0; j < PER_VEC; ++j) {
-                    const usize i = first + v * PER_VEC + j;
-                    if (i < count) mine = op(mine, pick.count(x[j], i));
+                    const int at = v * PER_VEC + j;
+                    const u32 kind = at < mine ? pick.kind(x[j]) : 0;
+                    picked[0] |= (u64)(kind == 1) << at;
+                    picked[1] |= (u64)(kind == 2) << at;
                 }
             }
             u64 before;
-            Scan::exclusive(mine, before, op, s.scan, TilePrefix<u64, WINDOW>{ts, tile, epoch});
-#pragma unroll
-            for (int v = 0; v < Tile::VECS; ++v) {
-                U x[PER_VEC];
-                memcpy(x, row + v, sizeof(x));
-#pragma unroll
-                for (int j = 0; j < PER_VEC; ++j) {
-                    const usize i = first + v * PER_VEC + j;
-                    if (i < count) {
-                        pick.emit(x[j], i, before);
-                        before = op(before, pick.count(x[j], i));
-                    }
-                }
+            Scan::exclusive(CountPairSum::pack(__popcll(picked[0]), __popcll(picked[1])), before, CountPairSum(), s.scan,
+                            TilePrefix<u64, WINDOW>{ts, tile, epoch});
+            // Picks are rare in selection: visit only them.
+            const U *items = reinterpret_cast<const U *>(row);
+            for (u64 left = picked[0] | picked[1]; left; left &= left - 1) {
+                const int at = __ffsll((long long)left) - 1;
+                const u64 lower = (1ull << at) - 1;
+                const u32 kind = (picked[0] >> at & 1) ? 1 : 2;
+                pick.emit(items[at], first + at, kind,
+                          CountPairSum().operator()(before, CountPairSum::pack(__popcll(picked[0] & lower), __popcll(picked[1] & lower))));
             }
             __syncthreads();  // the staged tile and the tile slot are reused
         }

@@ -4,7 +4,7 @@
 //! same on every input and nothing waits except the k-th element's final read.
 
 use cudarc::driver::result as drv;
-use cudarc::driver::sys::CUdeviceptr;
+use cudarc::driver::sys::{CUdeviceptr, CUfunction};
 
 use super::context::{CudaShared, State};
 use super::driver::DriverContext;
@@ -103,8 +103,10 @@ fn plan_band(len: usize, rank: usize, key_bytes: usize, lower_open: bool) -> Ban
     }
     let from = if flags & LO_OPEN != 0 { 0.0 } else { lo };
     let to = if flags & HI_OPEN != 0 { s } else { hi };
-    let expected = len as f64 * (to - from) / s;
-    let capacity = (expected * 1.25) as usize + 65536;
+    // The fraction of the input between two sample ranks w apart is a Beta variate of
+    // mean about w / S and deviation about sqrt(w) / S: room for 6 deviations.
+    let width = to - from;
+    let capacity = (len as f64 * (width + 6.0 * width.sqrt() + 2.0) / s) as usize + 4096;
     // A band this wide would copy much of the input: search the input instead.
     if capacity > len / 2 || capacity > u32::MAX as usize / 2 {
         return none;
@@ -133,12 +135,14 @@ fn round_up(bytes: usize) -> usize {
 /// Device addresses of one call's scratch.
 struct Scratch {
     state: CUdeviceptr,
+    /// The candidates (and their input indices, for top-k) in input order.
     cand: CUdeviceptr,
     cand_index: CUdeviceptr,
 }
 
 /// Issues the pivots, band, settle and digit passes that find the element of rank
-/// `rank` (in `order`); the k-th element lands at `out` when `out` is given.
+/// `rank` (in `order`); the k-th element lands at `out` when `out` is given, else
+/// (top-k) the candidates are put in input order for the gather.
 #[allow(clippy::too_many_arguments)]
 fn find_rank(
     shared: &CudaShared,
@@ -154,25 +158,31 @@ fn find_rank(
     let key_bytes = dtype.size();
     let float_keys = matches!(dtype, DType::F32 | DType::F64);
     let p = policy();
-    let load = |kernel| {
-        shared.loader.function(sources::SELECT, (key_bytes * 16) as u32 | (float_keys as u32) << 8, kernel, || {
-            module(key_bytes, float_keys)
-        })
-    };
-    let (pivots, band_kernel, settle, digit_pass) =
-        (load("select_pivots")?, load("select_band")?, load("select_settle")?, load("select_digit_pass")?);
+    let load = |kernel| function(shared, key_bytes, float_keys, kernel);
     let topk = out.is_none();
     let band = plan_band(len, rank, key_bytes, topk);
     let flags = band.flags | if topk { 0 } else { WRITE_RESULT };
+    let banded = band.flags & NO_BAND == 0;
 
+    // Scratch: the state, the tiles' runs, the candidates as the band reserved them,
+    // and (top-k) again in input order, each with indices when wanted.
+    let tile = (p.block * p.items(key_bytes)) as usize;
+    let tiles = len.div_ceil(tile);
+    let runs_bytes = if banded { round_up(tiles * 8) } else { 0 };
     let cand_bytes = round_up(band.capacity * key_bytes);
     let index_bytes = if with_indices { round_up(band.capacity * 8) } else { 0 };
+    let copies = if topk { 2 } else { 1 };
     let stream = state.stream;
-    let base = state.scratch.ensure(stream, STATE_BYTES + cand_bytes + index_bytes)?;
-    let scratch = Scratch {
-        state: base,
-        cand: base + STATE_BYTES as u64,
-        cand_index: if with_indices { base + (STATE_BYTES + cand_bytes) as u64 } else { 0 },
+    let base = state.scratch.ensure(stream, STATE_BYTES + runs_bytes + copies * (cand_bytes + index_bytes))?;
+    let runs = base + STATE_BYTES as u64;
+    let reserved = runs + runs_bytes as u64;
+    let reserved_index = if with_indices { reserved + cand_bytes as u64 } else { 0 };
+    let ordered = reserved + (cand_bytes + index_bytes) as u64;
+    let ordered_index = if with_indices { ordered + cand_bytes as u64 } else { 0 };
+    let scratch = if topk {
+        Scratch { state: base, cand: ordered, cand_index: ordered_index }
+    } else {
+        Scratch { state: base, cand: reserved, cand_index: 0 }
     };
     // SAFETY: the state lies inside the scratch memory.
     unsafe { drv::memset_d8_async(scratch.state, 0, STATE_BYTES, stream) }.during("cuMemsetD8Async (select state)")?;
@@ -180,15 +190,14 @@ fn find_rank(
     let order_bits = key_order(dtype, order);
     let out_ptr = out.unwrap_or(0);
     let sms = shared.props.sm_count as u64;
-    let tile = (p.block * p.items(key_bytes)) as u64;
-    let band_grid = (len as u64).div_ceil(tile).min(shared.loader.blocks_per_sm(band_kernel, p.block)? as u64 * sms);
+    let resident = |f, block| shared.loader.blocks_per_sm(f, block).map(|b| b as u64 * sms);
     let per_block = p.block as u64 * (16 / key_bytes) as u64 * 4;
-    let digit_grid = (len as u64).div_ceil(per_block).min(shared.loader.blocks_per_sm(digit_pass, p.block)? as u64 * sms);
     // SAFETY (every launch): the arguments match the kernels' parameters in
-    // kernels/select.cu; the input holds `len` keys, the scratch the state and
-    // `capacity` candidates (and their indices), the sync memory the look-back words.
+    // kernels/select.cu; the input holds `len` keys, the scratch the state, the runs
+    // of `tiles` tiles and `capacity` candidates (and indices) once or twice.
     unsafe {
-        if band.flags & NO_BAND == 0 {
+        if banded {
+            let (pivots, band_kernel) = (load("select_pivots")?, load("select_band")?);
             launch(
                 pivots,
                 1,
@@ -203,35 +212,54 @@ fn find_rank(
                     Arg::u32(order_bits),
                 ],
             )?;
-            let tiles = (len as u64).div_ceil(tile) as usize;
-            let (lookback, epoch) = begin_lookback(state, tiles, p.window)?;
             launch(
                 band_kernel,
-                band_grid,
+                (tiles as u64).min(resident(band_kernel, p.block)?),
                 p.block,
                 stream,
                 &[
                     Arg::ptr(input.ptr),
                     Arg::size(len),
                     Arg::ptr(scratch.state),
-                    Arg::ptr(scratch.cand),
-                    Arg::ptr(scratch.cand_index),
+                    Arg::ptr(reserved),
+                    Arg::ptr(reserved_index),
+                    Arg::ptr(runs),
                     Arg::size(band.capacity),
                     Arg::u32(flags),
                     Arg::u32(order_bits),
-                    Arg::ptr(lookback),
-                    Arg::ptr(lookback + (tiles * LOOKBACK_WORDS * 8) as u64),
-                    Arg::u32(epoch),
                 ],
             )?;
+            if topk {
+                let (order_runs, move_runs) = (load("select_order_runs")?, load("select_move_runs")?);
+                launch(order_runs, 1, 1024, stream, &[Arg::ptr(scratch.state), Arg::ptr(runs), Arg::size(tiles), Arg::size(band.capacity)])?;
+                let warps = (p.block / 32) as u64;
+                launch(
+                    move_runs,
+                    (tiles as u64).div_ceil(warps).min(resident(move_runs, p.block)?),
+                    p.block,
+                    stream,
+                    &[
+                        Arg::ptr(scratch.state),
+                        Arg::ptr(runs),
+                        Arg::size(tiles),
+                        Arg::size(band.capacity),
+                        Arg::ptr(reserved),
+                        Arg::ptr(reserved_index),
+                        Arg::ptr(ordered),
+                        Arg::ptr(ordered_index),
+                    ],
+                )?;
+            }
         }
         launch(
-            settle,
+            load("select_settle")?,
             1,
             1,
             stream,
             &[Arg::ptr(scratch.state), Arg::u64(rank as u64), Arg::size(band.capacity), Arg::u32(flags), Arg::u32(order_bits), Arg::ptr(out_ptr)],
         )?;
+        let digit_pass = load("select_digit_pass")?;
+        let digit_grid = (len as u64).div_ceil(per_block).min(resident(digit_pass, p.block)?);
         for digit in (0..key_bytes * 8 / RADIX_BITS).rev() {
             launch(
                 digit_pass,
@@ -252,6 +280,11 @@ fn find_rank(
         }
     }
     Ok(scratch)
+}
+
+fn function(shared: &CudaShared, key_bytes: usize, float_keys: bool, kernel: &'static str) -> Result<CUfunction> {
+    let variant = (key_bytes * 16) as u32 | (float_keys as u32) << 8;
+    shared.loader.function(sources::SELECT, variant, kernel, || module(key_bytes, float_keys))
 }
 
 /// The element of rank `k` (ascending) into host memory: written by the device into
@@ -294,9 +327,7 @@ pub fn topk(
     {
         let mut state = shared.lock()?;
         let scratch = find_rank(shared, &mut state, input, dtype, len, k - 1, order, out_indices.is_some(), None)?;
-        let gather = shared.loader.function(sources::SELECT, (key_bytes * 16) as u32 | (float_keys as u32) << 8, "select_topk_gather", || {
-            module(key_bytes, float_keys)
-        })?;
+        let gather = function(shared, key_bytes, float_keys, "select_topk_gather")?;
         let p = policy();
         let stream = state.stream;
         let tile = (p.block * p.items(key_bytes)) as u64;
