@@ -30,6 +30,7 @@
 #include "common/radix_key.cuh"
 #include "common/block_radix_select.cuh"
 #include "common/ordered_compact.cuh"
+#include "common/block_radix_sort.cuh"
 
 typedef gp::BitsOf<GP_KEY_BYTES>::type U;
 typedef gp::KeyOrder<U, GP_KEY_FLOAT != 0> KeyOrder;
@@ -87,7 +88,7 @@ __device__ __forceinline__ u64 mix(u64 x) {
 // periodic inputs are sampled evenly.
 extern "C" __global__ void __launch_bounds__(SAMPLE_BLOCK)
 select_pivots(const U *in, usize n, SelectState *st, u32 rank_lo, u32 rank_hi, u32 key_order) {
-    typedef gp::BlockRadixSelect<U, SAMPLE_BLOCK, SAMPLE_ITEMS, RADIX_BITS> Select;
+    typedef gp::BlockRadixSelect<U, SAMPLE_BLOCK, SAMPLE_ITEMS, 2, RADIX_BITS> Select;
     __shared__ typename Select::Storage storage;
     const KeyOrder order(key_order);
     const usize whole = n / SAMPLES, part = n % SAMPLES;
@@ -99,11 +100,12 @@ select_pivots(const U *in, usize n, SelectState *st, u32 rank_lo, u32 rank_hi, u
         const usize to = (s + 1) * whole + (s + 1) * part / SAMPLES;
         keys[j] = order.ordered(in[from + mix(s) % (to - from)]);
     }
-    const U lo = Select::select(keys, rank_lo, storage);
-    const U hi = Select::select(keys, rank_hi, storage);
+    const u32 ranks[2] = {rank_lo, rank_hi};
+    U bounds[2];
+    Select::select(keys, ranks, bounds, storage);
     if (threadIdx.x == 0) {
-        st->lo = lo;
-        st->hi = hi;
+        st->lo = bounds[0];
+        st->hi = bounds[1];
     }
 }
 
@@ -206,21 +208,36 @@ select_band(const U *in, usize n, SelectState *st, U *cand, u64 *cand_index, u64
 }
 
 // Top-k needs the candidates in input order (ties go by index). One block: each
-// tile's place in input order, by a scan of the run counts in tile order.
+// tile's place in input order, by a scan of the run counts in tile order, a chunk of
+// 1024 * PER runs at a time (each thread's PER loaded at once).
 extern "C" __global__ void __launch_bounds__(1024)
 select_order_runs(const SelectState *st, u64 *runs, usize tiles, usize capacity) {
+    constexpr int PER = 8;
     typedef gp::BlockScan<u64, 1024> Scan;
     __shared__ typename Scan::Storage scan;
+    __shared__ u64 chunk_end;
     if (st->between > capacity) return;  // settle falls back to the input
-    const usize per = (tiles + 1023) / 1024, from = threadIdx.x * per, to = min(from + per, tiles);
-    u64 mine = 0;
-    for (usize t = from; t < to; ++t) mine += runs[t] >> 32;
-    u64 at;
-    Scan::exclusive(mine, at, gp::SumOp<u64>(), scan, gp::NoPrefix());
-    for (usize t = from; t < to; ++t) {
-        const u64 count = runs[t] >> 32;
-        runs[t] = (runs[t] & 0xffffffffull) | at << 32;  // now: reserved offset low, ordered offset high
-        at += count;
+    u64 carry = 0;
+    for (usize chunk = 0; chunk < tiles; chunk += 1024 * PER) {
+        const usize first = chunk + (usize)threadIdx.x * PER;
+        u64 run[PER], mine = 0;
+#pragma unroll
+        for (int j = 0; j < PER; ++j) {
+            run[j] = first + j < tiles ? runs[first + j] : 0;
+            mine += run[j] >> 32;
+        }
+        u64 at;
+        Scan::exclusive(mine, at, gp::SumOp<u64>(), scan, gp::NoPrefix());
+        at += carry;
+#pragma unroll
+        for (int j = 0; j < PER; ++j) {
+            if (first + j < tiles) runs[first + j] = (run[j] & 0xffffffffull) | at << 32;  // reserved low, ordered high
+            at += run[j] >> 32;
+        }
+        if (threadIdx.x == 1023) chunk_end = at;
+        __syncthreads();
+        carry = chunk_end;
+        __syncthreads();
     }
 }
 
@@ -383,4 +400,45 @@ select_topk_gather(const U *in, usize n, SelectState *st, const U *cand, const u
     GatherPick pick{KeyOrder(key_order), U(st->prefix), k - st->less, from_candidates ? cand_index : nullptr, out, out_index};
     Compact::run(from_candidates ? cand : in, from_candidates ? st->between : n,
                  gp::TileState{aggregate, inclusive, &st->gather_ticket}, epoch, pick, storage);
+}
+
+// Top-k's last step when k is small: one block sorts the k gathered keys (stably, so
+// ties keep index order) with their indices, in place. Each element is read from the
+// outputs before any is written.
+constexpr int SMALL_ITEMS = 8;  // so k <= BLOCK * 8 (src/backend/cuda/select.rs: SMALL_ITEMS)
+
+extern "C" __global__ void __launch_bounds__(BLOCK)
+select_sort_small(U *values, u64 *indices, u32 k, u32 key_order) {
+    typedef gp::BlockRadixSort<U, BLOCK, SMALL_ITEMS> Sort;
+    __shared__ typename Sort::Storage storage;
+    const KeyOrder order(key_order);
+    U keys[SMALL_ITEMS];
+    u32 from[SMALL_ITEMS];
+#pragma unroll
+    for (int j = 0; j < SMALL_ITEMS; ++j) {
+        const u32 e = Sort::element(j);
+        keys[j] = e < k ? order.ordered(values[e]) : U(~U(0));
+        from[j] = e;
+    }
+    Sort::sort(keys, from, k, storage);
+    U v[SMALL_ITEMS];
+    u64 ix[SMALL_ITEMS];
+#pragma unroll
+    for (int j = 0; j < SMALL_ITEMS; ++j) {
+        const u32 i = threadIdx.x + j * BLOCK;
+        if (i < k) {
+            const u32 e = storage.payload[i];
+            v[j] = values[e];
+            if (indices) ix[j] = indices[e];
+        }
+    }
+    __syncthreads();  // every element read before any is overwritten
+#pragma unroll
+    for (int j = 0; j < SMALL_ITEMS; ++j) {
+        const u32 i = threadIdx.x + j * BLOCK;
+        if (i < k) {
+            values[i] = v[j];
+            if (indices) indices[i] = ix[j];
+        }
+    }
 }

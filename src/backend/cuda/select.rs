@@ -28,6 +28,9 @@ const LO_OPEN: u32 = 1;
 const HI_OPEN: u32 = 2;
 const NO_BAND: u32 = 4;
 const WRITE_RESULT: u32 = 8;
+/// Top-k up to block * SMALL_ITEMS is sorted by one block (kernels/select.cu); more
+/// by the radix sort.
+const SMALL_ITEMS: usize = 8;
 /// Below this many keys the sample costs more than it saves.
 const MIN_BAND_LEN: usize = 1 << 16;
 
@@ -359,8 +362,19 @@ pub fn topk(
             )?;
         }
     }
-    if k > 1 {
+    if k > policy().block as usize * SMALL_ITEMS {
         radix_sort::sort(shared, out_values, dtype, out_indices.map(|m| (m, DType::U64)), k, order)?;
+    } else if k > 1 {
+        let state = shared.lock()?;
+        let small = function(shared, key_bytes, float_keys, "select_sort_small")?;
+        let args = [
+            Arg::ptr(out_values.ptr),
+            Arg::ptr(out_indices.map_or(0, |m| m.ptr)),
+            Arg::u32(k as u32),
+            Arg::u32(key_order(dtype, order)),
+        ];
+        // SAFETY: arguments match select_sort_small; the outputs hold k elements.
+        unsafe { launch(small, 1, policy().block, state.stream, &args)? };
     }
     Ok(())
 }

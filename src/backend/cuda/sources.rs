@@ -19,6 +19,7 @@ pub const HEADERS: &[(&str, &str)] = &[
     ("common/radix_bucket.cuh", include_str!("../../../kernels/common/radix_bucket.cuh")),
     ("common/block_radix_select.cuh", include_str!("../../../kernels/common/block_radix_select.cuh")),
     ("common/ordered_compact.cuh", include_str!("../../../kernels/common/ordered_compact.cuh")),
+    ("common/block_radix_sort.cuh", include_str!("../../../kernels/common/block_radix_sort.cuh")),
 ];
 
 /// One device algorithm's source file.
