@@ -1,7 +1,7 @@
 // Device-wide selection: the element of rank k (select_kth) and the k smallest with
 // their indices (top-k), without sorting the input.
 //
-//   select_pivots      one block samples SAMPLES keys at spread, hashed positions and
+//   select_pivots      one block samples 16384 (or 4096) keys at spread, hashed positions and
 //                      picks two of them, lo and hi, that bracket rank k with high
 //                      probability (common/block_radix_select.cuh);
 //   select_band        one read of the input: counts the keys below lo, equal to lo and
@@ -39,9 +39,8 @@ constexpr int ITEMS = GP_ITEMS;
 constexpr int WINDOW = GP_LOOKBACK_WINDOW;
 constexpr int RADIX_BITS = 8;
 constexpr int RADIX = 1 << RADIX_BITS;
+constexpr int TOP_SHIFT = GP_KEY_BYTES * 8 - RADIX_BITS;  // the most significant digit
 constexpr int SAMPLE_BLOCK = 1024;
-constexpr int SAMPLE_ITEMS = 16;
-constexpr u32 SAMPLES = SAMPLE_BLOCK * SAMPLE_ITEMS;  // the host knows it as SAMPLES too
 
 // Band flags, from the host.
 constexpr u32 LO_OPEN = 1;   // no lower bound: every key below hi is a candidate
@@ -84,20 +83,21 @@ __device__ __forceinline__ u64 mix(u64 x) {
     return x ^ (x >> 33);
 }
 
-// n >= SAMPLES. Sample s is drawn from [s n / S, (s + 1) n / S), so sorted or
-// periodic inputs are sampled evenly.
-extern "C" __global__ void __launch_bounds__(SAMPLE_BLOCK)
-select_pivots(const U *in, usize n, SelectState *st, u32 rank_lo, u32 rank_hi, u32 key_order) {
-    typedef gp::BlockRadixSelect<U, SAMPLE_BLOCK, SAMPLE_ITEMS, 2, RADIX_BITS> Select;
+// One block, ITEMS samples a thread, n >= 1024 * ITEMS. Sample s is drawn from
+// [s n / S, (s + 1) n / S), so sorted or periodic inputs are sampled evenly.
+template <int ITEMS>
+__device__ __forceinline__ void pick_pivots(const U *in, usize n, SelectState *st, u32 rank_lo, u32 rank_hi, u32 key_order) {
+    typedef gp::BlockRadixSelect<U, SAMPLE_BLOCK, ITEMS, 2, RADIX_BITS> Select;
+    constexpr u32 S = SAMPLE_BLOCK * ITEMS;
     __shared__ typename Select::Storage storage;
     const KeyOrder order(key_order);
-    const usize whole = n / SAMPLES, part = n % SAMPLES;
-    U keys[SAMPLE_ITEMS];
+    const usize whole = n / S, part = n % S;
+    U keys[ITEMS];
 #pragma unroll
-    for (int j = 0; j < SAMPLE_ITEMS; ++j) {
+    for (int j = 0; j < ITEMS; ++j) {
         const u64 s = (u64)j * SAMPLE_BLOCK + threadIdx.x;
-        const usize from = s * whole + s * part / SAMPLES;
-        const usize to = (s + 1) * whole + (s + 1) * part / SAMPLES;
+        const usize from = s * whole + s * part / S;
+        const usize to = (s + 1) * whole + (s + 1) * part / S;
         keys[j] = order.ordered(in[from + mix(s) % (to - from)]);
     }
     const u32 ranks[2] = {rank_lo, rank_hi};
@@ -107,6 +107,17 @@ select_pivots(const U *in, usize n, SelectState *st, u32 rank_lo, u32 rank_hi, u
         st->lo = bounds[0];
         st->hi = bounds[1];
     }
+}
+
+// 16384 samples (large inputs: a narrow band) or 4096 (smaller ones: a cheaper sample).
+extern "C" __global__ void __launch_bounds__(SAMPLE_BLOCK)
+select_pivots(const U *in, usize n, SelectState *st, u32 rank_lo, u32 rank_hi, u32 key_order) {
+    pick_pivots<16>(in, n, st, rank_lo, rank_hi, key_order);
+}
+
+extern "C" __global__ void __launch_bounds__(SAMPLE_BLOCK)
+select_pivots_small(const U *in, usize n, SelectState *st, u32 rank_lo, u32 rank_hi, u32 key_order) {
+    pick_pivots<4>(in, n, st, rank_lo, rank_hi, key_order);
 }
 
 typedef gp::OrderedCompact<U, BLOCK, ITEMS, WINDOW> Compact;
@@ -165,7 +176,9 @@ select_band(const U *in, usize n, SelectState *st, U *cand, u64 *cand_index, u64
     __shared__ typename BandTile::Storage staged[BLOCK / gp::WARP];
     __shared__ typename Scan::Storage scan;
     __shared__ u64 base;
+    __shared__ u32 top[RADIX];  // the candidates' top digit, so no digit pass reads them for it
     if (flags & NO_BAND) return;
+    for (int d = threadIdx.x; d < RADIX; d += BLOCK) top[d] = 0;
     BandPick pick{KeyOrder(key_order), U(st->lo), U(st->hi), (flags & LO_OPEN) != 0, (flags & HI_OPEN) != 0, 0, 0, 0};
     const int warp = threadIdx.x / gp::WARP, lane = threadIdx.x % gp::WARP;
     const usize tiles = (n + TILE - 1) / TILE;
@@ -199,9 +212,12 @@ select_band(const U *in, usize n, SelectState *st, U *cand, u64 *cand_index, u64
                 cand[to] = items[at];
                 if (cand_index) cand_index[to] = first + at;
             }
+            atomicAdd(&top[u32(pick.order.ordered(items[at]) >> TOP_SHIFT) & (RADIX - 1)], 1u);
         }
         __syncthreads();  // the staged tile and `base` are reused
     }
+    for (int d = threadIdx.x; d < RADIX; d += BLOCK)
+        if (top[d]) atomicAdd((unsigned long long *)&st->counts[d], (unsigned long long)top[d]);
     add_counts(pick.below, &st->below);
     add_counts(pick.eq_lo, &st->eq_lo);
     add_counts(pick.eq_hi, &st->eq_hi);
@@ -259,17 +275,13 @@ select_move_runs(const SelectState *st, const u64 *runs, usize tiles, usize capa
     }
 }
 
-// One thread: turns the band's counts into where the digit passes look.
-extern "C" __global__ void select_settle(SelectState *st, u64 k, usize capacity, u32 flags, u32 key_order, U *out) {
-    if (flags & NO_BAND) {
-        st->source = st->gather_source = SOURCE_INPUT;
-        st->rank = k;
-        return;
-    }
+// Where rank k fell, from the band's counts (one thread).
+__device__ __forceinline__ void settle_rank(SelectState *st, u64 k, usize capacity, u32 flags, u32 key_order, U *out) {
     u64 r = k;
     const u64 below = st->below, eq_lo = st->eq_lo, between = st->between, eq_hi = st->eq_hi;
     st->source = st->gather_source = SOURCE_INPUT;  // unless the band holds rank k
     st->rank = k;
+    if (flags & NO_BAND) return;
     if (r < below) return;
     r -= below;
     if (r < eq_lo) {
@@ -289,6 +301,28 @@ extern "C" __global__ void select_settle(SelectState *st, u64 k, usize capacity,
     if (r < eq_hi) {
         st->less = below + eq_lo + between;
         return finish(st, U(st->hi), flags, key_order, out);  // ties of hi are not candidates: gather reads the input
+    }
+}
+
+// One block: settles where rank k fell; when the candidates hold it, also takes the
+// top digit's bucket from the histogram the band counted. The histogram is cleared
+// for the digit passes either way.
+extern "C" __global__ void __launch_bounds__(RADIX)
+select_settle(SelectState *st, u64 k, usize capacity, u32 flags, u32 key_order, U *out) {
+    typedef gp::RadixBucket<u64, RADIX, RADIX> Find;
+    __shared__ typename Find::Storage find;
+    __shared__ u64 top[RADIX];
+    if (threadIdx.x == 0) settle_rank(st, k, capacity, flags, key_order, out);
+    top[threadIdx.x] = st->counts[threadIdx.x];
+    st->counts[threadIdx.x] = 0;
+    __syncthreads();
+    if (st->source != SOURCE_CANDIDATES) return;
+    const gp::Bucket<u64> b = Find::find(top, st->rank, find);
+    if (threadIdx.x == 0) {
+        st->prefix = (u64)b.digit << TOP_SHIFT;
+        st->mask = (u64)(RADIX - 1) << TOP_SHIFT;
+        st->rank -= b.before;
+        st->less += b.before;
     }
 }
 
@@ -332,6 +366,7 @@ select_digit_pass(const U *in, usize n, SelectState *st, const U *cand, u32 shif
     __shared__ bool last;
     const u32 source = st->source;
     if (source == SOURCE_DONE) return;
+    if (source == SOURCE_CANDIDATES && shift == TOP_SHIFT) return;  // settle took it from the band's count
     for (int d = threadIdx.x; d < RADIX; d += BLOCK) counts[d] = 0;
     __syncthreads();
     DigitCount visit{KeyOrder(key_order), U(st->prefix), U(st->mask), (int)shift, counts};

@@ -17,12 +17,17 @@ use super::tuning::knob;
 use crate::dtype::{DType, Order};
 use crate::error::Result;
 
-/// Keys the pivot kernel samples (kernels/select.cu: SAMPLES).
+/// Keys the pivot kernels sample (kernels/select.cu: select_pivots, select_pivots_small):
+/// the small sample up to SMALL_SAMPLE_LEN keys, where the band's digit passes are
+/// cheap and the sample's cost is not.
 const SAMPLES: usize = 16384;
+const SAMPLES_SMALL: usize = 4096;
+const SMALL_SAMPLE_LEN: usize = 1 << 25;
 const SAMPLE_BLOCK: u32 = 1024;
 /// Bytes reserved for the kernels' SelectState.
 const STATE_BYTES: usize = 4096;
 const RADIX_BITS: usize = 8;
+const RADIX: usize = 1 << RADIX_BITS;
 /// Band flags (kernels/select.cu).
 const LO_OPEN: u32 = 1;
 const HI_OPEN: u32 = 2;
@@ -78,18 +83,20 @@ pub fn all_variants() -> Vec<(usize, bool)> {
 /// and the candidates scratch must hold to cover it comfortably.
 struct Band {
     flags: u32,
+    samples: usize,
     rank_lo: u32,
     rank_hi: u32,
     capacity: usize,
 }
 
 fn plan_band(len: usize, rank: usize, key_bytes: usize, lower_open: bool) -> Band {
-    let none = Band { flags: NO_BAND, rank_lo: 0, rank_hi: 0, capacity: 0 };
+    let none = Band { flags: NO_BAND, samples: 0, rank_lo: 0, rank_hi: 0, capacity: 0 };
     // One-byte keys: a single digit pass over the input is the whole search.
     if key_bytes == 1 || len < MIN_BAND_LEN {
         return none;
     }
-    let s = SAMPLES as f64;
+    let samples = if len <= SMALL_SAMPLE_LEN { SAMPLES_SMALL } else { SAMPLES };
+    let s = samples as f64;
     let p = rank as f64 / len as f64;
     let centre = p * s;
     // The knob narrows the band in tests, to make the sample miss and the fallbacks run.
@@ -114,7 +121,7 @@ fn plan_band(len: usize, rank: usize, key_bytes: usize, lower_open: bool) -> Ban
     if capacity > len / 2 || capacity > u32::MAX as usize / 2 {
         return none;
     }
-    Band { flags, rank_lo: lo.clamp(0.0, s - 1.0) as u32, rank_hi: hi.clamp(0.0, s - 1.0) as u32, capacity }
+    Band { flags, samples, rank_lo: lo.clamp(0.0, s - 1.0) as u32, rank_hi: hi.clamp(0.0, s - 1.0) as u32, capacity }
 }
 
 /// Tagged words per published count pair (kernels/common/tagged.cuh: 8-byte values).
@@ -200,7 +207,8 @@ fn find_rank(
     // of `tiles` tiles and `capacity` candidates (and indices) once or twice.
     unsafe {
         if banded {
-            let (pivots, band_kernel) = (load("select_pivots")?, load("select_band")?);
+            let pivots = load(if band.samples == SAMPLES_SMALL { "select_pivots_small" } else { "select_pivots" })?;
+            let band_kernel = load("select_band")?;
             launch(
                 pivots,
                 1,
@@ -257,7 +265,7 @@ fn find_rank(
         launch(
             load("select_settle")?,
             1,
-            1,
+            RADIX as u32,
             stream,
             &[Arg::ptr(scratch.state), Arg::u64(rank as u64), Arg::size(band.capacity), Arg::u32(flags), Arg::u32(order_bits), Arg::ptr(out_ptr)],
         )?;
