@@ -146,8 +146,8 @@ __device__ __forceinline__ void add_counts(u64 v, u64 *total) {
     if (threadIdx.x % gp::WARP == 0 && v) atomicAdd((unsigned long long *)total, (unsigned long long)v);
 }
 
-typedef gp::WarpTile<U, ITEMS> BandTile;
 constexpr usize TILE = (usize)BLOCK * ITEMS;
+constexpr int VECS = ITEMS * sizeof(U) / 16;  // 16-byte loads a thread a tile
 
 // Reserves a tile's run of candidates once its count is known (run by the first warp
 // inside the block scan): one atomic on the running total, and the run noted by tile
@@ -173,48 +173,47 @@ select_band(const U *in, usize n, SelectState *st, U *cand, u64 *cand_index, u64
             u32 key_order) {
     typedef gp::BlockScan<u32, BLOCK> Scan;
     constexpr int PER_VEC = 16 / sizeof(U);
-    __shared__ typename BandTile::Storage staged[BLOCK / gp::WARP];
     __shared__ typename Scan::Storage scan;
     __shared__ u64 base;
     __shared__ u32 top[RADIX];  // the candidates' top digit, so no digit pass reads them for it
     if (flags & NO_BAND) return;
     for (int d = threadIdx.x; d < RADIX; d += BLOCK) top[d] = 0;
     BandPick pick{KeyOrder(key_order), U(st->lo), U(st->hi), (flags & LO_OPEN) != 0, (flags & HI_OPEN) != 0, 0, 0, 0};
-    const int warp = threadIdx.x / gp::WARP, lane = threadIdx.x % gp::WARP;
     const usize tiles = (n + TILE - 1) / TILE;
+    const bool aligned = gp::aligned16(in);
     for (usize tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-        const usize start = tile * TILE;
-        const usize valid = n - start < TILE ? n - start : TILE;
-        const usize span = (usize)warp * gp::WARP * ITEMS;
-        const usize span_valid = valid > span ? valid - span : 0;
-        BandTile::stage(in + start + span, span_valid, U(0), valid == TILE && gp::aligned16(in), staged[warp]);
-        const int mine = span_valid > (usize)lane * ITEMS ? (int)min(span_valid - (usize)lane * ITEMS, (usize)ITEMS) : 0;
-        const gp::Vec16 *row = BandTile::row(staged[warp]);
+        // Each thread reads its own ITEMS consecutive keys straight into registers, all
+        // loads in flight at once (no staging: nothing to wait for but the scan), and
+        // keeps only a bit per key; the few picked keys are read again to be copied.
+        const usize first = tile * TILE + (usize)threadIdx.x * ITEMS;
         u64 picked = 0;
+        if (aligned && first + ITEMS <= n) {
+            gp::Vec16 v[VECS];
 #pragma unroll
-        for (int v = 0; v < BandTile::VECS; ++v) {
-            U x[PER_VEC];
-            memcpy(x, row + v, sizeof(x));
+            for (int j = 0; j < VECS; ++j) v[j] = *reinterpret_cast<const gp::Vec16 *>(in + first + j * PER_VEC);
 #pragma unroll
-            for (int j = 0; j < PER_VEC; ++j) {
-                const int at = v * PER_VEC + j;
-                picked |= (u64)(at < mine && pick.kind(x[j])) << at;
+            for (int j = 0; j < VECS; ++j) {
+                U x[PER_VEC];
+                memcpy(x, &v[j], sizeof(x));
+#pragma unroll
+                for (int e = 0; e < PER_VEC; ++e) picked |= (u64)pick.kind(x[e]) << (j * PER_VEC + e);
             }
+        } else {
+            for (int at = 0; at < ITEMS && first + at < n; ++at) picked |= (u64)pick.kind(in[first + at]) << at;
         }
         u32 before;
         Scan::exclusive((u32)__popcll(picked), before, gp::SumOp<u32>(), scan, ReserveRun{&st->between, runs + tile, &base});
-        const usize first = start + span + (usize)lane * ITEMS;
-        const U *items = reinterpret_cast<const U *>(row);
         for (u64 left = picked; left; left &= left - 1) {
             const int at = __ffsll((long long)left) - 1;
             const u64 to = base + before + __popcll(picked & ((1ull << at) - 1));
+            const U x = in[first + at];
             if (to < capacity) {
-                cand[to] = items[at];
+                cand[to] = x;
                 if (cand_index) cand_index[to] = first + at;
             }
-            atomicAdd(&top[u32(pick.order.ordered(items[at]) >> TOP_SHIFT) & (RADIX - 1)], 1u);
+            atomicAdd(&top[u32(pick.order.ordered(x) >> TOP_SHIFT) & (RADIX - 1)], 1u);
         }
-        __syncthreads();  // the staged tile and `base` are reused
+        __syncthreads();  // `base` and the scan storage are reused
     }
     for (int d = threadIdx.x; d < RADIX; d += BLOCK)
         if (top[d]) atomicAdd((unsigned long long *)&st->counts[d], (unsigned long long)top[d]);

@@ -270,7 +270,11 @@ fn find_rank(
             &[Arg::ptr(scratch.state), Arg::u64(rank as u64), Arg::size(band.capacity), Arg::u32(flags), Arg::u32(order_bits), Arg::ptr(out_ptr)],
         )?;
         let digit_pass = load("select_digit_pass")?;
-        let digit_grid = (len as u64).div_ceil(per_block).min(resident(digit_pass, p.block)?);
+        // Sized for the candidates when there is a band (a larger grid only adds blocks
+        // that contend on the histogram's atomics); the rare fallback to the whole input
+        // runs on the same grid, strided.
+        let searched = if banded { band.capacity } else { len };
+        let digit_grid = (searched as u64).div_ceil(per_block * 4).min(resident(digit_pass, p.block)?);
         for digit in (0..key_bytes * 8 / RADIX_BITS).rev() {
             launch(
                 digit_pass,
