@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use crate::dtype::{DType, Op, Order, ScanMode};
 use crate::error::{internal, Result};
+use crate::life::{Geometry, LifeEngine};
 
 /// Which backend a context runs on (ABI values of `gpuprims_backend`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -84,6 +85,8 @@ pub trait Backend: Send + Sync {
     /// values (another buffer of the same length) travel with their keys.
     fn radix_sort(&self, keys: &Memory, key_dtype: DType, values: Option<SortValues>, len: usize, order: Order)
         -> Result<()>;
+    /// A Life grid of dead cells on this backend (src/life).
+    fn life_engine(&self, geometry: Geometry) -> Result<Box<dyn LifeEngine>>;
 }
 
 /// The values that travel with sorted keys.

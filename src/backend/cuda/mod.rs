@@ -5,6 +5,7 @@ mod context;
 mod disk_cache;
 mod driver;
 mod launch;
+mod life;
 mod loader;
 mod memory;
 mod nvrtc;
@@ -25,6 +26,7 @@ use cudarc::driver::sys::{self, CUdeviceptr};
 use super::{Backend, BackendKind, Memory, SortValues};
 use crate::dtype::{DType, Op, Order, ScanMode};
 use crate::error::{invalid, Error, Result};
+use crate::life::{Geometry, LifeEngine};
 use context::CudaShared;
 use driver::DriverContext;
 
@@ -145,6 +147,10 @@ impl Backend for CudaBackend {
         };
         radix_sort::sort(&self.shared, keys.as_device()?, key_dtype, values, len, order)
     }
+
+    fn life_engine(&self, geometry: Geometry) -> Result<Box<dyn LifeEngine>> {
+        Ok(Box::new(life::CudaLife::new(self.shared.clone(), geometry)?))
+    }
 }
 
 #[cfg(test)]
@@ -160,6 +166,12 @@ mod tests {
                 .into_iter()
                 .map(|(k, v, f)| (format!("keys {k}B{} values {v}B", if f { " float" } else { "" }), radix_sort::module(k, v, f))),
         );
+        for rule in [crate::life::rule::Rule::LIFE, crate::life::rule::parse("B36/S23").unwrap(), crate::life::rule::parse("B0123/S").unwrap()] {
+            for gens in [1, 5, 8, 12] {
+                all.push((format!("{rule} x{gens}"), life::module(rule, gens)));
+            }
+        }
+        all.push(("population".into(), life::population_module()));
         all
     }
 

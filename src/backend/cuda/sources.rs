@@ -28,3 +28,6 @@ pub struct Source {
 pub const REDUCE: Source = Source { name: "reduce.cu", text: include_str!("../../../kernels/reduce.cu") };
 pub const SCAN: Source = Source { name: "scan.cu", text: include_str!("../../../kernels/scan.cu") };
 pub const RADIX_SORT: Source = Source { name: "radix_sort.cu", text: include_str!("../../../kernels/radix_sort.cu") };
+pub const LIFE: Source = Source { name: "life.cu", text: include_str!("../../../kernels/life.cu") };
+pub const LIFE_POPULATION: Source =
+    Source { name: "life_population.cu", text: include_str!("../../../kernels/life_population.cu") };

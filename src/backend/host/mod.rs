@@ -1,6 +1,7 @@
 //! The CPU backend: buffers in host memory, primitives on rayon. It is the reference
 //! every GPU result is checked against, so it stays plain and obviously right.
 
+mod life;
 mod memory;
 mod reduce;
 mod scan;
@@ -13,6 +14,7 @@ use std::ffi::c_void;
 use super::{Backend, BackendKind, Memory, SortValues};
 use crate::dtype::{DType, Op, Order, ScanMode};
 use crate::error::{unsupported, Result};
+use crate::life::{Geometry, LifeEngine};
 
 pub struct HostBackend;
 
@@ -117,5 +119,9 @@ impl Backend for HostBackend {
         };
         sort::stable_sort(keys.as_host()?, key_dtype, values, len, order);
         Ok(())
+    }
+
+    fn life_engine(&self, geometry: Geometry) -> Result<Box<dyn LifeEngine>> {
+        Ok(Box::new(life::HostLife::new(geometry)?))
     }
 }
