@@ -47,28 +47,41 @@ struct Cells {
 
 __device__ __forceinline__ u32 majority(u32 a, u32 b, u32 c) { return (a & b) | (c & (a | b)); }
 
-// Whether block count n (0..9, the cell itself included) gives a live cell: always,
-// only for a dead cell (birth) or only for a live one (survival).
-__device__ constexpr bool born_at(int n) { return n <= 8 && ((BIRTH >> n) & 1); }
-__device__ constexpr bool survives_at(int n) { return n >= 1 && ((SURVIVE >> (n - 1)) & 1); }
-__device__ constexpr bool uses(int n) { return born_at(n) || survives_at(n); }
+// Whether block count n (0..9, the cell itself included) gives a live cell to a dead
+// cell (birth) or to a live one (survival).
+__host__ __device__ constexpr bool born_at(int n) { return n <= 8 && ((BIRTH >> n) & 1); }
+__host__ __device__ constexpr bool survives_at(int n) { return n >= 1 && ((SURVIVE >> (n - 1)) & 1); }
+__host__ __device__ constexpr bool uses(int n) { return born_at(n) || survives_at(n); }
 // Counts n and n + 8 share their three low bits; the fourth plane matters only when
 // the rule looks at a count in {0, 1, 8, 9}.
 constexpr bool NEEDS_PLANE3 = uses(0) || uses(1) || uses(8) || uses(9);
 
-// The next state of 32 cells from the bit planes s0..s3 of their block counts.
+// A LOP3 truth table over (s2, s1, s0) = count bits: bit n says what count n (or
+// n + 8 for `high`) gives.
+__host__ __device__ constexpr u32 table(bool alive, bool high) {
+    u32 t = 0;
+    for (int n = 0; n < 8; ++n)
+        if (alive ? survives_at(n + (high ? 8 : 0)) : born_at(n + (high ? 8 : 0))) t |= 1u << n;
+    return t;
+}
+
+// One LOP3: any function of three words, given by its truth table on 0xF0, 0xCC, 0xAA.
+template <u32 LUT>
+__device__ __forceinline__ u32 lop3(u32 a, u32 b, u32 c) {
+    u32 d;
+    asm("lop3.b32 %0, %1, %2, %3, %4;" : "=r"(d) : "r"(a), "r"(b), "r"(c), "n"(LUT));
+    return d;
+}
+constexpr u32 SELECT = 0xCA;  // a ? b : c
+
+// The next state of 32 cells from the bit planes s0..s3 of their block counts: the
+// rule's table for live cells and for dead ones, then a select on the cell's state.
+// Three LOP3 whatever the rule (seven when it looks at a count in {0, 1, 8, 9}).
 __device__ __forceinline__ u32 apply_rule(u32 s0, u32 s1, u32 s2, u32 s3, u32 alive) {
-    u32 out = 0;
-#pragma unroll
-    for (int n = 0; n <= 9; ++n) {
-        if (!uses(n)) continue;
-        u32 eq = ((n & 1) ? s0 : ~s0) & ((n & 2) ? s1 : ~s1) & ((n & 4) ? s2 : ~s2);
-        if (NEEDS_PLANE3) eq &= (n & 8) ? s3 : ~s3;
-        if (born_at(n) && survives_at(n)) out |= eq;
-        else if (born_at(n)) out |= eq & ~alive;
-        else out |= eq & alive;
-    }
-    return out;
+    const u32 low = lop3<SELECT>(alive, lop3<table(true, false)>(s2, s1, s0), lop3<table(false, false)>(s2, s1, s0));
+    if (!NEEDS_PLANE3) return low;
+    const u32 high = lop3<SELECT>(alive, lop3<table(true, true)>(s2, s1, s0), lop3<table(false, true)>(s2, s1, s0));
+    return lop3<SELECT>(s3, high, low);
 }
 
 // 2-bit horizontal sums (left + centre + right) of 32 cells.
