@@ -93,11 +93,14 @@ __device__ __forceinline__ RowSums row_sums(u32 left, u32 centre, u32 right) {
     return RowSums{left ^ centre ^ right, majority(left, centre, right)};
 }
 
-// One level's registers: the sums of the two rows above the incoming one, and the
-// cells of the middle row.
+// One level's registers: the sums and cells of a window of three rows, in three
+// slots that rotate with the step: at step S (mod 3) slot S holds the row above the
+// middle one, slot S + 1 the middle row, and the incoming row goes to slot S + 2,
+// over the oldest. The row loop is unrolled by three, so the rotation is register
+// naming, not moves.
 struct Level {
-    RowSums up_lo, up_hi, mid_lo, mid_hi;
-    Cells mid;
+    RowSums lo[3], hi[3];
+    Cells cells[3];
 };
 
 // The next state of 32 cells of the middle row from the three rows' sums.
@@ -111,8 +114,11 @@ __device__ __forceinline__ u32 next_state(RowSums a, RowSums b, RowSums c, u32 a
     return apply_rule(s0, s1, k1 ^ d, k1 & d, alive);
 }
 
-// Feeds row `in` to a level; returns the next generation of the level's middle row.
+// Feeds row `in` to a level at step S (mod 3); returns the next generation of the
+// level's middle row.
+template <int S>
 __device__ __forceinline__ Cells advance(Level &L, Cells in) {
+    constexpr int UP = S, MID = (S + 1) % 3, IN = (S + 2) % 3;
     const u32 left_hi = __shfl_up_sync(FULL_MASK, in.hi, 1);    // lane - 1's cells 32..63
     const u32 right_lo = __shfl_down_sync(FULL_MASK, in.lo, 1); // lane + 1's cells 0..31
     // Cell x - 1 moved to bit x (left) and cell x + 1 to bit x (right).
@@ -122,12 +128,11 @@ __device__ __forceinline__ Cells advance(Level &L, Cells in) {
     const u32 r_hi = __funnelshift_r(in.hi, right_lo, 1);
     const RowSums in_lo = row_sums(l_lo, in.lo, r_lo);
     const RowSums in_hi = row_sums(l_hi, in.hi, r_hi);
-    const Cells out{next_state(L.up_lo, L.mid_lo, in_lo, L.mid.lo), next_state(L.up_hi, L.mid_hi, in_hi, L.mid.hi)};
-    L.up_lo = L.mid_lo;
-    L.up_hi = L.mid_hi;
-    L.mid_lo = in_lo;
-    L.mid_hi = in_hi;
-    L.mid = in;
+    const Cells out{next_state(L.lo[UP], L.lo[MID], in_lo, L.cells[MID].lo),
+                    next_state(L.hi[UP], L.hi[MID], in_hi, L.cells[MID].hi)};
+    L.lo[IN] = in_lo;
+    L.hi[IN] = in_hi;
+    L.cells[IN] = in;
     return out;
 }
 
@@ -157,63 +162,51 @@ __device__ u64 gather_periodic(const u64 *row, usize p, usize width) {
 // How a lane reads its word of a row.
 enum LoadMode { LOAD_DIRECT, LOAD_ZERO, LOAD_GATHER };
 
+// Rows are loaded this many steps before level 1 takes them (the loop's unrolling
+// too): one step of GENS levels does not cover a DRAM miss with few warps per SM.
+constexpr int AHEAD = 3;
+
+// One warp's strip: where it is and how its lane reads and writes.
 template <bool TORUS>
-__device__ __forceinline__ void life_steps(const u64 *__restrict__ src, u64 *__restrict__ dst, usize width,
-                                           usize height, usize wpr, usize strip_rows, usize ncols, usize nwarps) {
-    const usize warp = (usize)blockIdx.x * WARPS + threadIdx.x / 32;
-    if (warp >= nwarps) return;  // whole warps only: the shuffles need every lane
-    const int lane = threadIdx.x & 31;
-    const usize col = warp % ncols, strip = warp / ncols;
-    const long long j = (long long)(col * OUT_LANES) - 1 + lane;  // this lane's word
-    const usize y0 = strip * strip_rows;
-    const usize rows = height - y0 < strip_rows ? height - y0 : strip_rows;
+struct Strip {
+    const u64 *__restrict__ src;
+    u64 *__restrict__ dst;
+    usize width, height, wpr;
+    usize y0, rows;
+    long long first_row;  // the first row read: y0 - GENS
+    usize loads;          // rows read: rows + 2 GENS
+    long long j;          // this lane's word
+    LoadMode mode;
+    usize word;           // LOAD_DIRECT: the word read; LOAD_GATHER: its first cell
+    u64 keep;             // DEAD: the bits of this lane's word inside the grid
+    bool writes;
+    u64 store_mask;
+    usize torus_row;      // TORUS: the row of the next load
 
-    const usize full_words = width / 64;  // words with no bit past the width
-    const u64 last_mask = (width & 63) ? (1ull << (width & 63)) - 1 : ~0ull;
-    LoadMode mode = LOAD_DIRECT;
-    usize word = (usize)j;  // LOAD_DIRECT: the word read; LOAD_GATHER: its first cell
-    u64 keep = ~0ull;       // DEAD: the bits of this lane's word inside the grid
-    if (TORUS) {
-        if ((width & 63) == 0) {
-            word = j < 0 ? wpr - 1 : (usize)j % wpr;
-        } else if (j < 0 || (usize)j >= full_words) {
-            mode = LOAD_GATHER;
-            word = j < 0 ? (width - 64 % width) % width : ((usize)j * 64) % width;
+    // Row `first_row + i` of generation 0, as this lane's word; zero past the rows read.
+    __device__ __forceinline__ Cells load(long long i) {
+        u64 w = 0;
+        if (i >= 0 && (usize)i < loads) {
+            if (TORUS) {
+                const u64 *row = src + torus_row * wpr;
+                w = mode == LOAD_DIRECT ? __ldg(row + word) : gather_periodic(row, word, width);
+                torus_row = torus_row + 1 == height ? 0 : torus_row + 1;
+            } else {
+                const long long r = first_row + i;
+                if (mode == LOAD_DIRECT && r >= 0 && r < (long long)height) w = __ldg(src + (usize)r * wpr + word);
+            }
         }
-    } else {
-        if (j < 0 || (usize)j >= wpr) {
-            mode = LOAD_ZERO;
-            keep = 0;
-        } else if ((usize)j == wpr - 1) {
-            keep = last_mask;
-        }
-    }
-    const bool writes = lane >= 1 && lane <= OUT_LANES && j >= 0 && (usize)j < wpr;
-    const u64 store_mask = (j >= 0 && (usize)j == wpr - 1) ? last_mask : ~0ull;
-
-    Level levels[GENS];
-    Cells feed[GENS];  // feed[g - 1]: the row level g takes this iteration
-#pragma unroll
-    for (int g = 0; g < GENS; ++g) {
-        levels[g] = Level{{0, 0}, {0, 0}, {0, 0}, {0, 0}, {0, 0}};
-        feed[g] = Cells{0, 0};
+        return split(w);
     }
 
-    // Level 0 (the load) reads row y0 - GENS + t at iteration t; level g produces
-    // row y0 - GENS + t - 2g; level GENS, row y0 + t - 3 GENS, which is written.
-    const long long first_row = (long long)y0 - GENS;
-    const usize loads = rows + 2 * GENS;
-    const usize iterations = rows + 3 * GENS;
-    usize torus_row = 0;
-    if (TORUS) {
-        const long long h = (long long)height;
-        torus_row = (usize)(((first_row % h) + h) % h);
-    }
-    for (usize t = 0; t < iterations; ++t) {
-        // Highest level first: each takes what the level below produced last iteration.
+    // Step t (S = t mod 3): level g takes what level g - 1 produced at step t - 1 (level
+    // 1, the row loaded AHEAD steps ago) and produces row first_row + t - 2g; level
+    // GENS's row, y0 + t - 3 GENS, is written.
+    template <int S>
+    __device__ __forceinline__ void step(usize t, Level (&levels)[GENS], Cells (&feed)[GENS], Cells (&queue)[AHEAD]) {
 #pragma unroll
         for (int g = GENS; g >= 1; --g) {
-            Cells out = advance(levels[g - 1], feed[g - 1]);
+            Cells out = advance<S>(levels[g - 1], g == 1 ? queue[S] : feed[g - 1]);
             if (!TORUS) {
                 const long long r = first_row + (long long)t - 2 * g;
                 const u64 m = (r >= 0 && r < (long long)height) ? keep : 0;
@@ -222,23 +215,83 @@ __device__ __forceinline__ void life_steps(const u64 *__restrict__ src, u64 *__r
             }
             if (g < GENS) {
                 feed[g] = out;
-            } else if (t >= 3 * GENS && writes) {
-                const usize y = y0 + t - 3 * GENS;
-                dst[y * wpr + (usize)j] = join(out) & store_mask;
+            } else if (t >= 3 * GENS && t - 3 * GENS < rows && writes) {
+                dst[(y0 + t - 3 * GENS) * wpr + (usize)j] = join(out) & store_mask;
             }
         }
-        u64 w = 0;
-        if (t < loads) {
-            if (TORUS) {
-                const u64 *row = src + torus_row * wpr;
-                w = mode == LOAD_DIRECT ? __ldg(row + word) : gather_periodic(row, word, width);
-                torus_row = torus_row + 1 == height ? 0 : torus_row + 1;
-            } else {
-                const long long r = first_row + (long long)t;
-                if (mode == LOAD_DIRECT && r >= 0 && r < (long long)height) w = __ldg(src + (usize)r * wpr + word);
-            }
+        queue[S] = load((long long)t + AHEAD - 1);
+    }
+};
+
+template <bool TORUS>
+__device__ __forceinline__ void life_steps(const u64 *__restrict__ src, u64 *__restrict__ dst, usize width,
+                                           usize height, usize wpr, usize strip_rows, usize ncols, usize nwarps) {
+    const usize warp = (usize)blockIdx.x * WARPS + threadIdx.x / 32;
+    if (warp >= nwarps) return;  // whole warps only: the shuffles need every lane
+    const int lane = threadIdx.x & 31;
+    const usize col = warp % ncols, strip_index = warp / ncols;
+    Strip<TORUS> s;
+    s.src = src;
+    s.dst = dst;
+    s.width = width;
+    s.height = height;
+    s.wpr = wpr;
+    s.y0 = strip_index * strip_rows;
+    s.rows = height - s.y0 < strip_rows ? height - s.y0 : strip_rows;
+    s.first_row = (long long)s.y0 - GENS;
+    s.loads = s.rows + 2 * GENS;
+    s.j = (long long)(col * OUT_LANES) - 1 + lane;
+    const long long j = s.j;
+
+    const usize full_words = width / 64;  // words with no bit past the width
+    const u64 last_mask = (width & 63) ? (1ull << (width & 63)) - 1 : ~0ull;
+    s.mode = LOAD_DIRECT;
+    s.word = (usize)j;
+    s.keep = ~0ull;
+    if (TORUS) {
+        if ((width & 63) == 0) {
+            s.word = j < 0 ? wpr - 1 : (usize)j % wpr;
+        } else if (j < 0 || (usize)j >= full_words) {
+            s.mode = LOAD_GATHER;
+            s.word = j < 0 ? (width - 64 % width) % width : ((usize)j * 64) % width;
         }
-        feed[0] = split(w);
+        const long long h = (long long)height;
+        s.torus_row = (usize)(((s.first_row % h) + h) % h);
+    } else {
+        if (j < 0 || (usize)j >= wpr) {
+            s.mode = LOAD_ZERO;
+            s.keep = 0;
+        } else if ((usize)j == wpr - 1) {
+            s.keep = last_mask;
+        }
+        s.torus_row = 0;
+    }
+    s.writes = lane >= 1 && lane <= OUT_LANES && j >= 0 && (usize)j < wpr;
+    s.store_mask = (j >= 0 && (usize)j == wpr - 1) ? last_mask : ~0ull;
+
+    Level levels[GENS];
+    Cells feed[GENS];  // feed[g]: what level g produced last step (feed[0] unused)
+    Cells queue[AHEAD];
+#pragma unroll
+    for (int g = 0; g < GENS; ++g) {
+#pragma unroll
+        for (int k = 0; k < 3; ++k) {
+            levels[g].lo[k] = RowSums{0, 0};
+            levels[g].hi[k] = RowSums{0, 0};
+            levels[g].cells[k] = Cells{0, 0};
+        }
+        feed[g] = Cells{0, 0};
+    }
+    // queue[k] is what level 1 takes at step k: row first_row + k - 1.
+#pragma unroll
+    for (int k = 0; k < AHEAD; ++k) queue[k] = s.load(k - 1);
+
+    const usize iterations = s.rows + 3 * GENS;
+    static_assert(AHEAD == 3, "the unrolled steps below rotate three slots");
+    for (usize t = 0; t < iterations; t += 3) {
+        s.template step<0>(t, levels, feed, queue);
+        s.template step<1>(t + 1, levels, feed, queue);
+        s.template step<2>(t + 2, levels, feed, queue);
     }
 }
 
