@@ -25,24 +25,26 @@ use crate::life::{Boundary, Geometry, LifeEngine};
 
 /// Tuning (GPUPRIMS_TUNE="life.gens=8,life.rows=256"; see tuning.rs).
 struct Policy {
-    /// Generations per launch: the halo is 3 x gens rows of pipeline per strip, the
-    /// registers grow with it (184 a thread at 8 on sm_90, spills past 12).
+    /// Generations per launch: the pipeline fill is 3 x gens rows per strip, the
+    /// registers grow with it (154 a thread at 6 on sm_90, 194 at 8, spills past 12).
+    /// On the H100, 6 beat 4, 8 and 10 (BENCHMARKS.md).
     gens: u32,
     /// Warps per block (the warps are independent).
     warps: u32,
     /// Rows of a strip; 0 lets the planner choose.
     rows: u32,
     /// Fewest rows of a strip, in multiples of the pipeline depth (3 x gens): the
-    /// pipeline fill costs 3 x gens / rows of the work.
+    /// pipeline fill costs 3 x gens / rows of the work, but longer strips mean fewer
+    /// warps; 4 measured best at 16384^2 on the H100.
     min_depths: u32,
 }
 
 fn policy() -> Policy {
     Policy {
-        gens: knob("life.gens", 8).clamp(1, 12),
+        gens: knob("life.gens", 6).clamp(1, 12),
         warps: knob("life.warps", 4).clamp(1, 32),
         rows: knob("life.rows", 0),
-        min_depths: knob("life.min_depths", 8).max(1),
+        min_depths: knob("life.min_depths", 4).max(1),
     }
 }
 
@@ -120,10 +122,11 @@ impl CudaLife {
         let rows = if p.rows > 0 {
             p.rows as usize
         } else {
-            // One wave of resident warps, but strips no shorter than min_depths
-            // pipeline depths, so the fill stays a small part of the work.
+            // At most one wave of resident warps (a few warps more would run as a
+            // second wave and double the time), but strips no shorter than
+            // min_depths pipeline depths, so the fill stays a small part of the work.
             let resident = self.shared.props.sm_count as usize * (self.shared.loader.blocks_per_sm(f, block)? * p.warps) as usize;
-            let strips = resident.div_ceil(ncols).max(1);
+            let strips = (resident / ncols).max(1);
             height.div_ceil(strips).max((p.min_depths * 3 * gens) as usize)
         }
         .min(height);
