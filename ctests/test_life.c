@@ -8,7 +8,7 @@
  * dying at a DEAD edge), random soups for both boundaries and several rules (B0 rules
  * included) at odd sizes (1 x 1, 1 x 7, 2 x 2, 3 x 200, 65 x 63, widths just past a
  * multiple of 64 and of a warp's 30-word strip, heights past a strip of rows) and step
- * counts that the 8-generation launches do not divide, RLE round trips, every RLE parse
+ * counts that the 6-generation launches do not divide, RLE round trips, every RLE parse
  * error with its line and column, rule parsing, and argument errors; each failed call
  * must leave the grid (cells, rule, generation) as it was. A grid of more than 2^32 cells
  * runs on CUDA (unless GPUPRIMS_TEST_LARGE=0) and elsewhere with GPUPRIMS_TEST_LARGE=1.
@@ -295,11 +295,12 @@ static void soup(uint64_t w, uint64_t h, gpuprims_life_boundary bd, const rule_t
 }
 
 static void test_soups(void) {
-  /* Widths around 64 (a word) and 1920 (30 words: a warp's strip); heights around the
-   * strip rows the planner picks (at least 192 for 8 generations a launch). */
+  /* Widths around 64 (a word) and 1920 (30 words: a warp's strip); heights past the
+   * strip rows the planner picks (at least 72 for 6 generations a launch, 4 pipeline
+   * depths of 3 x 6 rows). Step counts: 6 divides some, not others. */
   static const uint64_t sizes[][2] = {{1, 1},    {1, 7},   {7, 1},    {2, 2},   {2, 5},    {3, 200},  {200, 3},
                                       {65, 63},  {63, 65}, {64, 64},  {129, 31}, {193, 17}, {1921, 9}, {1985, 5},
-                                      {97, 193}, {70, 385}, {1919, 4}};
+                                      {97, 193}, {70, 385}, {1919, 4}, {130, 73}, {65, 145}};
   static const uint64_t steps_life[] = {1, 2, 3, 7, 8, 9, 13, 17};
   static const uint64_t steps_other[] = {3, 8, 11};
   size_t s, r;
