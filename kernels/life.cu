@@ -7,15 +7,17 @@
 // generation from the strip's outer edges inwards, so one halo word absorbs up to 64
 // generations. Warps are independent (no shared memory, no block barrier).
 //
-// A warp walks down its strip of rows. Generation g (1..GENS) is a level of a register
-// pipeline: each iteration, level g takes the row level g-1 produced in the previous
-// iteration, so the GENS levels of one iteration are independent of one another and
-// the scheduler can overlap their shuffles and logic. Level g keeps, in registers,
-// the 2-bit horizontal sums of the two rows above the incoming one and the cells of
-// the middle row; with the incoming row's sums it has the 3x3 block count of every
-// cell of the middle row and applies the rule: per 64 cells and generation,
-// 2 shuffles, 4 funnel shifts, 4 LOP3 (horizontal full adders), 16 LOP3-class ops
-// (vertical adders) and the rule's few bit-plane terms.
+// A warp walks down its strip of rows, one row a step. Generation g (1..GENS) is a
+// level of a register pipeline: each step, level g takes the row level g-1 produced in
+// the previous step (level 1, a row loaded AHEAD steps before), so the GENS levels of
+// one step are independent of one another and the scheduler can overlap their
+// shuffles and logic. Level g keeps in registers the 2-bit horizontal sums and the
+// cells of a window of three rows; with the incoming row's sums it has the 3x3 block
+// count of every cell of the middle row and applies the rule. Per 32 cells and
+// generation: one shuffle, 2 funnel shifts, 2 LOP3 for the row's full adder (sum,
+// majority), 6 for the vertical adders (three rows' 2-bit sums into a 4-bit count) and
+// 3 for the rule (apply_rule): about 0.4 bit operations per cell. A strip of R rows
+// costs R + 3 GENS steps (2 GENS rows of halo, GENS of pipeline skew).
 //
 // Edges. Vertically, the strip reads GENS rows above and below its own. TORUS:
 // row indices wrap; horizontally a lane's word is word j of the row's periodic
