@@ -67,6 +67,7 @@
 #include "cub_reference.h"
 #include "gpuprims.h"
 #include "select_bench.h"
+#include "life_bench.h"
 #include "timer.h"
 
 /* ------------------------------------------------------------------------ */
@@ -184,6 +185,7 @@ typedef struct {
   int use_cub;
   const char *only; /* substring filter on "primitive dtype" */
   size_t ref_max;   /* sort rows: host backend reference up to this n */
+  int life;         /* Life rows (life_bench.c): 1 run, 0 skip */
 } options;
 
 static void usage(FILE *f) {
@@ -204,6 +206,7 @@ static void usage(FILE *f) {
           "                 \"sort\", \"sort keys u32\", \"sort pairs u32\", \"sort keys f32 desc\", \"sort keys u64\",\n"
           "                 \"sort keys u32 sorted\", \"sort keys u32 reversed\")\n"
           "  --no-cub       skip the CUB reference even when built with it\n"
+          "  Life rows (life_bench.c) run in the full tour (no --sizes) or when --only contains \"life\"\n"
           "  --ref-max N    sort rows of more than N elements (number or 2^K; default 2^28) are not sorted\n"
           "                 on the host backend for the check (~8 s a row at 2^28 on 16 cores): they are\n"
           "                 checked for order, content and (pairs) stability, and bitwise against CUB when\n"
@@ -316,6 +319,8 @@ static int parse_options(int argc, char **argv, options *o) {
       return -1;
     }
   }
+  /* Life rows have their own sizes: in the full tour, or when --only names them. */
+  o->life = !have_sizes || (o->only && strstr(o->only, "life"));
   if (!have_sizes) {
     o->sizes[0] = (size_t)1 << 20;
     o->sizes[1] = (size_t)1 << 24;
@@ -1339,6 +1344,7 @@ int main(int argc, char **argv) {
   }
 
   failures += select_tour(b.ctx, b.timer, b.cub_stream, opt.only, opt.reps, opt.sizes, opt.nsizes);
+  if (opt.life) failures += life_tour(b.ctx, b.ref, b.timer, opt.only, opt.reps);
 
   /* Each row's first call (at its first size): the kernel compiles it needed
    * beyond those of the rows before it (one context for all rows). */
@@ -1396,6 +1402,7 @@ int main(int argc, char **argv) {
            "in input order: the stable sort exactly) and, where CUB ran (cub= column), bitwise against CUB\n",
            opt.ref_max);
   select_summary();
+  if (opt.life) life_summary();
   printf("first-calls total ms: %.3f (sum over the %zu rows, at each size, of the first call, kernel compiles "
          "included)\n",
          first_total, nrows_run);

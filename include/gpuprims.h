@@ -15,6 +15,17 @@
 #include <stdint.h>
 
 /*
+ The longest line `write` produces.
+ */
+#define MAX_LINE 70
+
+/*
+ Bit n of `birth` (`survive`): a dead (live) cell with n live neighbours is alive
+ in the next generation; n in 0..=8.
+ */
+typedef struct Rule Rule;
+
+/*
  A typed array of `len` elements in a context's memory (device memory on CUDA).
  */
 typedef struct gpuprims_buffer gpuprims_buffer;
@@ -25,6 +36,13 @@ typedef struct gpuprims_buffer gpuprims_buffer;
  alive after gpuprims_context_destroy until they are destroyed themselves.
  */
 typedef struct gpuprims_context gpuprims_context;
+
+/*
+ A Life grid: width x height cells, one bit each, in its context's memory, with a
+ boundary, a rule (B3/S23 until set) and a generation count. It keeps its context
+ alive after gpuprims_context_destroy until it is destroyed itself.
+ */
+typedef struct gpuprims_life_grid gpuprims_life_grid;
 
 /*
  Result of every gpuprims call. GPUPRIMS_STATUS_OK is 0; on any other value the
@@ -41,6 +59,11 @@ typedef uint32_t gpuprims_dtype;
  Where a context runs its work.
  */
 typedef uint32_t gpuprims_backend;
+
+/*
+ What lies beyond a Life grid's edges.
+ */
+typedef uint32_t gpuprims_life_boundary;
 
 /*
  Reduction / scan operator. Integer SUM wraps modulo 2^bits; MIN and MAX follow
@@ -64,6 +87,17 @@ typedef uint32_t gpuprims_order;
 
 
 
+
+/*
+ Each of the eight neighbour offsets is taken modulo the width and height (on a grid
+ 1 or 2 wide or high a cell can count the same cell, itself included, more than once).
+ */
+#define GPUPRIMS_LIFE_TORUS 0
+
+/*
+ Every cell outside the grid is dead, always (B0 rules included).
+ */
+#define GPUPRIMS_LIFE_DEAD 1
 
 #define GPUPRIMS_STATUS_OK 0
 
@@ -167,6 +201,8 @@ typedef uint32_t gpuprims_order;
 #define GPUPRIMS_ORDER_ASCENDING 0
 
 #define GPUPRIMS_ORDER_DESCENDING 1
+
+
 
 #ifdef __cplusplus
 extern "C" {
@@ -307,6 +343,91 @@ const char *gpuprims_status_name(gpuprims_status s);
  NULL when `len` is 0, to ask for the length.
  */
 size_t gpuprims_last_error(char *buf, size_t len);
+
+/*
+ Creates a width x height grid of dead cells with boundary `b` (GPUPRIMS_LIFE_TORUS
+ or GPUPRIMS_LIFE_DEAD) under B3/S23. Width or height 0: INVALID_ARGUMENT.
+ */
+gpuprims_status gpuprims_life_create(gpuprims_context *ctx,
+                                     uint64_t width,
+                                     uint64_t height,
+                                     gpuprims_life_boundary b,
+                                     gpuprims_life_grid **out);
+
+/*
+ Destroys a grid. NULL is a no-op.
+ */
+void gpuprims_life_destroy(gpuprims_life_grid *g);
+
+/*
+ Sets the rule, a Life-like rule in B/S notation: "B3/S23" (the default), "B36/S23",
+ "B2/S", lower case "b3/s23", without the slash "B3S23", or Golly's S/B form "23/3".
+ Bad text: PARSE_ERROR, and the rule is unchanged.
+ */
+gpuprims_status gpuprims_life_set_rule(gpuprims_life_grid *g, const char *rule);
+
+/*
+ Copies the grid's rule in canonical form ("B3/S23") into `buf`: at most `len` bytes
+ with the NUL, truncating; `*needed` (when not NULL) receives the full length
+ without the NUL. `buf` may be NULL when `len` is 0.
+ */
+gpuprims_status gpuprims_life_get_rule(const gpuprims_life_grid *g,
+                                       char *buf,
+                                       size_t len,
+                                       size_t *needed);
+
+/*
+ Replaces every cell from width x height bytes at `cells`, row-major, nonzero alive.
+ */
+gpuprims_status gpuprims_life_write_cells(gpuprims_life_grid *g, const uint8_t *cells);
+
+/*
+ Writes every cell as one byte, row-major, 1 alive, 0 dead, into width x height
+ bytes at `cells`, after the work issued before.
+ */
+gpuprims_status gpuprims_life_read_cells(const gpuprims_life_grid *g, uint8_t *cells);
+
+/*
+ Stamps an RLE pattern (comment lines '#', the header "x = W, y = H[, rule = R]",
+ runs of b/o/$ with counts across lines, ending at '!') with its top-left at
+ (x, y): its live cells are set, every other cell keeps its state. A rule in the
+ header becomes the grid's (a Golly topology suffix such as ":T64,64" is ignored:
+ the grid keeps its own); the generation count is unchanged. Bad text: PARSE_ERROR,
+ with the line and column in the message; a header box that does not fit inside the
+ grid at (x, y): INVALID_ARGUMENT. Either way nothing changes, rule included.
+ */
+gpuprims_status gpuprims_life_load_rle(gpuprims_life_grid *g,
+                                       const char *rle,
+                                       uint64_t x,
+                                       uint64_t y);
+
+/*
+ Writes the whole grid as RLE (header "x = width, y = height, rule = <rule>", lines
+ of at most 70 characters) into `buf`: at most `len` bytes with the NUL, truncating;
+ `*needed` (when not NULL) receives the full length without the NUL. `buf` may be
+ NULL when `len` is 0. Loading the text at (0, 0) into a dead grid of the same size
+ reproduces the grid and its rule.
+ */
+gpuprims_status gpuprims_life_save_rle(const gpuprims_life_grid *g,
+                                       char *buf,
+                                       size_t len,
+                                       size_t *needed);
+
+/*
+ Advances the grid `generations` generations under its rule (0: nothing). On CUDA
+ the work is issued in stream order without waiting.
+ */
+gpuprims_status gpuprims_life_step(gpuprims_life_grid *g, uint64_t generations);
+
+/*
+ Writes the number of live cells, after the work issued before.
+ */
+gpuprims_status gpuprims_life_population(const gpuprims_life_grid *g, uint64_t *out);
+
+/*
+ Writes the number of generations stepped since the grid was created (modulo 2^64).
+ */
+gpuprims_status gpuprims_life_generation(const gpuprims_life_grid *g, uint64_t *out);
 
 /*
  Reduces all of `in` with `op` (SUM, MIN or MAX) and writes one element of in's

@@ -8,3 +8,4 @@ pub mod backend;
 pub mod dtype;
 pub mod error;
 pub mod ffi;
+pub mod life;

@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use crate::dtype::{DType, Op, Order, ScanMode};
 use crate::error::{internal, Result};
+use crate::life::{Geometry, LifeEngine};
 
 /// Which backend a context runs on (ABI values of `gpuprims_backend`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -100,6 +101,8 @@ pub trait Backend: Send + Sync {
         out_values: &Memory,
         out_indices: Option<&Memory>,
     ) -> Result<()>;
+    /// A Life grid of dead cells on this backend (src/life).
+    fn life_engine(&self, geometry: Geometry) -> Result<Box<dyn LifeEngine>>;
 }
 
 /// Where a selected element goes.

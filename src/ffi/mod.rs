@@ -5,6 +5,7 @@
 pub mod buffer;
 pub mod context;
 pub mod info;
+pub mod life;
 pub mod reduce;
 pub mod scan;
 pub mod select;
@@ -26,6 +27,7 @@ use types::{gpuprims_buffer, gpuprims_context, gpuprims_status, GPUPRIMS_STATUS_
 pub(crate) enum Tag {
     Context = 0x6770_7072_6374_7831,
     Buffer = 0x6770_7072_6275_6631,
+    LifeGrid = 0x6770_7072_6c69_6631,
     Dead = 0,
 }
 

@@ -5,6 +5,7 @@ mod context;
 mod disk_cache;
 mod driver;
 mod launch;
+mod life;
 mod loader;
 mod memory;
 mod nvrtc;
@@ -26,6 +27,7 @@ use cudarc::driver::sys::{self, CUdeviceptr};
 use super::{Backend, BackendKind, Memory, SelectOut, SortValues};
 use crate::dtype::{DType, Op, Order, ScanMode};
 use crate::error::{invalid, Error, Result};
+use crate::life::{Geometry, LifeEngine};
 use context::CudaShared;
 use driver::DriverContext;
 
@@ -170,6 +172,10 @@ impl Backend for CudaBackend {
         };
         select::topk(&self.shared, input.as_device()?, dtype, len, k, order, out_values.as_device()?, indices)
     }
+
+    fn life_engine(&self, geometry: Geometry) -> Result<Box<dyn LifeEngine>> {
+        Ok(Box::new(life::CudaLife::new(self.shared.clone(), geometry)?))
+    }
 }
 
 #[cfg(test)]
@@ -190,6 +196,12 @@ mod tests {
                 .into_iter()
                 .map(|(k, f)| (format!("select {k}B{}", if f { " float" } else { "" }), select::module(k, f))),
         );
+        for rule in [crate::life::rule::Rule::LIFE, crate::life::rule::parse("B36/S23").unwrap(), crate::life::rule::parse("B0123/S").unwrap()] {
+            for gens in [1, 5, 8, 12] {
+                all.push((format!("{rule} x{gens}"), life::module(rule, gens)));
+            }
+        }
+        all.push(("population".into(), life::population_module()));
         all
     }
 

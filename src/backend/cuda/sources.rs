@@ -33,3 +33,6 @@ pub const REDUCE: Source = Source { name: "reduce.cu", text: include_str!("../..
 pub const SCAN: Source = Source { name: "scan.cu", text: include_str!("../../../kernels/scan.cu") };
 pub const RADIX_SORT: Source = Source { name: "radix_sort.cu", text: include_str!("../../../kernels/radix_sort.cu") };
 pub const SELECT: Source = Source { name: "select.cu", text: include_str!("../../../kernels/select.cu") };
+pub const LIFE: Source = Source { name: "life.cu", text: include_str!("../../../kernels/life.cu") };
+pub const LIFE_POPULATION: Source =
+    Source { name: "life_population.cu", text: include_str!("../../../kernels/life_population.cu") };

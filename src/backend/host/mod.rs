@@ -1,6 +1,7 @@
 //! The CPU backend: buffers in host memory, primitives on rayon. It is the reference
 //! every GPU result is checked against, so it stays plain and obviously right.
 
+mod life;
 mod memory;
 mod reduce;
 mod scan;
@@ -14,6 +15,7 @@ use std::ffi::c_void;
 use super::{Backend, BackendKind, Memory, SelectOut, SortValues};
 use crate::dtype::{DType, Op, Order, ScanMode};
 use crate::error::{unsupported, Result};
+use crate::life::{Geometry, LifeEngine};
 
 pub struct HostBackend;
 
@@ -149,5 +151,9 @@ impl Backend for HostBackend {
         };
         select::topk(input.as_host()?, dtype, len, k, order, out_values.as_host()?, indices);
         Ok(())
+    }
+
+    fn life_engine(&self, geometry: Geometry) -> Result<Box<dyn LifeEngine>> {
+        Ok(Box::new(life::HostLife::new(geometry)?))
     }
 }
