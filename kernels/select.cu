@@ -149,6 +149,54 @@ __device__ __forceinline__ void add_counts(u64 v, u64 *total) {
 constexpr usize TILE = (usize)BLOCK * ITEMS;
 constexpr int VECS = ITEMS * sizeof(U) / 16;  // 16-byte loads a thread a tile
 
+// Each thread reads its own ITEMS consecutive keys from `first` straight into
+// registers, all loads in flight at once (no staging, nothing to wait for), and keeps
+// only a bit per key: picked or not. The few picked keys are read again to be copied.
+__device__ __forceinline__ u64 pick_keys(const U *in, usize n, usize first, bool aligned, BandPick &pick) {
+    constexpr int PER_VEC = 16 / sizeof(U);
+    u64 picked = 0;
+    if (aligned && first + ITEMS <= n) {
+        gp::Vec16 v[VECS];
+#pragma unroll
+        for (int j = 0; j < VECS; ++j) v[j] = *reinterpret_cast<const gp::Vec16 *>(in + first + j * PER_VEC);
+#pragma unroll
+        for (int j = 0; j < VECS; ++j) {
+            U x[PER_VEC];
+            memcpy(x, &v[j], sizeof(x));
+#pragma unroll
+            for (int e = 0; e < PER_VEC; ++e) picked |= (u64)pick.kind(x[e]) << (j * PER_VEC + e);
+        }
+    } else {
+        for (int at = 0; at < ITEMS && first + at < n; ++at) picked |= (u64)pick.kind(in[first + at]) << at;
+    }
+    return picked;
+}
+
+// Copies the keys picked from `first` on to the candidates from `to` on, and counts
+// their top digit.
+__device__ __forceinline__ void copy_picks(const U *in, usize first, u64 picked, u64 to, U *cand, u64 *cand_index,
+                                           usize capacity, const KeyOrder &order, u32 *top) {
+    for (u64 left = picked; left; left &= left - 1, ++to) {
+        const int at = __ffsll((long long)left) - 1;
+        const U x = in[first + at];
+        if (to < capacity) {
+            cand[to] = x;
+            if (cand_index) cand_index[to] = first + at;
+        }
+        atomicAdd(&top[u32(order.ordered(x) >> TOP_SHIFT) & (RADIX - 1)], 1u);
+    }
+}
+
+// The end of a band launch: the block's top-digit counts and side counts go out.
+__device__ __forceinline__ void flush_band_counts(const BandPick &pick, const u32 *top, SelectState *st) {
+    __syncthreads();
+    for (int d = threadIdx.x; d < RADIX; d += BLOCK)
+        if (top[d]) atomicAdd((unsigned long long *)&st->counts[d], (unsigned long long)top[d]);
+    add_counts(pick.below, &st->below);
+    add_counts(pick.eq_lo, &st->eq_lo);
+    add_counts(pick.eq_hi, &st->eq_hi);
+}
+
 // Reserves a tile's run of candidates once its count is known (run by the first warp
 // inside the block scan): one atomic on the running total, and the run noted by tile
 // (offset low, count high) so top-k can put the runs back in input order.
@@ -172,7 +220,6 @@ extern "C" __global__ void __launch_bounds__(BLOCK)
 select_band(const U *in, usize n, SelectState *st, U *cand, u64 *cand_index, u64 *runs, usize capacity, u32 flags,
             u32 key_order) {
     typedef gp::BlockScan<u32, BLOCK> Scan;
-    constexpr int PER_VEC = 16 / sizeof(U);
     __shared__ typename Scan::Storage scan;
     __shared__ u64 base;
     __shared__ u32 top[RADIX];  // the candidates' top digit, so no digit pass reads them for it
@@ -182,44 +229,14 @@ select_band(const U *in, usize n, SelectState *st, U *cand, u64 *cand_index, u64
     const usize tiles = (n + TILE - 1) / TILE;
     const bool aligned = gp::aligned16(in);
     for (usize tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-        // Each thread reads its own ITEMS consecutive keys straight into registers, all
-        // loads in flight at once (no staging: nothing to wait for but the scan), and
-        // keeps only a bit per key; the few picked keys are read again to be copied.
         const usize first = tile * TILE + (usize)threadIdx.x * ITEMS;
-        u64 picked = 0;
-        if (aligned && first + ITEMS <= n) {
-            gp::Vec16 v[VECS];
-#pragma unroll
-            for (int j = 0; j < VECS; ++j) v[j] = *reinterpret_cast<const gp::Vec16 *>(in + first + j * PER_VEC);
-#pragma unroll
-            for (int j = 0; j < VECS; ++j) {
-                U x[PER_VEC];
-                memcpy(x, &v[j], sizeof(x));
-#pragma unroll
-                for (int e = 0; e < PER_VEC; ++e) picked |= (u64)pick.kind(x[e]) << (j * PER_VEC + e);
-            }
-        } else {
-            for (int at = 0; at < ITEMS && first + at < n; ++at) picked |= (u64)pick.kind(in[first + at]) << at;
-        }
+        const u64 picked = pick_keys(in, n, first, aligned, pick);
         u32 before;
         Scan::exclusive((u32)__popcll(picked), before, gp::SumOp<u32>(), scan, ReserveRun{&st->between, runs + tile, &base});
-        for (u64 left = picked; left; left &= left - 1) {
-            const int at = __ffsll((long long)left) - 1;
-            const u64 to = base + before + __popcll(picked & ((1ull << at) - 1));
-            const U x = in[first + at];
-            if (to < capacity) {
-                cand[to] = x;
-                if (cand_index) cand_index[to] = first + at;
-            }
-            atomicAdd(&top[u32(pick.order.ordered(x) >> TOP_SHIFT) & (RADIX - 1)], 1u);
-        }
+        copy_picks(in, first, picked, base + before, cand, cand_index, capacity, pick.order, top);
         __syncthreads();  // `base` and the scan storage are reused
     }
-    for (int d = threadIdx.x; d < RADIX; d += BLOCK)
-        if (top[d]) atomicAdd((unsigned long long *)&st->counts[d], (unsigned long long)top[d]);
-    add_counts(pick.below, &st->below);
-    add_counts(pick.eq_lo, &st->eq_lo);
-    add_counts(pick.eq_hi, &st->eq_hi);
+    flush_band_counts(pick, top, st);
 }
 
 // Top-k needs the candidates in input order (ties go by index). One block: each
