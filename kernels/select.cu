@@ -320,26 +320,24 @@ __device__ __forceinline__ void settle_rank(SelectState *st, u64 k, usize capaci
     }
 }
 
-// One block: settles where rank k fell; when the candidates hold it, also takes the
+// One warp: settles where rank k fell; when the candidates hold it, also takes the
 // top digit's bucket from the histogram the band counted. The histogram is cleared
 // for the digit passes either way.
-extern "C" __global__ void __launch_bounds__(RADIX)
+extern "C" __global__ void __launch_bounds__(gp::WARP)
 select_settle(SelectState *st, u64 k, usize capacity, u32 flags, u32 key_order, U *out) {
-    typedef gp::RadixBucket<u64, RADIX, RADIX> Find;
-    __shared__ typename Find::Storage find;
-    __shared__ u64 top[RADIX];
     if (threadIdx.x == 0) settle_rank(st, k, capacity, flags, key_order, out);
-    top[threadIdx.x] = st->counts[threadIdx.x];
-    st->counts[threadIdx.x] = 0;
-    __syncthreads();
-    if (st->source != SOURCE_CANDIDATES) return;
-    const gp::Bucket<u64> b = Find::find(top, st->rank, find);
-    if (threadIdx.x == 0) {
-        st->prefix = (u64)b.digit << TOP_SHIFT;
-        st->mask = (u64)(RADIX - 1) << TOP_SHIFT;
-        st->rank -= b.before;
-        st->less += b.before;
+    __syncwarp();
+    if (st->source == SOURCE_CANDIDATES) {
+        const gp::Bucket<u64> b = gp::find_bucket<u64, RADIX>(st->counts, st->rank);
+        if (threadIdx.x == 0) {
+            st->prefix = (u64)b.digit << TOP_SHIFT;
+            st->mask = (u64)(RADIX - 1) << TOP_SHIFT;
+            st->rank -= b.before;
+            st->less += b.before;
+        }
     }
+    __syncwarp();
+    for (int d = threadIdx.x; d < RADIX; d += gp::WARP) st->counts[d] = 0;
 }
 
 // Visits src[0, count) a 16-byte vector at a time where it can.
@@ -375,10 +373,8 @@ struct DigitCount {
 
 extern "C" __global__ void __launch_bounds__(BLOCK)
 select_digit_pass(const U *in, usize n, SelectState *st, const U *cand, u32 shift, u32 flags, u32 key_order, U *out) {
-    typedef gp::RadixBucket<u64, RADIX, BLOCK> Find;
     __shared__ u32 counts[RADIX];
     __shared__ u64 totals[RADIX];
-    __shared__ typename Find::Storage find;
     __shared__ bool last;
     const u32 source = st->source;
     if (source == SOURCE_DONE) return;
@@ -404,8 +400,9 @@ select_digit_pass(const U *in, usize n, SelectState *st, const U *cand, u32 shif
         st->counts[d] = 0;  // ready for the next digit
     }
     __syncthreads();
+    if (threadIdx.x >= gp::WARP) return;
     const u64 rank = st->rank;
-    const gp::Bucket<u64> b = Find::find(totals, rank, find);
+    const gp::Bucket<u64> b = gp::find_bucket<u64, RADIX>(totals, rank);
     if (threadIdx.x == 0) {
         const U prefix = U(st->prefix | (u64)b.digit << shift);
         st->rank = rank - b.before;

@@ -13,10 +13,9 @@ struct BlockRadixSelect {
     static constexpr int RADIX = 1 << RADIX_BITS;
     static constexpr int BITS = sizeof(U) * 8;
     static_assert(BITS % RADIX_BITS == 0, "whole digits");
-    typedef RadixBucket<u32, RADIX, BLOCK> Find;
     struct Storage {
         u32 counts[RANKS][RADIX];
-        typename Find::Storage find;
+        Bucket<u32> found[RANKS];
     };
 
     // found[r]: the key of rank ranks[r] (0-based, ascending) among all keys of the block.
@@ -46,11 +45,17 @@ struct BlockRadixSelect {
                 }
             }
             __syncthreads();
+            if (threadIdx.x < WARP)
+#pragma unroll
+                for (int r = 0; r < RANKS; ++r) {
+                    const Bucket<u32> b = find_bucket<u32, RADIX>(s.counts[r], rank[r]);
+                    if (threadIdx.x == 0) s.found[r] = b;
+                }
+            __syncthreads();
 #pragma unroll
             for (int r = 0; r < RANKS; ++r) {
-                const Bucket<u32> b = Find::find(s.counts[r], rank[r], s.find);
-                found[r] |= U(U(b.digit) << shift);
-                rank[r] -= b.before;
+                found[r] |= U(U(s.found[r].digit) << shift);
+                rank[r] -= s.found[r].before;
             }
             mask |= U(U(RADIX - 1) << shift);
         }

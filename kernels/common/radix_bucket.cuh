@@ -1,10 +1,11 @@
 // Which bucket of a digit histogram holds a given rank: the step every radix select
-// takes after counting a digit (the one-block select over samples, and the last block
-// of each device-wide digit pass). One block: a block scan of the counts, then the
-// one thread whose bucket spans the rank says so.
+// takes after counting a digit (the one-block select over samples, and the one that
+// finishes each device-wide digit pass). One warp, no barrier: each lane sums
+// RADIX / 32 neighbouring buckets, a warp scan finds the lane whose buckets span the
+// rank, and that lane walks its own.
 #pragma once
-#include "common/block_scan.cuh"
 #include "common/ops.cuh"
+#include "common/warp.cuh"
 
 namespace gp {
 
@@ -14,27 +15,29 @@ struct Bucket {
     C before;  // elements in the buckets below it
 };
 
-template <class C, int RADIX, int BLOCK>
-struct RadixBucket {
-    static_assert(RADIX <= BLOCK, "one thread per bucket");
-    typedef BlockScan<C, BLOCK> Scan;
-    struct Storage {
-        typename Scan::Storage scan;
-        Bucket<C> found;
-    };
-
-    // `counts` (RADIX entries, any memory the block can read) hold at least rank + 1
-    // elements in all. Every thread receives the bucket; ends with a barrier.
-    __device__ __forceinline__ static Bucket<C> find(const C *counts, C rank, Storage &s) {
-        const C mine = threadIdx.x < RADIX ? counts[threadIdx.x] : C(0);
-        C before;
-        Scan::exclusive(mine, before, SumOp<C>(), s.scan, NoPrefix());
-        if (threadIdx.x < RADIX && before <= rank && rank < before + mine) s.found = Bucket<C>{threadIdx.x, before};
-        __syncthreads();
-        const Bucket<C> b = s.found;
-        __syncthreads();
-        return b;
+// Called by a whole warp; `counts` (RADIX entries, memory the warp can read) hold at
+// least rank + 1 elements in all. Every lane receives the bucket.
+template <class C, int RADIX>
+__device__ __forceinline__ Bucket<C> find_bucket(const C *counts, C rank) {
+    static_assert(RADIX % WARP == 0, "whole buckets a lane");
+    constexpr int PER = RADIX / WARP;
+    const int lane = threadIdx.x % WARP;
+    C c[PER], sum = 0;
+#pragma unroll
+    for (int j = 0; j < PER; ++j) {
+        c[j] = counts[lane * PER + j];
+        sum += c[j];
     }
-};
+    const C through = warp_inclusive_scan(sum, SumOp<C>());
+    C before = through - sum;
+    const int holder = __ffs(__ballot_sync(FULL_MASK, before <= rank && rank < through)) - 1;
+    u32 digit = 0;
+#pragma unroll
+    for (int j = 0; j < PER; ++j) {
+        if (digit == 0 && rank < before + c[j]) digit = lane * PER + j + 1;  // + 1: found
+        else if (digit == 0) before += c[j];
+    }
+    return Bucket<C>{shfl(digit, holder) - 1, shfl(before, holder)};
+}
 
 }  // namespace gp

@@ -27,7 +27,6 @@ const SAMPLE_BLOCK: u32 = 1024;
 /// Bytes reserved for the kernels' SelectState.
 const STATE_BYTES: usize = 4096;
 const RADIX_BITS: usize = 8;
-const RADIX: usize = 1 << RADIX_BITS;
 /// Band flags (kernels/select.cu).
 const LO_OPEN: u32 = 1;
 const HI_OPEN: u32 = 2;
@@ -265,7 +264,7 @@ fn find_rank(
         launch(
             load("select_settle")?,
             1,
-            RADIX as u32,
+            32,
             stream,
             &[Arg::ptr(scratch.state), Arg::u64(rank as u64), Arg::size(band.capacity), Arg::u32(flags), Arg::u32(order_bits), Arg::ptr(out_ptr)],
         )?;
