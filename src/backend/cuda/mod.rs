@@ -7,7 +7,9 @@ mod driver;
 mod launch;
 mod loader;
 mod memory;
+mod modules;
 mod nvrtc;
+mod precompile;
 mod radix_sort;
 mod reduce;
 mod scan;
@@ -138,6 +140,10 @@ impl Backend for CudaBackend {
         scan::scan(&self.shared, input.as_device()?, output.as_device()?, dtype, len, op, mode)
     }
 
+    fn precompile(&self) -> Result<()> {
+        precompile::precompile(&self.shared)
+    }
+
     fn radix_sort(&self, keys: &Memory, key_dtype: DType, values: Option<SortValues>, len: usize, order: Order) -> Result<()> {
         let values = match values {
             Some(v) => Some((v.memory.as_device()?, v.dtype)),
@@ -150,18 +156,6 @@ impl Backend for CudaBackend {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Every module the library instantiates.
-    fn all_modules() -> Vec<(String, loader::ModuleSpec)> {
-        let mut all: Vec<(String, loader::ModuleSpec)> =
-            DType::ALL.iter().flat_map(|&d| [(d.name().to_string(), reduce::module(d)), (d.name().to_string(), scan::module(d))]).collect();
-        all.extend(
-            radix_sort::all_variants()
-                .into_iter()
-                .map(|(k, v, f)| (format!("keys {k}B{} values {v}B", if f { " float" } else { "" }), radix_sort::module(k, v, f))),
-        );
-        all
-    }
 
     /// NVRTC needs no GPU: every kernel module compiles for sm_80 and sm_90 without
     /// an error or a warning. Skips when NVRTC is absent, unless
@@ -178,7 +172,7 @@ mod tests {
         }
         let mut failures = Vec::new();
         for arch in ["sm_80", "sm_90"] {
-            for (what, spec) in all_modules() {
+            for modules::Module { label: what, spec, .. } in modules::all() {
                 match nvrtc::compile(spec.source.name, spec.source.text, arch, &spec.options) {
                     Ok(c) if c.log.is_empty() => assert!(!c.cubin.is_empty()),
                     Ok(c) => failures.push(format!("{} {what} {arch}: warnings:\n{}", spec.source.name, c.log)),
