@@ -1332,9 +1332,14 @@ int main(int argc, char **argv) {
          opt.seed,
          opt.real_floats ? "reals in [-1,1)" : "integers in [-16,16] (exact in any order)", opt.ftol);
 
-  if (!b.on_cuda)
+  if (!b.on_cuda) {
     printf("host backend: sizes %s (the GPU's are 2^20, 2^24, 2^28: --sizes asks for any)\n",
            opt.default_sizes ? "chosen for the CPU" : "as given");
+    for (k = 0; k < (size_t)opt.nsizes; ++k)
+      if (opt.sizes[k] > ((size_t)1 << 24))
+        printf("note: n = %zu on the host backend: the CPU takes a while and much memory "
+               "(2^28: minutes and about 10 GiB)\n", opt.sizes[k]);
+  }
   if (opt.precompile) {
     const double t0 = bench_wall_ms();
     s = gpuprims_context_precompile(b.ctx);
