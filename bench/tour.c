@@ -186,14 +186,19 @@ typedef struct {
   const char *only; /* substring filter on "primitive dtype" */
   size_t ref_max;   /* sort rows: host backend reference up to this n */
   int life;         /* Life rows (life_bench.c): 1 run, 0 skip */
+  int quick;        /* --quick */
+  int default_sizes; /* no --sizes: chosen by backend once the context is open */
+  int precompile;   /* --precompile: gpuprims_context_precompile first, timed */
 } options;
 
 static void usage(FILE *f) {
   fprintf(f,
           "usage: gpuprims_bench [--quick] [--sizes N,N,...] [--reps N] [--warmup N] [--seed S]\n"
           "                      [--float-data int|real] [--ftol X] [--only TEXT] [--no-cub]\n"
-          "                      [--ref-max N]\n"
-          "  --quick        sizes 2^20 and 2^24 (default: 2^20, 2^24, 2^28)\n"
+          "                      [--ref-max N] [--precompile]\n"
+          "  --quick        sizes 2^20 and 2^24 (default: 2^20, 2^24, 2^28); on the host backend 2^16\n"
+          "                 (default there: 2^16 and 2^20, which the CPU finishes in seconds; ask for more\n"
+          "                 with --sizes)\n"
           "  --sizes        element counts; each a number or 2^K (overrides --quick)\n"
           "  --reps N       timed calls per row, median reported (default 15)\n"
           "  --warmup N     untimed calls first, the first one timed apart (default 3, at least 1)\n"
@@ -207,6 +212,8 @@ static void usage(FILE *f) {
           "                 \"sort keys u32 sorted\", \"sort keys u32 reversed\")\n"
           "  --no-cub       skip the CUB reference even when built with it\n"
           "  Life rows (life_bench.c) run in the full tour (no --sizes) or when --only contains \"life\"\n"
+          "  --precompile   call gpuprims_context_precompile before the rows and print its wall time\n"
+          "                 (\"precompile ms: X\"); the rows' first calls then compile nothing\n"
           "  --ref-max N    sort rows of more than N elements (number or 2^K; default 2^28) are not sorted\n"
           "                 on the host backend for the check (~8 s a row at 2^28 on 16 cores): they are\n"
           "                 checked for order, content and (pairs) stability, and bitwise against CUB when\n"
@@ -257,6 +264,8 @@ static int parse_options(int argc, char **argv, options *o) {
     const char *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(a, "--quick")) {
       quick = 1;
+    } else if (!strcmp(a, "--precompile")) {
+      o->precompile = 1;
     } else if (!strcmp(a, "--no-cub")) {
       o->use_cub = 0;
     } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -321,14 +330,21 @@ static int parse_options(int argc, char **argv, options *o) {
   }
   /* Life rows have their own sizes: in the full tour, or when --only names them. */
   o->life = !have_sizes || (o->only && strstr(o->only, "life"));
-  if (!have_sizes) {
-    o->sizes[0] = (size_t)1 << 20;
-    o->sizes[1] = (size_t)1 << 24;
-    o->sizes[2] = (size_t)1 << 28;
-    o->nsizes = quick ? 2 : 3;
-  }
+  o->quick = quick;
+  o->default_sizes = !have_sizes;
   if (!have_ftol) o->ftol = o->real_floats ? 1e-5 : 0.0;
   return 0;
+}
+
+/* The sizes when none are given: the GPU's 2^20, 2^24, 2^28 (--quick: the first two);
+ * on the host backend 2^16 and 2^20 (--quick: 2^16), since 2^28 keys there take
+ * minutes and about 10 GiB. */
+static void choose_default_sizes(options *o, gpuprims_backend backend) {
+  const int host = backend != GPUPRIMS_BACKEND_CUDA;
+  const int first = host ? 16 : 20, step = 4, count = host ? (o->quick ? 1 : 2) : (o->quick ? 2 : 3);
+  int k;
+  for (k = 0; k < count; ++k) o->sizes[k] = (size_t)1 << (first + k * step);
+  o->nsizes = count;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -491,6 +507,7 @@ typedef struct {
   void *cub_stream; /* NULL: no CUB comparison */
   const options *opt;
   int first_call_done;
+  int on_cuda; /* the measured context is CUDA: first calls compile kernels */
 } bench;
 
 #define CHUNK ((size_t)1 << 22)
@@ -523,7 +540,8 @@ static int end_call(bench *b, result *res, double *ms, int i, gpuprims_status s,
     res->first_ms = bench_wall_ms() - t0;
     if (!b->first_call_done) {
       b->first_call_done = 1;
-      printf("first-call compile+run ms: %.3f\n", res->first_ms);
+      if (b->on_cuda) printf("first-call compile+run ms: %.3f\n", res->first_ms);
+      else printf("first-call ms: %.3f (host backend: nothing to compile)\n", res->first_ms);
       fflush(stdout);
     }
   }
@@ -1280,8 +1298,10 @@ int main(int argc, char **argv) {
     return 2;
   }
   gpuprims_context_backend(b.ctx, &backend);
+  b.on_cuda = backend == GPUPRIMS_BACKEND_CUDA;
   if (gpuprims_context_device_name(b.ctx, device, sizeof device, &needed) != GPUPRIMS_STATUS_OK)
     snprintf(device, sizeof device, "?");
+  if (opt.default_sizes) choose_default_sizes(&opt, backend);
 
   b.timer = bench_timer_create(b.ctx);
   if (!b.timer) {
@@ -1318,6 +1338,29 @@ int main(int argc, char **argv) {
          opt.seed,
          opt.real_floats ? "reals in [-1,1)" : "integers in [-16,16] (exact in any order)", opt.ftol);
 
+  if (!b.on_cuda) {
+    printf("host backend: sizes %s (the GPU's are 2^20, 2^24, 2^28: --sizes asks for any)\n",
+           opt.default_sizes ? "chosen for the CPU" : "as given");
+    for (k = 0; k < (size_t)opt.nsizes; ++k)
+      if (opt.sizes[k] > ((size_t)1 << 24))
+        printf("note: n = %zu on the host backend: the CPU takes a while and much memory "
+               "(2^28: minutes and about 10 GiB)\n", opt.sizes[k]);
+  }
+  if (opt.precompile) {
+    const double t0 = bench_wall_ms();
+    s = gpuprims_context_precompile(b.ctx);
+    if (s != GPUPRIMS_STATUS_OK) {
+      report_status("gpuprims_context_precompile", s);
+      failures++;
+    } else {
+      printf("precompile ms: %.3f%s\n", bench_wall_ms() - t0, b.on_cuda ? "" : " (host backend: nothing to compile)");
+    }
+  }
+  printf("columns: n elements; ms the median call; GB/s the bytes a call must move / ms; check OK when the\n"
+         "result equals the host backend's (sorts: order, content, stability too)%s. Rows print as they finish;\n"
+         "the summary at the end repeats the table with the notes. README.md explains more.\n",
+         with_cub ? "; cub ms, cub GB/s: CUB on the same data and stream; ratio = cub ms / ms (> 1: faster than\n"
+                    "CUB); cub= yes: CUB's result equals ours" : "");
   results = (result *)calloc(NROWS * (size_t)opt.nsizes, sizeof *results);
   if (!results) return 2;
   for (r = 0; r < NROWS; ++r) {
@@ -1403,9 +1446,8 @@ int main(int argc, char **argv) {
            opt.ref_max);
   select_summary();
   if (opt.life) life_summary();
-  printf("first-calls total ms: %.3f (sum over the %zu rows, at each size, of the first call, kernel compiles "
-         "included)\n",
-         first_total, nrows_run);
+  printf("first-calls total ms: %.3f (sum over the %zu rows, at each size, of the first call, %s)\n", first_total,
+         nrows_run, b.on_cuda ? "kernel compiles included" : "host backend: nothing to compile");
   printf("wall time: %.1f s (data, uploads, timing, CUB, checks)\n", (bench_wall_ms() - wall0) * 1e-3);
   printf("result: %zu rows, %d failures -> %s\n", nres, failures, failures ? "FAIL" : "OK");
 

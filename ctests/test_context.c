@@ -47,6 +47,66 @@ static void check_device_name(gpuprims_context *ctx, const char *what) {
   free(full);
 }
 
+/* The device name of ctx, in buf (empty on failure). */
+static void device_name_of(gpuprims_context *ctx, char *buf, size_t len) {
+  buf[0] = '\0';
+  TU_EXPECT_OK(gpuprims_context_device_name(ctx, buf, len, NULL));
+}
+
+/*
+ * GPUPRIMS_BACKEND as AUTO reads it: unset, AUTO says why it took the host when it did;
+ * "host" (any case) gives the host and says so; an unknown value fails AUTO with
+ * INVALID_ARGUMENT naming it, and leaves HOST and CUDA asked for explicitly alone. The
+ * caller's setting is restored afterwards.
+ */
+static void check_backend_env(void) {
+  const char *env = getenv("GPUPRIMS_BACKEND");
+  char *saved = env ? strcpy((char *)tu_xmalloc(strlen(env) + 1), env) : NULL;
+  gpuprims_context *c, *out;
+  gpuprims_backend b;
+  char name[512], err[512];
+
+  unsetenv("GPUPRIMS_BACKEND");
+  if (TU_EXPECT_OK(gpuprims_context_create(GPUPRIMS_BACKEND_AUTO, 0, &c))) {
+    b = tu_backend_of(c);
+    device_name_of(c, name, sizeof name);
+    if (b == GPUPRIMS_BACKEND_HOST)
+      TU_CHECKF(strstr(name, "CUDA unavailable: ") != NULL, "AUTO fell back to the host without a reason: \"%s\"",
+                name);
+    printf("test_context: GPUPRIMS_BACKEND unset: AUTO is \"%s\"\n", name);
+    gpuprims_context_destroy(c);
+  }
+
+  setenv("GPUPRIMS_BACKEND", "HoSt", 1);
+  if (TU_EXPECT_OK(gpuprims_context_create(GPUPRIMS_BACKEND_AUTO, 0, &c))) {
+    TU_CHECKF(tu_backend_of(c) == GPUPRIMS_BACKEND_HOST, "GPUPRIMS_BACKEND=HoSt: AUTO is not the host");
+    device_name_of(c, name, sizeof name);
+    TU_CHECKF(strstr(name, "GPUPRIMS_BACKEND=host") != NULL, "GPUPRIMS_BACKEND=HoSt: device name \"%s\"", name);
+    gpuprims_context_destroy(c);
+  }
+
+  setenv("GPUPRIMS_BACKEND", "bogus", 1);
+  out = TU_SENTINEL_PTR(gpuprims_context);
+  TU_EXPECT_STATUS(gpuprims_context_create(GPUPRIMS_BACKEND_AUTO, 0, &out), GPUPRIMS_STATUS_INVALID_ARGUMENT);
+  TU_CHECKF(out == TU_SENTINEL_PTR(gpuprims_context), "failed AUTO context_create wrote its out-parameter");
+  tu_last_error_text(err, sizeof err);
+  TU_CHECKF(strstr(err, "GPUPRIMS_BACKEND") && strstr(err, "bogus"), "GPUPRIMS_BACKEND=bogus: message \"%s\"", err);
+  printf("test_context: GPUPRIMS_BACKEND=bogus: %s\n", err);
+  if (TU_EXPECT_OK(gpuprims_context_create(GPUPRIMS_BACKEND_HOST, 0, &c))) {
+    device_name_of(c, name, sizeof name);
+    TU_CHECKF(strchr(name, ';') == NULL, "HOST asked for explicitly gives a reason: \"%s\"", name);
+    gpuprims_context_destroy(c);
+  }
+  /* Explicit CUDA ignores the variable: a context, or NO_DEVICE, never INVALID_ARGUMENT. */
+  c = NULL;
+  TU_EXPECT_STATUS2(gpuprims_context_create(GPUPRIMS_BACKEND_CUDA, 0, &c), GPUPRIMS_STATUS_OK, GPUPRIMS_STATUS_NO_DEVICE);
+  gpuprims_context_destroy(c);
+
+  if (saved) setenv("GPUPRIMS_BACKEND", saved, 1);
+  else unsetenv("GPUPRIMS_BACKEND");
+  free(saved);
+}
+
 /* Some work on ctx, so that a context is shown to be usable, not only created. */
 static void check_usable(gpuprims_context *ctx, const char *what) {
   int32_t data[100], sum = 0, got = -1;
@@ -259,6 +319,8 @@ int main(void) {
     printf("test_context: no CUDA device: %s\n", err);
     TU_CHECKF(!on_cuda, "AUTO gave CUDA but CUDA explicitly gave NO_DEVICE");
   }
+
+  check_backend_env();
 
   /* Unknown backend values. */
   for (i = 0; i < (int)TU_ARRAY_LEN(bad_backends); i++) {

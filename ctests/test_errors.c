@@ -1,5 +1,6 @@
 /*
- * test_errors: gpuprims_version, gpuprims_status_name, gpuprims_last_error.
+ * test_errors: gpuprims_version (and the header's version macros), gpuprims_status_name,
+ * gpuprims_last_error, gpuprims_dtype_size, and precompile's argument check.
  *
  * The last error is the message of this thread's most recent failed call (0 / empty when
  * there is none yet); whether a successful call clears it is not specified, so both are
@@ -29,6 +30,12 @@ static void test_version(void) {
   TU_CHECKF((v >> 24) == 0, "gpuprims_version() 0x%08lx: major does not fit (major << 16 | minor << 8 | patch)",
             (unsigned long)v);
   TU_CHECK(gpuprims_version() == v);
+  /* The header's macros are the library's version (the header is generated with it). */
+  TU_CHECKF(v == (uint32_t)GPUPRIMS_VERSION, "gpuprims_version() 0x%06lx, GPUPRIMS_VERSION 0x%06lx", (unsigned long)v,
+            (unsigned long)GPUPRIMS_VERSION);
+  TU_CHECKF(major == GPUPRIMS_VERSION_MAJOR && minor == GPUPRIMS_VERSION_MINOR && patch == GPUPRIMS_VERSION_PATCH,
+            "GPUPRIMS_VERSION_MAJOR/MINOR/PATCH %d.%d.%d, library %u.%u.%u", GPUPRIMS_VERSION_MAJOR,
+            GPUPRIMS_VERSION_MINOR, GPUPRIMS_VERSION_PATCH, major, minor, patch);
 #ifdef GPUPRIMS_TEST_EXPECTED_VERSION
   {
     unsigned emaj = 0, emin = 0, epat = 0;
@@ -39,6 +46,32 @@ static void test_version(void) {
     }
   }
 #endif
+}
+
+/* gpuprims_dtype_size for every dtype and for values that are none; precompile's
+ * argument check and its host no-op. */
+static void test_dtype_size_and_precompile(void) {
+  static const struct {
+    gpuprims_dtype dtype;
+    size_t size;
+  } sizes[] = {{GPUPRIMS_DTYPE_I8, 1},  {GPUPRIMS_DTYPE_U8, 1},  {GPUPRIMS_DTYPE_I16, 2}, {GPUPRIMS_DTYPE_U16, 2},
+               {GPUPRIMS_DTYPE_I32, 4}, {GPUPRIMS_DTYPE_U32, 4}, {GPUPRIMS_DTYPE_I64, 8}, {GPUPRIMS_DTYPE_U64, 8},
+               {GPUPRIMS_DTYPE_F32, 4}, {GPUPRIMS_DTYPE_F64, 8}};
+  static const gpuprims_dtype not_dtypes[] = {0, 11, 100, 0x7FFFFFFFu, 0xFFFFFFFFu};
+  gpuprims_context *ctx = NULL;
+  size_t i;
+  for (i = 0; i < TU_ARRAY_LEN(sizes); i++)
+    TU_CHECKF(gpuprims_dtype_size(sizes[i].dtype) == sizes[i].size, "gpuprims_dtype_size(%lu) is %zu, expected %zu",
+              (unsigned long)sizes[i].dtype, gpuprims_dtype_size(sizes[i].dtype), sizes[i].size);
+  for (i = 0; i < TU_ARRAY_LEN(not_dtypes); i++)
+    TU_CHECKF(gpuprims_dtype_size(not_dtypes[i]) == 0, "gpuprims_dtype_size(%lu) is %zu for no dtype",
+              (unsigned long)not_dtypes[i], gpuprims_dtype_size(not_dtypes[i]));
+
+  TU_EXPECT_STATUS(gpuprims_context_precompile(NULL), GPUPRIMS_STATUS_NULL_ARGUMENT);
+  if (TU_EXPECT_OK(gpuprims_context_create(GPUPRIMS_BACKEND_HOST, 0, &ctx))) {
+    TU_EXPECT_OK(gpuprims_context_precompile(ctx));
+    gpuprims_context_destroy(ctx);
+  }
 }
 
 static void test_status_names(void) {
@@ -219,6 +252,8 @@ int main(void) {
               "this thread's last error changed after another thread failed: \"%s\" (was \"%s\")", m3, m2);
     free(m3);
   }
+
+  test_dtype_size_and_precompile();
 
   free(m1);
   free(m2);

@@ -16,15 +16,20 @@
 #      GPUPRIMS_CACHE_DIR, cold (NVRTC compiles) then warm (disk cache); the
 #      bench prints each row's first call ("first-call ms <row>: X"), shown
 #      here cold and warm side by side   (compile-cold.log, compile-warm.log);
-#   5. the full bench (bench.log);
-#   6. a summary, printed last (summary.txt).
+#   5. kernel warm-up: gpuprims_context_precompile, cold (fresh
+#      GPUPRIMS_CACHE_DIR each), once one module at a time
+#      (GPUPRIMS_TUNE=precompile.threads=1: the sequential sum) and once on its
+#      default thread pool   (precompile-sequential.log, precompile-parallel.log);
+#   6. the full bench (bench.log);
+#   7. a summary, printed last (summary.txt).
 # Logs go to $OUT when it is set (the device tool brings them back), else to
 # build-gpu/gpu-check-logs.
 #
 # Environment:
 #   QUICK=1         bench with --quick (2^20 and 2^24 only)
 #   SKIP_TESTS=1    no ctest
-#   SKIP_BENCH=1    no compile timing, no bench
+#   SKIP_BENCH=1    no compile timing, no precompile timing, no bench
+#   SKIP_PRECOMPILE=1  no precompile timing
 #   BENCH_ARGS=...  more arguments for the full bench (e.g. "--reps 31")
 #   BUILD_DIR=dir   build directory (default build-gpu)
 #   CUDA_ARCH=N     CUDA architectures (default 90)
@@ -150,6 +155,32 @@ if [ "${SKIP_BENCH:-0}" != 1 ] && [ "$build_rc" -eq 0 ] && [ -n "$bench_bin" ]; 
   [ "$compile_rc" -ne 0 ] && compile_line="$compile_line; FAILED (rc $compile_rc)"
 fi
 
+# --- kernel warm-up: precompile cold, one thread vs the pool -----------------------------
+precompile_line="skipped"
+precompile_rc=0
+if [ "${SKIP_BENCH:-0}" != 1 ] && [ "${SKIP_PRECOMPILE:-0}" != 1 ] && [ "$build_rc" -eq 0 ] && [ -n "$bench_bin" ]; then
+  section "kernel warm-up: gpuprims_context_precompile, cold, sequential vs thread pool"
+  declare -A pre
+  for mode in sequential parallel; do
+    pre_dir="$(mktemp -d "${TMPDIR:-/tmp}/gpuprims-precompile.XXXXXX")"
+    tune="${GPUPRIMS_TUNE:-}"
+    [ "$mode" = sequential ] && tune="${tune:+$tune,}precompile.threads=1"
+    GPUPRIMS_BACKEND=cuda GPUPRIMS_CACHE_DIR="$pre_dir" GPUPRIMS_TUNE="$tune" timeout 600 \
+      "$bench_bin" --precompile --sizes 1024 --reps 1 --warmup 1 --no-cub --only "reduce sum i32" \
+      >"$logdir/precompile-$mode.log" 2>&1
+    rc=$?
+    [ "$rc" -ne 0 ] && precompile_rc=$rc
+    pre[$mode]="$(awk '/^precompile ms:/ { print $3; exit }' "$logdir/precompile-$mode.log")"
+    printf '%s: precompile %s ms, %s modules cached, rc %s\n' "$mode" "${pre[$mode]:-?}" \
+      "$(find "$pre_dir" -name '*.cubin' 2>/dev/null | wc -l)" "$rc"
+    if [ "$rc" -ne 0 ]; then tail -n 20 "$logdir/precompile-$mode.log"; fi
+    rm -rf "$pre_dir"
+  done
+  speedup="$(awk -v s="${pre[sequential]:-0}" -v p="${pre[parallel]:-0}" 'BEGIN { if (p > 0) printf "%.1f", s / p; else print "?" }')"
+  precompile_line="cold, every module: sequential ${pre[sequential]:-?} ms, thread pool ${pre[parallel]:-?} ms (${speedup}x; $(nproc 2>/dev/null || echo '?') cores)"
+  [ "$precompile_rc" -ne 0 ] && precompile_line="$precompile_line; FAILED (rc $precompile_rc)"
+fi
+
 # --- the full bench ------------------------------------------------------------------
 bench_rc=skipped
 if [ "${SKIP_BENCH:-0}" != 1 ] && [ "$build_rc" -eq 0 ]; then
@@ -177,6 +208,7 @@ overall=0
 [ "$ctest_rc" != skipped ] && [ "$ctest_rc" -ne 0 ] && overall=1
 [ "$bench_rc" != skipped ] && [ "$bench_rc" -ne 0 ] && overall=1
 [ "$compile_rc" -ne 0 ] && overall=1
+[ "$precompile_rc" -ne 0 ] && overall=1
 
 {
   section "gpu-check summary"
@@ -192,6 +224,7 @@ overall=0
     fi
   fi
   echo "compile: $compile_line"
+  echo "precompile: $precompile_line"
   if [ "$bench_rc" = skipped ]; then
     echo "bench:   skipped"
   else

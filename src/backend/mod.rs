@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use crate::dtype::{DType, Op, Order, ScanMode};
-use crate::error::{internal, Result};
+use crate::error::{internal, invalid, Result};
 use crate::life::{Geometry, LifeEngine};
 
 /// Which backend a context runs on (ABI values of `gpuprims_backend`).
@@ -62,6 +62,8 @@ pub trait Backend: Send + Sync {
     /// Later work goes to the caller's stream; NULL restores the context's own.
     fn set_stream(&self, stream: *mut c_void) -> Result<()>;
     fn synchronize(&self) -> Result<()>;
+    /// Compiles and loads every kernel the backend has (nothing on the host).
+    fn precompile(&self) -> Result<()>;
     fn write(&self, mem: &Memory, offset: usize, src: &[u8]) -> Result<()>;
     fn read(&self, mem: &Memory, offset: usize, dst: &mut [u8]) -> Result<()>;
     fn copy(&self, dst: &Memory, src: &Memory, bytes: usize) -> Result<()>;
@@ -146,23 +148,41 @@ impl Buffer {
     }
 }
 
-/// Opens a backend. AUTO picks CUDA when a driver and device are usable; the
-/// environment variable GPUPRIMS_BACKEND=cuda|host overrides AUTO.
+/// What GPUPRIMS_BACKEND asks AUTO to open: nothing (unset or empty), CUDA or the host.
+/// Any other value is an error naming it, so a typo is not silently ignored.
+fn backend_from_env() -> Result<Option<BackendKind>> {
+    let Some(raw) = std::env::var_os("GPUPRIMS_BACKEND") else {
+        return Ok(None);
+    };
+    let value = raw.to_string_lossy();
+    match value.trim().to_ascii_lowercase().as_str() {
+        "" => Ok(None),
+        "cuda" => Ok(Some(BackendKind::Cuda)),
+        "host" => Ok(Some(BackendKind::Host)),
+        _ => Err(invalid(format!(
+            "the environment variable GPUPRIMS_BACKEND={value:?} is not a backend: use cuda or host, or unset it"
+        ))),
+    }
+}
+
+/// Opens a backend. AUTO picks CUDA when a driver and device are usable, else the host,
+/// whose device name then carries the reason; the environment variable
+/// GPUPRIMS_BACKEND=cuda|host overrides AUTO, and any other value of it fails AUTO.
 pub fn open(kind: BackendKind, device: i32) -> Result<Arc<ContextShared>> {
-    let kind = match kind {
-        BackendKind::Auto => match std::env::var("GPUPRIMS_BACKEND").ok().as_deref() {
-            Some("cuda") | Some("CUDA") => BackendKind::Cuda,
-            Some("host") | Some("HOST") => BackendKind::Host,
-            _ => BackendKind::Auto,
+    let (kind, from_env) = match kind {
+        BackendKind::Auto => match backend_from_env()? {
+            Some(k) => (k, true),
+            None => (BackendKind::Auto, false),
         },
-        k => k,
+        k => (k, false),
     };
     let backend: Box<dyn Backend> = match kind {
+        BackendKind::Host if from_env => Box::new(host::HostBackend::chosen_because("GPUPRIMS_BACKEND=host")),
         BackendKind::Host => Box::new(host::HostBackend::new()),
         BackendKind::Cuda => Box::new(cuda::CudaBackend::open(device)?),
         BackendKind::Auto => match cuda::CudaBackend::open(device) {
             Ok(b) => Box::new(b),
-            Err(_) => Box::new(host::HostBackend::new()),
+            Err(e) => Box::new(host::HostBackend::chosen_because(&format!("CUDA unavailable: {e}"))),
         },
     };
     Ok(ContextShared::new(backend))

@@ -31,17 +31,17 @@ fn byte_range(buf: &Buffer, offset: usize, count: usize) -> Result<(usize, usize
     }
 }
 
-/// Allocates a buffer of `len` elements of type `t` (contents unspecified).
+/// Allocates a buffer of `len` elements of type `dtype` (contents unspecified).
 #[no_mangle]
 pub extern "C" fn gpuprims_buffer_create(
     ctx: *mut gpuprims_context,
-    t: gpuprims_dtype,
+    dtype: gpuprims_dtype,
     len: usize,
     out: *mut *mut gpuprims_buffer,
 ) -> gpuprims_status {
     guard("gpuprims_buffer_create", || {
         let c = try_ref(ctx, "ctx")?;
-        let dtype = DType::from_raw(t).map_err(|e| invalid(format!("t: {e}")))?;
+        let dtype = DType::from_raw(dtype).map_err(|e| invalid(format!("dtype: {e}")))?;
         require(out, "out")?;
         let memory = c.backend.allocate(byte_size(dtype, len)?)?;
         write_out(out, new_buffer(c, dtype, len, memory));
@@ -49,19 +49,19 @@ pub extern "C" fn gpuprims_buffer_create(
     })
 }
 
-/// Allocates a buffer of `len` elements of type `t` and copies them from host memory
+/// Allocates a buffer of `len` elements of type `dtype` and copies them from host memory
 /// at `src` (which may be NULL only when `len` is 0).
 #[no_mangle]
 pub extern "C" fn gpuprims_buffer_from_host(
     ctx: *mut gpuprims_context,
-    t: gpuprims_dtype,
+    dtype: gpuprims_dtype,
     src: *const c_void,
     len: usize,
     out: *mut *mut gpuprims_buffer,
 ) -> gpuprims_status {
     guard("gpuprims_buffer_from_host", || {
         let c = try_ref(ctx, "ctx")?;
-        let dtype = DType::from_raw(t).map_err(|e| invalid(format!("t: {e}")))?;
+        let dtype = DType::from_raw(dtype).map_err(|e| invalid(format!("dtype: {e}")))?;
         if len > 0 {
             require(src, "src")?;
         }
@@ -78,20 +78,20 @@ pub extern "C" fn gpuprims_buffer_from_host(
     })
 }
 
-/// Wraps `len` elements of type `t` of device memory the caller owns (CUDA backend;
+/// Wraps `len` elements of type `dtype` of device memory the caller owns (CUDA backend;
 /// the memory must be on the context's device). gpuprims never frees it; it must
 /// outlive the buffer. Host backend: GPUPRIMS_STATUS_UNSUPPORTED.
 #[no_mangle]
 pub extern "C" fn gpuprims_buffer_wrap_device(
     ctx: *mut gpuprims_context,
-    t: gpuprims_dtype,
+    dtype: gpuprims_dtype,
     device_ptr: *mut c_void,
     len: usize,
     out: *mut *mut gpuprims_buffer,
 ) -> gpuprims_status {
     guard("gpuprims_buffer_wrap_device", || {
         let c = try_ref(ctx, "ctx")?;
-        let dtype = DType::from_raw(t).map_err(|e| invalid(format!("t: {e}")))?;
+        let dtype = DType::from_raw(dtype).map_err(|e| invalid(format!("dtype: {e}")))?;
         if len > 0 {
             require(device_ptr, "device_ptr")?;
         }

@@ -1,12 +1,15 @@
-//! Version, status names and the thread's last error.
+//! Version, status names, element sizes and the thread's last error.
 
 use std::ffi::{c_char, CStr};
 
 use super::types::*;
 use super::write_text;
+use crate::dtype::DType;
 use crate::error::with_last_error;
 
-/// The library version as (major << 16) | (minor << 8) | patch.
+/// The version of the library loaded, as (major << 16) | (minor << 8) | patch; compare
+/// with GPUPRIMS_VERSION, the version of the header compiled against. Libraries of
+/// one major version keep the ABI (the shared library is libgpuprims.so.<major>).
 #[no_mangle]
 pub extern "C" fn gpuprims_version() -> u32 {
     let part = |s: &str| s.parse::<u32>().unwrap_or(0);
@@ -45,4 +48,12 @@ pub extern "C" fn gpuprims_status_name(s: gpuprims_status) -> *const c_char {
 #[no_mangle]
 pub extern "C" fn gpuprims_last_error(buf: *mut c_char, len: usize) -> usize {
     std::panic::catch_unwind(|| with_last_error(|msg| write_text(msg, buf, len))).unwrap_or(0)
+}
+
+/// The bytes of one element of `dtype` (1, 2, 4 or 8); 0 for a value that is no dtype.
+/// Buffer lengths, offsets and counts are in elements: a host array of `len` elements
+/// of `dtype` holds len * gpuprims_dtype_size(dtype) bytes.
+#[no_mangle]
+pub extern "C" fn gpuprims_dtype_size(dtype: gpuprims_dtype) -> usize {
+    DType::from_raw(dtype).map_or(0, |d| d.size())
 }

@@ -2,8 +2,9 @@
 //! opaque handles and their casts, the panic boundary, and text output.
 //! No algorithm lives here: arguments are checked, then the backend is called.
 
-pub mod buffer;
+// cbindgen declares functions in module order: contexts come first in the header.
 pub mod context;
+pub mod buffer;
 pub mod info;
 pub mod life;
 pub mod reduce;

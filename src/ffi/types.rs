@@ -17,7 +17,10 @@ pub struct gpuprims_buffer {
 
 /// Result of every gpuprims call. GPUPRIMS_STATUS_OK is 0; on any other value the
 /// call changed nothing it could check beforehand, and gpuprims_last_error() says why.
+/// gpuprims_status_name() gives a status's name.
 pub type gpuprims_status = u32;
+/// Success: the out-parameters are written (on CUDA, work may still be running in
+/// stream order; see the functions that wait).
 pub const GPUPRIMS_STATUS_OK: gpuprims_status = 0;
 /// A required pointer argument was NULL.
 pub const GPUPRIMS_STATUS_NULL_ARGUMENT: gpuprims_status = 1;
@@ -29,6 +32,9 @@ pub const GPUPRIMS_STATUS_TYPE_MISMATCH: gpuprims_status = 3;
 pub const GPUPRIMS_STATUS_SIZE_MISMATCH: gpuprims_status = 4;
 /// A buffer of another context.
 pub const GPUPRIMS_STATUS_CONTEXT_MISMATCH: gpuprims_status = 5;
+/// Memory could not be allocated: device memory on CUDA (buffers or the temporary
+/// memory a primitive needs), host memory on the host backend. Nothing was changed;
+/// freeing buffers and retrying may succeed.
 pub const GPUPRIMS_STATUS_OUT_OF_MEMORY: gpuprims_status = 6;
 /// No usable CUDA driver or device.
 pub const GPUPRIMS_STATUS_NO_DEVICE: gpuprims_status = 7;
@@ -36,22 +42,27 @@ pub const GPUPRIMS_STATUS_NO_DEVICE: gpuprims_status = 7;
 pub const GPUPRIMS_STATUS_DRIVER_ERROR: gpuprims_status = 8;
 /// NVRTC could not compile a kernel (or is missing).
 pub const GPUPRIMS_STATUS_COMPILE_ERROR: gpuprims_status = 9;
-/// The operation does not exist on this backend.
+/// The operation does not exist on this backend (a device pointer or a CUDA stream on
+/// the host backend, say).
 pub const GPUPRIMS_STATUS_UNSUPPORTED: gpuprims_status = 10;
+/// Text input (a Life rule, an RLE pattern) is malformed; what it would have changed
+/// is unchanged.
 pub const GPUPRIMS_STATUS_PARSE_ERROR: gpuprims_status = 11;
 /// A bug in gpuprims (a caught panic, a broken invariant).
 pub const GPUPRIMS_STATUS_INTERNAL_ERROR: gpuprims_status = 12;
 
 /// Where a context runs its work.
 pub type gpuprims_backend = u32;
-/// CUDA when a driver and device are usable, else the host; GPUPRIMS_BACKEND=cuda|host
-/// in the environment overrides it.
+/// CUDA when a driver and device are usable, else the host (the device name then says
+/// why CUDA was not used); GPUPRIMS_BACKEND=cuda|host in the environment overrides it.
 pub const GPUPRIMS_BACKEND_AUTO: gpuprims_backend = 0;
 pub const GPUPRIMS_BACKEND_CUDA: gpuprims_backend = 1;
 /// The CPU (rayon); also the reference implementation.
 pub const GPUPRIMS_BACKEND_HOST: gpuprims_backend = 2;
 
-/// Element type of a buffer. Zero is never valid.
+/// Element type of a buffer: signed and unsigned integers of 8 to 64 bits, IEEE-754
+/// floats of 32 and 64 bits, in the machine's byte order. gpuprims_dtype_size() gives
+/// the bytes of one element. Zero is never valid.
 pub type gpuprims_dtype = u32;
 pub const GPUPRIMS_DTYPE_I8: gpuprims_dtype = 1;
 pub const GPUPRIMS_DTYPE_U8: gpuprims_dtype = 2;

@@ -18,6 +18,7 @@ use super::launch::{launch, Arg};
 use super::loader::ModuleSpec;
 use super::memory::DeviceMemory;
 use super::sources;
+use super::modules::Module;
 use super::tuning::knob;
 use crate::error::Result;
 use crate::life::rule::Rule;
@@ -67,6 +68,18 @@ pub fn module(rule: Rule, gens: u32) -> ModuleSpec {
 /// The population module.
 pub fn population_module() -> ModuleSpec {
     ModuleSpec { source: sources::LIFE_POPULATION, options: vec![] }
+}
+
+/// What precompile compiles for Life: the default rule (B3/S23) at every generation
+/// count a step launches (the full launches and each possible remainder), and the
+/// population count. Other rules compile on first use.
+pub fn modules() -> Vec<Module> {
+    let rule = Rule::LIFE;
+    let mut all: Vec<Module> = (1..=policy().gens)
+        .map(|gens| Module { source: sources::LIFE, variant: variant(rule, gens), spec: module(rule, gens), label: format!("{rule} x{gens}") })
+        .collect();
+    all.push(Module { source: sources::LIFE_POPULATION, variant: 0, spec: population_module(), label: "population".into() });
+    all
 }
 
 /// Module variant key of (rule, gens): 9 + 9 + 7 bits.

@@ -5,6 +5,7 @@
 use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 use std::ffi::CString;
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use cudarc::driver::result as drv;
@@ -56,16 +57,20 @@ fn nvrtc_version() -> Result<String> {
 
 /// The CUBIN of `spec` for `arch`: from memory, else disk, else NVRTC.
 pub fn cubin(spec: &ModuleSpec, arch: &str) -> Result<Arc<Vec<u8>>> {
+    cubin_cached_in(spec, arch, disk_cache::cache_dir().as_deref())
+}
+
+/// `cubin` with the disk cache in `dir` (None: no disk cache).
+pub fn cubin_cached_in(spec: &ModuleSpec, arch: &str, dir: Option<&Path>) -> Result<Arc<Vec<u8>>> {
     let key = spec.key(arch, &nvrtc_version()?);
     if let Some(c) = CUBINS.lock().unwrap().get(&key) {
         return Ok(c.clone());
     }
-    let dir = disk_cache::cache_dir();
-    let bytes = match dir.as_deref().and_then(|d| disk_cache::load(d, &key)) {
+    let bytes = match dir.and_then(|d| disk_cache::load(d, &key)) {
         Some(b) => b,
         None => {
             let compiled = nvrtc::compile(spec.source.name, spec.source.text, arch, &spec.options)?;
-            if let Some(d) = dir.as_deref() {
+            if let Some(d) = dir {
                 disk_cache::store(d, &key, &compiled.cubin);
             }
             compiled.cubin
@@ -74,6 +79,13 @@ pub fn cubin(spec: &ModuleSpec, arch: &str) -> Result<Arc<Vec<u8>>> {
     let bytes = Arc::new(bytes);
     CUBINS.lock().unwrap().insert(key, bytes.clone());
     Ok(bytes)
+}
+
+/// Whether the CUBIN of `spec` for `arch` is in this process's memory cache.
+#[cfg(test)]
+pub fn cached_in_memory(spec: &ModuleSpec, arch: &str) -> bool {
+    let key = spec.key(arch, &nvrtc_version().unwrap());
+    CUBINS.lock().unwrap().contains_key(&key)
 }
 
 struct LoadedModule {
@@ -108,6 +120,38 @@ impl Loader {
         Loader { arch, modules: Mutex::new(HashMap::new()), occupancy: Mutex::new(HashMap::new()) }
     }
 
+    /// The architecture this loader compiles for ("sm_90").
+    pub fn arch(&self) -> &str {
+        &self.arch
+    }
+
+    /// The module of `source` instantiated as `variant`, compiled and loaded on first use.
+    fn loaded<'m>(
+        &self,
+        modules: &'m mut HashMap<ModuleKey, LoadedModule>,
+        source: Source,
+        variant: u32,
+        spec: impl FnOnce() -> ModuleSpec,
+    ) -> Result<&'m mut LoadedModule> {
+        Ok(match modules.entry((source.name, variant)) {
+            Entry::Occupied(e) => e.into_mut(),
+            Entry::Vacant(e) => {
+                let image = cubin(&spec(), &self.arch)?;
+                // SAFETY: a CUBIN NVRTC produced for this architecture.
+                let module =
+                    unsafe { drv::module::load_data(image.as_ptr() as *const _) }.during("cuModuleLoadData")?;
+                e.insert(LoadedModule { module, functions: HashMap::new() })
+            }
+        })
+    }
+
+    /// Loads the module of `source` instantiated as `variant` unless it is loaded (a
+    /// first call then finds it). The context must be current.
+    pub fn load(&self, source: Source, variant: u32, spec: impl FnOnce() -> ModuleSpec) -> Result<()> {
+        let mut modules = self.modules.lock().unwrap();
+        self.loaded(&mut modules, source, variant, spec).map(|_| ())
+    }
+
     /// Kernel `kernel` of `source` instantiated as `variant`. On a hit this is two
     /// lookups on static keys; only the first use builds the spec (`spec()`),
     /// compiles and loads the module. The context must be current.
@@ -119,16 +163,7 @@ impl Loader {
         spec: impl FnOnce() -> ModuleSpec,
     ) -> Result<CUfunction> {
         let mut modules = self.modules.lock().unwrap();
-        let loaded = match modules.entry((source.name, variant)) {
-            Entry::Occupied(e) => e.into_mut(),
-            Entry::Vacant(e) => {
-                let image = cubin(&spec(), &self.arch)?;
-                // SAFETY: a CUBIN NVRTC produced for this architecture.
-                let module =
-                    unsafe { drv::module::load_data(image.as_ptr() as *const _) }.during("cuModuleLoadData")?;
-                e.insert(LoadedModule { module, functions: HashMap::new() })
-            }
-        };
+        let loaded = self.loaded(&mut modules, source, variant, spec)?;
         if let Some(&f) = loaded.functions.get(kernel) {
             return Ok(f);
         }

@@ -8,7 +8,9 @@ mod launch;
 mod life;
 mod loader;
 mod memory;
+mod modules;
 mod nvrtc;
+mod precompile;
 mod radix_sort;
 mod reduce;
 mod scan;
@@ -141,6 +143,10 @@ impl Backend for CudaBackend {
         scan::scan(&self.shared, input.as_device()?, output.as_device()?, dtype, len, op, mode)
     }
 
+    fn precompile(&self) -> Result<()> {
+        precompile::precompile(&self.shared)
+    }
+
     fn radix_sort(&self, keys: &Memory, key_dtype: DType, values: Option<SortValues>, len: usize, order: Order) -> Result<()> {
         let values = match values {
             Some(v) => Some((v.memory.as_device()?, v.dtype)),
@@ -182,29 +188,6 @@ impl Backend for CudaBackend {
 mod tests {
     use super::*;
 
-    /// Every module the library instantiates.
-    fn all_modules() -> Vec<(String, loader::ModuleSpec)> {
-        let mut all: Vec<(String, loader::ModuleSpec)> =
-            DType::ALL.iter().flat_map(|&d| [(d.name().to_string(), reduce::module(d)), (d.name().to_string(), scan::module(d))]).collect();
-        all.extend(
-            radix_sort::all_variants()
-                .into_iter()
-                .map(|(k, v, f)| (format!("keys {k}B{} values {v}B", if f { " float" } else { "" }), radix_sort::module(k, v, f))),
-        );
-        all.extend(
-            select::all_variants()
-                .into_iter()
-                .map(|(k, f)| (format!("select {k}B{}", if f { " float" } else { "" }), select::module(k, f))),
-        );
-        for rule in [crate::life::rule::Rule::LIFE, crate::life::rule::parse("B36/S23").unwrap(), crate::life::rule::parse("B0123/S").unwrap()] {
-            for gens in [1, 5, 8, 12] {
-                all.push((format!("{rule} x{gens}"), life::module(rule, gens)));
-            }
-        }
-        all.push(("population".into(), life::population_module()));
-        all
-    }
-
     /// NVRTC needs no GPU: every kernel module compiles for sm_80 and sm_90 without
     /// an error or a warning. Skips when NVRTC is absent, unless
     /// GPUPRIMS_REQUIRE_NVRTC=1 (CI sets it), which makes absence a failure.
@@ -220,7 +203,7 @@ mod tests {
         }
         let mut failures = Vec::new();
         for arch in ["sm_80", "sm_90"] {
-            for (what, spec) in all_modules() {
+            for modules::Module { label: what, spec, .. } in modules::all() {
                 match nvrtc::compile(spec.source.name, spec.source.text, arch, &spec.options) {
                     Ok(c) if c.log.is_empty() => assert!(!c.cubin.is_empty()),
                     Ok(c) => failures.push(format!("{} {what} {arch}: warnings:\n{}", spec.source.name, c.log)),

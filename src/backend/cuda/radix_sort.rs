@@ -10,6 +10,7 @@ use super::context::CudaShared;
 use super::driver::DriverContext;
 use super::launch::{launch, Arg};
 use super::loader::ModuleSpec;
+use super::modules::Module;
 use super::memory::DeviceMemory;
 use super::sources;
 use super::tuning::knob;
@@ -91,9 +92,26 @@ pub fn module(key_bytes: usize, value_bytes: usize, float_keys: bool) -> ModuleS
     }
 }
 
+/// The loader's variant key of the module for these widths and key kind.
+fn variant(key_bytes: usize, value_bytes: usize, float_keys: bool) -> u32 {
+    (key_bytes * 16 + value_bytes) as u32 | (float_keys as u32) << 8
+}
+
+/// Every module of the radix sort, for gpuprims_context_precompile (modules.rs).
+pub fn modules() -> Vec<Module> {
+    all_variants()
+        .into_iter()
+        .map(|(k, v, f)| Module {
+            source: sources::RADIX_SORT,
+            variant: variant(k, v, f),
+            spec: module(k, v, f),
+            label: format!("keys {k}B{} values {v}B", if f { " float" } else { "" }),
+        })
+        .collect()
+}
+
 /// Every (key width, value width, float keys) the library instantiates.
-#[cfg(test)]
-pub fn all_variants() -> Vec<(usize, usize, bool)> {
+fn all_variants() -> Vec<(usize, usize, bool)> {
     let floats = |k: usize| if k >= 4 { vec![false, true] } else { vec![false] };
     [1, 2, 4, 8]
         .into_iter()
@@ -133,7 +151,7 @@ pub fn sort(
     }
     let passes = key_bytes * 8 / RADIX_BITS;
     let float_keys = matches!(key_dtype, DType::F32 | DType::F64);
-    let variant = (key_bytes * 16 + value_bytes) as u32 | (float_keys as u32) << 8;
+    let variant = variant(key_bytes, value_bytes, float_keys);
     let spec = || module(key_bytes, value_bytes, float_keys);
     let load = |kernel| shared.loader.function(sources::RADIX_SORT, variant, kernel, spec);
 

@@ -7,6 +7,7 @@ use super::driver::DriverContext;
 use super::launch::{launch, Arg};
 use super::loader::{variant, ModuleSpec};
 use super::memory::DeviceMemory;
+use super::modules::Module;
 use super::sources;
 use super::tuning::knob;
 use crate::dtype::{DType, Op};
@@ -20,6 +21,14 @@ struct Policy {
 
 fn policy(_dtype: DType) -> Policy {
     Policy { block: knob("reduce.block", 256), vecs: knob("reduce.vecs", 4) }
+}
+
+/// Every module of the reduce, one per dtype, for gpuprims_context_precompile (modules.rs).
+pub fn modules() -> Vec<Module> {
+    DType::ALL
+        .iter()
+        .map(|&d| Module { source: sources::REDUCE, variant: variant(d), spec: module(d), label: d.name().to_string() })
+        .collect()
 }
 
 /// The reduce module for `dtype`.

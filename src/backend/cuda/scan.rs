@@ -4,6 +4,7 @@ use super::context::{tagged_words, CudaShared, SCAN_TICKET_OFFSET};
 use super::launch::{launch, Arg};
 use super::loader::{variant, ModuleSpec};
 use super::memory::DeviceMemory;
+use super::modules::Module;
 use super::sources;
 use super::tuning::knob;
 use crate::dtype::{DType, Op, ScanMode};
@@ -36,6 +37,14 @@ fn policy(dtype: DType) -> Policy {
         items: knob(items_knob, items),
         window: knob("scan.window", window),
     }
+}
+
+/// Every module of the scan, one per dtype, for gpuprims_context_precompile (modules.rs).
+pub fn modules() -> Vec<Module> {
+    DType::ALL
+        .iter()
+        .map(|&d| Module { source: sources::SCAN, variant: variant(d), spec: module(d), label: d.name().to_string() })
+        .collect()
 }
 
 /// The scan module for `dtype`.

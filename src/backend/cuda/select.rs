@@ -11,6 +11,7 @@ use super::driver::DriverContext;
 use super::launch::{launch, Arg};
 use super::loader::ModuleSpec;
 use super::memory::DeviceMemory;
+use super::modules::Module;
 use super::radix_sort;
 use super::sources;
 use super::tuning::knob;
@@ -72,9 +73,21 @@ pub fn module(key_bytes: usize, float_keys: bool) -> ModuleSpec {
 }
 
 /// Every (key width, float keys) the library instantiates.
-#[cfg(test)]
-pub fn all_variants() -> Vec<(usize, bool)> {
-    vec![(1, false), (2, false), (4, false), (4, true), (8, false), (8, true)]
+pub fn modules() -> Vec<Module> {
+    [(1, false), (2, false), (4, false), (4, true), (8, false), (8, true)]
+        .into_iter()
+        .map(|(k, f)| Module {
+            source: sources::SELECT,
+            variant: variant(k, f),
+            spec: module(k, f),
+            label: format!("select {k}B{}", if f { " float" } else { "" }),
+        })
+        .collect()
+}
+
+/// The loader's key of the module for (key width, float keys).
+fn variant(key_bytes: usize, float_keys: bool) -> u32 {
+    (key_bytes * 16) as u32 | (float_keys as u32) << 8
 }
 
 /// Where the band lies: sample ranks around the wanted rank, with room for the
@@ -297,8 +310,7 @@ fn find_rank(
 }
 
 fn function(shared: &CudaShared, key_bytes: usize, float_keys: bool, kernel: &'static str) -> Result<CUfunction> {
-    let variant = (key_bytes * 16) as u32 | (float_keys as u32) << 8;
-    shared.loader.function(sources::SELECT, variant, kernel, || module(key_bytes, float_keys))
+    shared.loader.function(sources::SELECT, variant(key_bytes, float_keys), kernel, || module(key_bytes, float_keys))
 }
 
 /// The element of rank `k` (ascending) into host memory: written by the device into

@@ -17,11 +17,20 @@ use crate::dtype::{DType, Op, Order, ScanMode};
 use crate::error::{unsupported, Result};
 use crate::life::{Geometry, LifeEngine};
 
-pub struct HostBackend;
+pub struct HostBackend {
+    /// Why this backend was chosen when the caller did not name it (AUTO), shown in
+    /// the device name.
+    reason: Option<String>,
+}
 
 impl HostBackend {
     pub fn new() -> HostBackend {
-        HostBackend
+        HostBackend { reason: None }
+    }
+
+    /// A host backend opened for AUTO, which says why in its device name.
+    pub fn chosen_because(reason: &str) -> HostBackend {
+        HostBackend { reason: Some(reason.to_string()) }
     }
 }
 
@@ -37,7 +46,11 @@ impl Backend for HostBackend {
     }
 
     fn device_name(&self) -> String {
-        format!("host ({} threads)", rayon::current_num_threads())
+        let threads = rayon::current_num_threads();
+        match &self.reason {
+            Some(reason) => format!("host ({threads} threads; {reason})"),
+            None => format!("host ({threads} threads)"),
+        }
     }
 
     fn allocate(&self, bytes: usize) -> Result<Memory> {
@@ -62,6 +75,10 @@ impl Backend for HostBackend {
 
     fn synchronize(&self) -> Result<()> {
         Ok(())
+    }
+
+    fn precompile(&self) -> Result<()> {
+        Ok(()) // nothing is compiled at run time on the host
     }
 
     fn write(&self, mem: &Memory, offset: usize, src: &[u8]) -> Result<()> {

@@ -1,0 +1,47 @@
+# pkg_config_consumer.cmake (cmake -P): builds consumer.c against the installed gpuprims
+# the way the README says, with flags from pkg-config only, and runs it:
+#   cc consumer.c $(pkg-config --cflags --libs gpuprims) -Wl,-rpath,$(pkg-config --variable=libdir gpuprims)
+#   cc consumer.c $(pkg-config --cflags --libs gpuprims-static)
+# The static program must not need libgpuprims.so at all.
+#   -DPKG_CONFIG= -DPREFIX= -DLIBDIR= -DCC= -DSOURCE= -DWORK= [-DREADELF=]
+foreach(_v PKG_CONFIG PREFIX LIBDIR CC SOURCE WORK)
+  if(NOT DEFINED ${_v})
+    message(FATAL_ERROR "pkg_config_consumer.cmake: -D${_v}= is required")
+  endif()
+endforeach()
+set(ENV{PKG_CONFIG_PATH} "${PREFIX}/${LIBDIR}/pkgconfig")
+file(MAKE_DIRECTORY "${WORK}")
+
+function(pkg_config out)
+  execute_process(COMMAND "${PKG_CONFIG}" ${ARGN} OUTPUT_VARIABLE _text RESULT_VARIABLE _rc OUTPUT_STRIP_TRAILING_WHITESPACE)
+  if(NOT _rc EQUAL 0)
+    message(FATAL_ERROR "pkg-config ${ARGN} failed (${_rc})")
+  endif()
+  message(STATUS "pkg-config ${ARGN}: ${_text}")
+  separate_arguments(_list UNIX_COMMAND "${_text}")
+  set(${out} "${_list}" PARENT_SCOPE)
+endfunction()
+
+function(build_and_run exe)
+  execute_process(COMMAND "${CC}" "${SOURCE}" -o "${WORK}/${exe}" ${ARGN} RESULT_VARIABLE _rc)
+  if(NOT _rc EQUAL 0)
+    message(FATAL_ERROR "${CC} ${SOURCE} -o ${exe} ${ARGN} failed (${_rc})")
+  endif()
+  execute_process(COMMAND "${WORK}/${exe}" RESULT_VARIABLE _rc)
+  if(NOT _rc EQUAL 0)
+    message(FATAL_ERROR "${exe} failed (${_rc})")
+  endif()
+endfunction()
+
+pkg_config(_shared --cflags --libs gpuprims)
+pkg_config(_libdir --variable=libdir gpuprims)
+build_and_run(consumer_pc_shared ${_shared} "-Wl,-rpath,${_libdir}")
+
+pkg_config(_static --cflags --libs gpuprims-static)
+build_and_run(consumer_pc_static ${_static})
+if(READELF)
+  execute_process(COMMAND "${READELF}" -d "${WORK}/consumer_pc_static" OUTPUT_VARIABLE _dynamic)
+  if(_dynamic MATCHES "libgpuprims")
+    message(FATAL_ERROR "consumer_pc_static needs a shared libgpuprims:\n${_dynamic}")
+  endif()
+endif()

@@ -1,0 +1,204 @@
+// test_hpp: the C++ wrapper gpuprims.hpp on the default backend (GPUPRIMS_BACKEND may
+// choose it), checked against plain loops: context, buffer<T> for several element types
+// (dtype from T, move-only), reduce, reduce into a buffer, scan (in place and out of
+// place), radix sort of keys and of pairs, precompile, and failures as gpuprims::error
+// carrying the status and the library's message.
+#include <gpuprims.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <numeric>
+#include <random>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace gp = gpuprims;
+
+static int failures = 0;
+
+#define CHECK(cond, ...)                                     \
+  do {                                                       \
+    if (!(cond)) {                                           \
+      std::printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
+      std::printf(__VA_ARGS__);                              \
+      std::printf("\n");                                     \
+      ++failures;                                            \
+    }                                                        \
+  } while (0)
+
+// Runs f, which must throw gpuprims::error with `status` and a message containing `text`.
+template <class F>
+static void expect_error(const char *what, gpuprims_status status, const char *text, F &&f) {
+  try {
+    f();
+    CHECK(false, "%s: no exception (expected %s)", what, gpuprims_status_name(status));
+  } catch (const gp::error &e) {
+    CHECK(e.status() == status, "%s: status %s, expected %s (%s)", what, e.status_name(),
+          gpuprims_status_name(status), e.what());
+    CHECK(std::strstr(e.what(), text) != nullptr, "%s: message \"%s\" does not mention \"%s\"", what, e.what(), text);
+  }
+}
+
+static_assert(gp::dtype_of<int8_t>() == GPUPRIMS_DTYPE_I8 && gp::dtype_of<uint8_t>() == GPUPRIMS_DTYPE_U8);
+static_assert(gp::dtype_of<int16_t>() == GPUPRIMS_DTYPE_I16 && gp::dtype_of<uint16_t>() == GPUPRIMS_DTYPE_U16);
+static_assert(gp::dtype_of<int32_t>() == GPUPRIMS_DTYPE_I32 && gp::dtype_of<uint32_t>() == GPUPRIMS_DTYPE_U32);
+static_assert(gp::dtype_of<int64_t>() == GPUPRIMS_DTYPE_I64 && gp::dtype_of<uint64_t>() == GPUPRIMS_DTYPE_U64);
+static_assert(gp::dtype_of<long long>() == GPUPRIMS_DTYPE_I64);
+static_assert(gp::dtype_of<float>() == GPUPRIMS_DTYPE_F32 && gp::dtype_of<double>() == GPUPRIMS_DTYPE_F64);
+static_assert(gp::dtype_of<bool>() == 0 && gp::dtype_of<void *>() == 0);
+static_assert(!std::is_copy_constructible_v<gp::buffer<int>> && std::is_nothrow_move_constructible_v<gp::buffer<int>>);
+static_assert(!std::is_copy_constructible_v<gp::context> && std::is_nothrow_move_constructible_v<gp::context>);
+
+// What SUM accumulates in: T for floats; for integers the unsigned type of T's width,
+// so that the reference wraps as the library does.
+template <class T, bool = std::is_floating_point_v<T>>
+struct sum_type {
+  using type = T;
+};
+template <class T>
+struct sum_type<T, false> {
+  using type = std::make_unsigned_t<T>;
+};
+
+// Sums, scans and sorts of random T checked against std:: on the host.
+template <class T>
+static void check_type(gp::context &ctx, std::mt19937_64 &rng, std::size_t n) {
+  std::vector<T> data(n);
+  for (auto &x : data) {
+    if constexpr (std::is_floating_point_v<T>) {
+      x = static_cast<T>(static_cast<int>(rng() % 33) - 16);  // small integers: sums are exact in any order
+    } else {
+      x = static_cast<T>(rng());
+    }
+  }
+  auto buf = gp::buffer<T>::from_host(ctx, data);
+  CHECK(buf.size() == n, "size %zu, expected %zu", buf.size(), n);
+  gpuprims_dtype d = 0;
+  CHECK(gpuprims_buffer_dtype(buf.get(), &d) == GPUPRIMS_STATUS_OK && d == gp::dtype_of<T>(), "dtype %u", (unsigned)d);
+  CHECK(gpuprims_dtype_size(d) == sizeof(T), "dtype_size %zu, sizeof %zu", gpuprims_dtype_size(d), sizeof(T));
+
+  using Acc = typename sum_type<T>::type;
+  Acc want = 0;
+  for (T x : data) want = static_cast<Acc>(want + static_cast<Acc>(x));
+  T sum = gp::reduce(ctx, buf, gp::op::sum);
+  CHECK(sum == static_cast<T>(want), "reduce sum of %zu elements of dtype %u", n, (unsigned)d);
+  T mx = gp::reduce(ctx, buf, gp::op::max);
+  CHECK(mx == *std::max_element(data.begin(), data.end()), "reduce max, dtype %u", (unsigned)d);
+  gp::buffer<T> one(ctx, 1);
+  gp::reduce(ctx, buf, gp::op::min, one);
+  CHECK(one.to_host()[0] == *std::min_element(data.begin(), data.end()), "reduce min into a buffer, dtype %u",
+        (unsigned)d);
+
+  // Exclusive scan out of place, then inclusive in place.
+  gp::buffer<T> out(ctx, n);
+  gp::scan(ctx, buf, out, gp::op::sum, gp::scan_mode::exclusive);
+  std::vector<T> got = out.to_host();
+  Acc running = 0;
+  std::size_t bad = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (got[i] != static_cast<T>(running)) ++bad;
+    running = static_cast<Acc>(running + static_cast<Acc>(data[i]));
+  }
+  CHECK(bad == 0, "exclusive scan: %zu of %zu wrong, dtype %u", bad, n, (unsigned)d);
+  gp::scan(ctx, buf, buf, gp::op::max, gp::scan_mode::inclusive);
+  got = buf.to_host();
+  T best = data[0];
+  bad = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    best = std::max(best, data[i]);
+    if (got[i] != best) ++bad;
+  }
+  CHECK(bad == 0, "inclusive max scan in place: %zu of %zu wrong, dtype %u", bad, n, (unsigned)d);
+
+  // Pairs: keys descending with their indices, stable.
+  buf.write(data);
+  std::vector<uint32_t> index(n);
+  std::iota(index.begin(), index.end(), 0u);
+  auto values = gp::buffer<uint32_t>::from_host(ctx, index);
+  gp::radix_sort(ctx, buf, values, gp::order::descending);
+  std::vector<uint32_t> want_index = index;
+  std::stable_sort(want_index.begin(), want_index.end(), [&](uint32_t a, uint32_t b) { return data[a] > data[b]; });
+  CHECK(values.to_host() == want_index, "pairs sort (descending, stable), dtype %u", (unsigned)d);
+  // Keys alone, ascending.
+  buf.write(data);
+  gp::radix_sort(ctx, buf);
+  std::vector<T> sorted = data;
+  std::sort(sorted.begin(), sorted.end());
+  CHECK(buf.to_host() == sorted, "keys sort ascending, dtype %u", (unsigned)d);
+}
+
+static void check_errors(gp::context &ctx) {
+  auto in = gp::buffer<int32_t>::from_host(ctx, std::vector<int32_t>{1, 2, 3, 4, 5});
+  gp::buffer<int32_t> short_out(ctx, 4);
+  expect_error("scan into a shorter buffer", GPUPRIMS_STATUS_SIZE_MISMATCH, "out has 4 elements",
+               [&] { gp::scan(ctx, in, short_out); });
+  gp::buffer<int32_t> empty(ctx, 0);
+  expect_error("MIN of nothing", GPUPRIMS_STATUS_INVALID_ARGUMENT, "empty", [&] { gp::reduce(ctx, empty, gp::op::min); });
+  int32_t tmp[2];
+  expect_error("read past the end", GPUPRIMS_STATUS_INVALID_ARGUMENT, "past the end", [&] { in.read(tmp, 2, 4); });
+  expect_error("an unknown op", GPUPRIMS_STATUS_INVALID_ARGUMENT, "op",
+               [&] { gp::reduce(ctx, in, static_cast<gp::op>(77)); });
+  expect_error("an unknown backend", GPUPRIMS_STATUS_INVALID_ARGUMENT, "backend",
+               [&] { gp::context bad(static_cast<gp::backend>(99)); });
+  expect_error("a negative device", GPUPRIMS_STATUS_INVALID_ARGUMENT, "device",
+               [&] { gp::context bad(gp::backend::host, -1); });
+
+  // Moved-from handles are empty: using them throws, destroying them is harmless.
+  gp::buffer<int32_t> moved = std::move(in);
+  CHECK(moved.size() == 5, "moved buffer has %zu elements", moved.size());
+  expect_error("a moved-from buffer", GPUPRIMS_STATUS_NULL_ARGUMENT, "in is NULL", [&] { gp::reduce(ctx, in); });
+  gp::context other(gp::backend::host);
+  gp::context taken = std::move(other);
+  expect_error("a moved-from context", GPUPRIMS_STATUS_NULL_ARGUMENT, "ctx is NULL", [&] { other.synchronize(); });
+  CHECK(taken.kind() == gp::backend::host, "moved host context reports another backend");
+
+  // A buffer of another context.
+  auto foreign = gp::buffer<int32_t>::from_host(taken, std::vector<int32_t>{1});
+  expect_error("a buffer of another context", GPUPRIMS_STATUS_CONTEXT_MISMATCH, "another context",
+               [&] { gp::reduce(ctx, foreign); });
+  // Adopting a C handle of another dtype.
+  gpuprims_buffer *raw = nullptr;
+  CHECK(gpuprims_buffer_create(ctx.get(), GPUPRIMS_DTYPE_F64, 3, &raw) == GPUPRIMS_STATUS_OK, "buffer_create");
+  expect_error("adopting a buffer of another dtype", GPUPRIMS_STATUS_TYPE_MISMATCH, "dtype",
+               [&] { gp::buffer<float> adopted(raw); });
+}
+
+int main() {
+  CHECK(gp::version() == GPUPRIMS_VERSION, "library 0x%x, header 0x%x", (unsigned)gp::version(),
+        (unsigned)GPUPRIMS_VERSION);
+  std::string expected = std::to_string(GPUPRIMS_VERSION_MAJOR) + "." + std::to_string(GPUPRIMS_VERSION_MINOR) + "." +
+                         std::to_string(GPUPRIMS_VERSION_PATCH);
+  CHECK(gp::version_string() == expected, "version_string %s", gp::version_string().c_str());
+
+  gp::context ctx = [] {
+    try {
+      return gp::context();
+    } catch (const gp::error &e) {
+      // GPUPRIMS_BACKEND=cuda without a usable device: skip, as the C tests do.
+      std::printf("test_hpp: no context (%s: %s): skipped\n", e.status_name(), e.what());
+      std::exit(e.status() == GPUPRIMS_STATUS_NO_DEVICE ? 77 : 1);
+    }
+  }();
+  std::printf("test_hpp: %s backend, %s\n", ctx.kind() == gp::backend::cuda ? "cuda" : "host",
+              ctx.device_name().c_str());
+  ctx.precompile();  // host: nothing to do; CUDA: every kernel, so the rest compiles nothing
+
+  std::mt19937_64 rng(12345);
+  for (std::size_t n : {std::size_t{1}, std::size_t{1000}, std::size_t{70001}}) {
+    check_type<int8_t>(ctx, rng, n);
+    check_type<uint16_t>(ctx, rng, n);
+    check_type<int32_t>(ctx, rng, n);
+    check_type<uint64_t>(ctx, rng, n);
+    check_type<float>(ctx, rng, n);
+    check_type<double>(ctx, rng, n);
+  }
+  check_errors(ctx);
+  ctx.synchronize();
+
+  std::printf("test_hpp: %s (%d failures)\n", failures ? "FAIL" : "OK", failures);
+  return failures ? 1 : 0;
+}

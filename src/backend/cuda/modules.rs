@@ -1,0 +1,66 @@
+//! The registry of every kernel module the library has: what
+//! gpuprims_context_precompile compiles and what the NVRTC test checks. Each planner
+//! lists its own modules (its `modules()`, next to the `module()` it launches from);
+//! a new primitive adds its line to `all()`.
+
+use super::loader::ModuleSpec;
+use super::sources::Source;
+use super::{life, radix_sort, reduce, scan, select};
+
+/// One module as a planner instantiates it.
+pub struct Module {
+    pub source: Source,
+    /// The loader's key of this instantiation (see `Loader::function`).
+    pub variant: u32,
+    pub spec: ModuleSpec,
+    /// What it is instantiated for, for messages ("f32", "keys 4B float values 0B").
+    pub label: String,
+}
+
+/// Every module of every primitive.
+pub fn all() -> Vec<Module> {
+    let mut all = Vec::new();
+    all.extend(reduce::modules());
+    all.extend(scan::modules());
+    all.extend(radix_sort::modules());
+    all.extend(select::modules());
+    all.extend(life::modules());
+    all
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashSet;
+
+    /// Two modules with one loader key would load one in place of the other.
+    #[test]
+    fn loader_keys_are_distinct() {
+        let all = all();
+        let keys: HashSet<(&str, u32)> = all.iter().map(|m| (m.source.name, m.variant)).collect();
+        assert_eq!(keys.len(), all.len(), "two modules share a loader key");
+    }
+
+    /// Every kernel source in kernels/ has its modules here, so precompile misses none:
+    /// a new kernels/<primitive>.cu fails this test until its planner's modules() is
+    /// added to all().
+    #[test]
+    fn every_kernel_source_is_registered() {
+        let all = all();
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("kernels");
+        for entry in std::fs::read_dir(&dir).expect("kernels/ is readable") {
+            let name = entry.unwrap().file_name().to_string_lossy().into_owned();
+            if name.ends_with(".cu") {
+                assert!(all.iter().any(|m| m.source.name == name), "kernels/{name} has no module in modules::all()");
+            }
+        }
+        let count = |source: &str| all.iter().filter(|m| m.source.name == source).count();
+        // One per dtype; radix: 4 key widths x 5 value widths (none, 1, 2, 4, 8 bytes),
+        // and float keys of 4 and 8 bytes with each value width.
+        assert_eq!(count("reduce.cu"), 10);
+        assert_eq!(count("scan.cu"), 10);
+        assert_eq!(count("radix_sort.cu"), 4 * 5 + 2 * 5);
+        // Selection: 4 key widths, and float keys of 4 and 8 bytes.
+        assert_eq!(count("select.cu"), 6);
+    }
+}

@@ -1,0 +1,101 @@
+//! gpuprims_context_precompile: every module of the registry (modules.rs) compiled by
+//! NVRTC on a few threads at once (NVRTC is thread-safe and each compile is one
+//! CPU-bound thread), then loaded into the context. Compiling goes through the loader's
+//! caches, so the CUBINs land in memory and on disk as a first call would leave them.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::path::Path;
+use std::sync::Mutex;
+
+use super::context::CudaShared;
+use super::disk_cache;
+use super::loader;
+use super::modules::{self, Module};
+use super::tuning::knob;
+use crate::error::{Error, Result};
+
+/// Compile threads: one per core, at most 8 (each NVRTC compile holds a few hundred MB);
+/// GPUPRIMS_TUNE="precompile.threads=1" compiles one module after another, to time the
+/// sequential sum against.
+fn threads(modules: usize) -> usize {
+    let cores = std::thread::available_parallelism().map_or(4, |n| n.get());
+    let default = cores.min(8) as u32;
+    (knob("precompile.threads", default) as usize).clamp(1, modules.max(1))
+}
+
+/// Compiles (or finds in the caches: memory, then the disk cache in `dir`) every module
+/// in `modules` for `arch`, on `threads` threads. All are tried; the first failure (in
+/// registry order) is returned.
+pub fn compile_all(modules: &[Module], arch: &str, threads: usize, dir: Option<&Path>) -> Result<()> {
+    let next = AtomicUsize::new(0);
+    let failures: Mutex<Vec<(usize, Error)>> = Mutex::new(Vec::new());
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(m) = modules.get(i) else { break };
+                if let Err(e) = loader::cubin_cached_in(&m.spec, arch, dir) {
+                    failures.lock().unwrap_or_else(|p| p.into_inner()).push((i, e));
+                }
+            });
+        }
+    });
+    let mut failures = failures.into_inner().unwrap_or_else(|p| p.into_inner());
+    failures.sort_by_key(|(i, _)| *i);
+    match failures.into_iter().next() {
+        None => Ok(()),
+        Some((i, e)) => {
+            let m = &modules[i];
+            Err(Error::Compile(format!("{} ({}): {e}", m.source.name, m.label)))
+        }
+    }
+}
+
+/// Compiles every module for the context's device, then loads each into the context.
+pub fn precompile(shared: &CudaShared) -> Result<()> {
+    let modules = modules::all();
+    compile_all(&modules, shared.loader.arch(), threads(modules.len()), disk_cache::cache_dir().as_deref())?;
+    // Loading is quick next to compiling; the lock makes the context current.
+    let _state = shared.lock()?;
+    for m in &modules {
+        shared.loader.load(m.source, m.variant, || m.spec.clone())?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::cuda::nvrtc;
+
+    /// NVRTC needs no GPU: the registry compiles on several threads and every module
+    /// lands in the process's CUBIN cache and in the disk cache (so a later first call,
+    /// in this process or another, compiles nothing). Skips without NVRTC unless
+    /// GPUPRIMS_REQUIRE_NVRTC=1.
+    #[test]
+    fn compile_all_fills_the_memory_and_disk_caches() {
+        if nvrtc::require_nvrtc().is_err() {
+            assert!(
+                std::env::var("GPUPRIMS_REQUIRE_NVRTC").as_deref() != Ok("1"),
+                "GPUPRIMS_REQUIRE_NVRTC=1 but libnvrtc.so.13 cannot be loaded"
+            );
+            eprintln!("skipped: NVRTC not found");
+            return;
+        }
+        let dir = std::env::temp_dir().join(format!("gpuprims-precompile-test-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        // An architecture no other test compiles for, so nothing is cached before.
+        let arch = "sm_86";
+        let modules = modules::all();
+        compile_all(&modules, arch, 4, Some(&dir)).expect("every module compiles");
+        for m in &modules {
+            assert!(loader::cached_in_memory(&m.spec, arch), "{} {} not cached", m.source.name, m.label);
+        }
+        let on_disk = std::fs::read_dir(&dir)
+            .expect("the disk cache exists")
+            .filter(|e| e.as_ref().is_ok_and(|e| e.path().extension().is_some_and(|x| x == "cubin")))
+            .count();
+        assert_eq!(on_disk, modules.len(), "CUBINs in the disk cache");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
