@@ -1,8 +1,8 @@
 // test_hpp: the C++ wrapper gpuprims.hpp on the default backend (GPUPRIMS_BACKEND may
 // choose it), checked against plain loops: context, buffer<T> for several element types
 // (dtype from T, move-only), reduce, reduce into a buffer, scan (in place and out of
-// place), radix sort of keys and of pairs, precompile, and failures as gpuprims::error
-// carrying the status and the library's message.
+// place), radix sort of keys and of pairs, select_kth and topk, a life_grid, precompile,
+// and failures as gpuprims::error carrying the status and the library's message.
 #include <gpuprims.hpp>
 
 #include <algorithm>
@@ -129,6 +129,48 @@ static void check_type(gp::context &ctx, std::mt19937_64 &rng, std::size_t n) {
   std::vector<T> sorted = data;
   std::sort(sorted.begin(), sorted.end());
   CHECK(buf.to_host() == sorted, "keys sort ascending, dtype %u", (unsigned)d);
+
+  // Selection: the median on the host and into a buffer; top-k both ways (k = 1..5).
+  buf.write(data);
+  const std::uint64_t mid = (n - 1) / 2;
+  CHECK(gp::select_kth(ctx, buf, mid) == sorted[mid], "select_kth median, dtype %u", (unsigned)d);
+  gp::select_kth(ctx, buf, n - 1, one);
+  CHECK(one.to_host()[0] == sorted[n - 1], "select_kth into a buffer, dtype %u", (unsigned)d);
+  const std::size_t k = std::min<std::size_t>(n, 5);
+  gp::buffer<T> top(ctx, k);
+  gp::buffer<std::uint64_t> top_index(ctx, k);
+  gp::topk(ctx, buf, gp::order::ascending, top);
+  CHECK(top.to_host() == std::vector<T>(sorted.begin(), sorted.begin() + k), "topk ascending, dtype %u", (unsigned)d);
+  gp::topk(ctx, buf, gp::order::descending, top, top_index);
+  std::vector<T> top_values = top.to_host();
+  std::vector<std::uint64_t> top_at = top_index.to_host();
+  for (std::size_t i = 0; i < k; ++i) {
+    CHECK(top_values[i] == sorted[n - 1 - i], "topk descending value %zu, dtype %u", i, (unsigned)d);
+    CHECK(data[top_at[i]] == top_values[i], "topk index %zu, dtype %u", i, (unsigned)d);
+    if (i > 0 && top_values[i] == top_values[i - 1])
+      CHECK(top_at[i] > top_at[i - 1], "topk ties lowest index first, dtype %u", (unsigned)d);
+  }
+}
+
+// Life through gp::life_grid: a blinker on a torus, RLE in and out, rule errors.
+static void check_life(gp::context &ctx) {
+  gp::life_grid grid(ctx, 8, 8);
+  grid.load_rle("x = 3, y = 1\n3o!\n", 2, 3);
+  CHECK(grid.population() == 3, "blinker population %llu", (unsigned long long)grid.population());
+  const std::vector<std::uint8_t> start = grid.read();
+  grid.step(1);
+  CHECK(grid.read() != start && grid.population() == 3, "blinker after one generation");
+  grid.step(1);
+  CHECK(grid.read() == start && grid.generation() == 2, "blinker back after two generations");
+  gp::life_grid copy(ctx, 8, 8);
+  copy.load_rle(grid.save_rle());
+  CHECK(copy.read() == start, "save_rle then load_rle");
+  expect_error("life_grid::set_rule(\"B9/S\")", GPUPRIMS_STATUS_PARSE_ERROR, "", [&] { grid.set_rule("B9/S"); });
+  CHECK(grid.rule() == "B3/S23", "rule unchanged after a bad rule: %s", grid.rule().c_str());
+  grid.set_rule("b36/s23");
+  CHECK(grid.rule() == "B36/S23", "rule %s", grid.rule().c_str());
+  expect_error("life_grid::write(short)", GPUPRIMS_STATUS_SIZE_MISMATCH, "width x height",
+               [&] { grid.write(std::vector<std::uint8_t>(10)); });
 }
 
 static void check_errors(gp::context &ctx) {
@@ -197,6 +239,7 @@ int main() {
     check_type<double>(ctx, rng, n);
   }
   check_errors(ctx);
+  check_life(ctx);
   ctx.synchronize();
 
   std::printf("test_hpp: %s (%d failures)\n", failures ? "FAIL" : "OK", failures);

@@ -7,6 +7,9 @@
  *   float total = gp::reduce(ctx, buf, gp::op::sum);
  *   gp::scan(ctx, buf, buf, gp::op::sum, gp::scan_mode::exclusive);   // in place
  *   gp::radix_sort(ctx, keys, values, gp::order::descending);
+ *   float median = gp::select_kth(ctx, buf, (buf.size() - 1) / 2);
+ *   gp::topk(ctx, buf, gp::order::descending, top, top_index);    // k = top.size()
+ *   gp::life_grid grid(ctx, 256, 256);  grid.load_rle(text);  grid.step(100);
  *
  * Handles are RAII and move-only (a moved-from handle is empty; using it throws). Every
  * failed call throws gpuprims::error, which carries the gpuprims_status and the library's
@@ -259,6 +262,111 @@ template <class K, class V>
 void radix_sort(context &ctx, buffer<K> &keys, buffer<V> &values, order ord = order::ascending) {
   detail::check(gpuprims_radix_sort(ctx.get(), keys.get(), values.get(), static_cast<gpuprims_order>(ord)));
 }
+
+/* The element of rank k (0-based, ascending) of in, handed to host memory (waits). */
+template <class T>
+T select_kth(context &ctx, const buffer<T> &in, std::uint64_t k) {
+  T out{};
+  detail::check(gpuprims_select_kth(ctx.get(), in.get(), k, &out));
+  return out;
+}
+
+/* The element of rank k into out (one element), in stream order without waiting. */
+template <class T>
+void select_kth(context &ctx, const buffer<T> &in, std::uint64_t k, buffer<T> &out) {
+  detail::check(gpuprims_select_kth_to_buffer(ctx.get(), in.get(), k, out.get()));
+}
+
+/* The values.size() smallest (ascending) or largest (descending) elements of in, in that
+ * order, ties lowest index first. */
+template <class T>
+void topk(context &ctx, const buffer<T> &in, order ord, buffer<T> &values) {
+  detail::check(gpuprims_topk(ctx.get(), in.get(), values.size(), static_cast<gpuprims_order>(ord), values.get(), nullptr));
+}
+
+/* As above, with each value's index in `in`. */
+template <class T>
+void topk(context &ctx, const buffer<T> &in, order ord, buffer<T> &values, buffer<std::uint64_t> &indices) {
+  detail::check(
+      gpuprims_topk(ctx.get(), in.get(), values.size(), static_cast<gpuprims_order>(ord), values.get(), indices.get()));
+}
+
+enum class boundary : gpuprims_life_boundary { torus = GPUPRIMS_LIFE_TORUS, dead = GPUPRIMS_LIFE_DEAD };
+
+/* A Game of Life grid (gpuprims_life_grid): bit-packed cells on the context's backend. */
+class life_grid {
+ public:
+  life_grid(context &ctx, std::uint64_t width, std::uint64_t height, boundary b = boundary::torus)
+      : width_(width), height_(height) {
+    detail::check(gpuprims_life_create(ctx.get(), width, height, static_cast<gpuprims_life_boundary>(b), &grid_));
+  }
+  ~life_grid() { gpuprims_life_destroy(grid_); }
+  life_grid(life_grid &&other) noexcept
+      : grid_(std::exchange(other.grid_, nullptr)), width_(other.width_), height_(other.height_) {}
+  life_grid &operator=(life_grid &&other) noexcept {
+    if (this != &other) {
+      gpuprims_life_destroy(grid_);
+      grid_ = std::exchange(other.grid_, nullptr);
+      width_ = other.width_;
+      height_ = other.height_;
+    }
+    return *this;
+  }
+  life_grid(const life_grid &) = delete;
+  life_grid &operator=(const life_grid &) = delete;
+
+  gpuprims_life_grid *get() const noexcept { return grid_; }
+  std::uint64_t width() const noexcept { return width_; }
+  std::uint64_t height() const noexcept { return height_; }
+
+  /* "B3/S23", "B36/S23", "23/3", ...; a bad rule throws PARSE_ERROR and changes nothing. */
+  void set_rule(const std::string &rule) { detail::check(gpuprims_life_set_rule(grid_, rule.c_str())); }
+  std::string rule() const {
+    std::size_t needed = 0;
+    detail::check(gpuprims_life_get_rule(grid_, nullptr, 0, &needed));
+    std::vector<char> text(needed + 1, '\0');
+    detail::check(gpuprims_life_get_rule(grid_, text.data(), text.size(), &needed));
+    return std::string(text.data());
+  }
+  /* width x height bytes, row-major, nonzero alive. */
+  void write(const std::vector<std::uint8_t> &cells) {
+    if (cells.size() != width_ * height_)
+      throw error(GPUPRIMS_STATUS_SIZE_MISMATCH, "gpuprims::life_grid::write: cells must hold width x height bytes");
+    detail::check(gpuprims_life_write_cells(grid_, cells.data()));
+  }
+  /* width x height bytes, 1 alive, 0 dead (waits for earlier steps). */
+  std::vector<std::uint8_t> read() const {
+    std::vector<std::uint8_t> cells(static_cast<std::size_t>(width_ * height_));
+    detail::check(gpuprims_life_read_cells(grid_, cells.data()));
+    return cells;
+  }
+  /* Stamps an RLE pattern with its top-left at (x, y). */
+  void load_rle(const std::string &rle, std::uint64_t x = 0, std::uint64_t y = 0) {
+    detail::check(gpuprims_life_load_rle(grid_, rle.c_str(), x, y));
+  }
+  std::string save_rle() const {
+    std::size_t needed = 0;
+    detail::check(gpuprims_life_save_rle(grid_, nullptr, 0, &needed));
+    std::vector<char> text(needed + 1, '\0');
+    detail::check(gpuprims_life_save_rle(grid_, text.data(), text.size(), &needed));
+    return std::string(text.data());
+  }
+  void step(std::uint64_t generations = 1) { detail::check(gpuprims_life_step(grid_, generations)); }
+  std::uint64_t population() const {
+    std::uint64_t n = 0;
+    detail::check(gpuprims_life_population(grid_, &n));
+    return n;
+  }
+  std::uint64_t generation() const {
+    std::uint64_t n = 0;
+    detail::check(gpuprims_life_generation(grid_, &n));
+    return n;
+  }
+
+ private:
+  gpuprims_life_grid *grid_ = nullptr;
+  std::uint64_t width_ = 0, height_ = 0;
+};
 
 }  // namespace gpuprims
 
