@@ -7,17 +7,15 @@
 //   select_band        one read of the input: counts the keys below lo, equal to lo and
 //                      equal to hi, and copies the keys strictly between them (with
 //                      their indices, for top-k) to scratch, in input order
-//                      (common/ordered_compact.cuh);
-//   select_settle      one thread: where rank k fell. Equal to lo or hi: done. Between:
+//                      (one atomic a tile reserves its run; top-k puts the runs back in order);
+//   select_settle      one warp: where rank k fell. Equal to lo or hi: done. Between:
 //                      the candidates hold it. Outside (the sample misled us) or more
 //                      candidates than scratch holds: the whole input is searched;
 //   select_digit_pass  one launch per digit, most significant first, over that source:
 //                      a histogram of the digit among keys matching the prefix chosen
 //                      so far; the last block to finish keeps the bucket holding the
 //                      rank (common/radix_bucket.cuh);
-//   select_topk_gather one read of the source: the keys below the k-th and the first
-//                      ties (lowest indices), written in input order; the host then
-//                      sorts those k stably, so ties stay in index order.
+// Top-k goes on in kernels/topk.cu.
 //
 // Keys are compared as ordered patterns (common/radix_key.cuh), so one module serves
 // every dtype of a width; top-k DESCENDING complements the patterns and takes the
@@ -26,46 +24,10 @@
 //
 // Instantiated per key width and float-ness: -DGP_KEY_BYTES -DGP_KEY_FLOAT
 // -DGP_BLOCK_THREADS -DGP_ITEMS -DGP_LOOKBACK_WINDOW (src/backend/cuda/select.rs).
-#include "common/types.cuh"
-#include "common/radix_key.cuh"
+#include "select_state.cuh"
 #include "common/block_radix_select.cuh"
-#include "common/ordered_compact.cuh"
-#include "common/block_radix_sort.cuh"
-
-typedef gp::BitsOf<GP_KEY_BYTES>::type U;
-typedef gp::KeyOrder<U, GP_KEY_FLOAT != 0> KeyOrder;
-constexpr int BLOCK = GP_BLOCK_THREADS;
-constexpr int ITEMS = GP_ITEMS;
-constexpr int WINDOW = GP_LOOKBACK_WINDOW;
-constexpr int RADIX_BITS = 8;
-constexpr int RADIX = 1 << RADIX_BITS;
-constexpr int TOP_SHIFT = GP_KEY_BYTES * 8 - RADIX_BITS;  // the most significant digit
-constexpr int SAMPLE_BLOCK = 1024;
-
-// Band flags, from the host.
-constexpr u32 LO_OPEN = 1;   // no lower bound: every key below hi is a candidate
-constexpr u32 HI_OPEN = 2;   // no upper bound
-constexpr u32 NO_BAND = 4;   // no sample and no band: search the input itself
-constexpr u32 WRITE_RESULT = 8;  // select_kth: write the element to `out`
-
-// Where the digit passes look.
-constexpr u32 SOURCE_DONE = 0;        // nothing left: the answer is `prefix`
-constexpr u32 SOURCE_CANDIDATES = 1;  // the band's copy
-constexpr u32 SOURCE_INPUT = 2;       // the whole input
-
-// One call's state, zeroed by the host before the first launch.
-struct SelectState {
-    u64 lo, hi;                      // the band's bounds (ordered patterns)
-    u64 below, eq_lo, eq_hi;         // keys < lo, == lo, == hi (hi != lo)
-    u64 between;                     // keys strictly inside: the candidates (may exceed capacity)
-    u64 band_ticket, gather_ticket;  // tile tickets of the two ordered passes
-    u64 digit_ticket;                // blocks done with the current digit
-    u32 source, gather_source;
-    u64 rank;    // the answer's rank among the source's keys that match prefix
-    u64 less;    // keys of the whole input below every key matching prefix
-    u64 prefix, mask;
-    u64 counts[RADIX];  // the current digit's histogram
-};
+#include "common/block_scan.cuh"
+#include "common/tile_io.cuh"
 
 __device__ __forceinline__ void finish(SelectState *st, U answer, u32 flags, u32 key_order, U *out) {
     st->source = SOURCE_DONE;
@@ -119,8 +81,6 @@ extern "C" __global__ void __launch_bounds__(SAMPLE_BLOCK)
 select_pivots_small(const U *in, usize n, SelectState *st, u32 rank_lo, u32 rank_hi, u32 key_order) {
     pick_pivots<4>(in, n, st, rank_lo, rank_hi, key_order);
 }
-
-typedef gp::OrderedCompact<U, BLOCK, ITEMS, WINDOW> Compact;
 
 // The band's pick: keys strictly between lo and hi are kind 1 (copied to the
 // candidates); keys below lo, equal to lo and equal to hi are counted.
@@ -237,58 +197,6 @@ select_band(const U *in, usize n, SelectState *st, U *cand, u64 *cand_index, u64
         __syncthreads();  // `base` and the scan storage are reused
     }
     flush_band_counts(pick, top, st);
-}
-
-// Top-k needs the candidates in input order (ties go by index). One block: each
-// tile's place in input order, by a scan of the run counts in tile order, a chunk of
-// 1024 * PER runs at a time (each thread's PER loaded at once).
-extern "C" __global__ void __launch_bounds__(1024)
-select_order_runs(const SelectState *st, u64 *runs, usize tiles, usize capacity) {
-    constexpr int PER = 8;
-    typedef gp::BlockScan<u64, 1024> Scan;
-    __shared__ typename Scan::Storage scan;
-    __shared__ u64 chunk_end;
-    if (st->between > capacity) return;  // settle falls back to the input
-    u64 carry = 0;
-    for (usize chunk = 0; chunk < tiles; chunk += 1024 * PER) {
-        const usize first = chunk + (usize)threadIdx.x * PER;
-        u64 run[PER], mine = 0;
-#pragma unroll
-        for (int j = 0; j < PER; ++j) {
-            run[j] = first + j < tiles ? runs[first + j] : 0;
-            mine += run[j] >> 32;
-        }
-        u64 at;
-        Scan::exclusive(mine, at, gp::SumOp<u64>(), scan, gp::NoPrefix());
-        at += carry;
-#pragma unroll
-        for (int j = 0; j < PER; ++j) {
-            if (first + j < tiles) runs[first + j] = (run[j] & 0xffffffffull) | at << 32;  // reserved low, ordered high
-            at += run[j] >> 32;
-        }
-        if (threadIdx.x == 1023) chunk_end = at;
-        __syncthreads();
-        carry = chunk_end;
-        __syncthreads();
-    }
-}
-
-// Moves each tile's run from where it was reserved to its place in input order; a
-// warp a run. Its count is the gap to the next run's ordered offset (or the total).
-extern "C" __global__ void __launch_bounds__(BLOCK)
-select_move_runs(const SelectState *st, const u64 *runs, usize tiles, usize capacity, const U *cand, const u64 *cand_index,
-                 U *ordered, u64 *ordered_index) {
-    const u64 total = st->between;
-    if (total > capacity) return;
-    const usize warps = (usize)gridDim.x * (BLOCK / gp::WARP);
-    for (usize t = (usize)blockIdx.x * (BLOCK / gp::WARP) + threadIdx.x / gp::WARP; t < tiles; t += warps) {
-        const u64 from = runs[t] & 0xffffffffull, to = runs[t] >> 32;
-        const u64 end = t + 1 < tiles ? runs[t + 1] >> 32 : total;
-        for (u64 i = threadIdx.x % gp::WARP; i < end - to; i += gp::WARP) {
-            ordered[to + i] = cand[from + i];
-            if (ordered_index) ordered_index[to + i] = cand_index[from + i];
-        }
-    }
 }
 
 // Where rank k fell, from the band's counts (one thread).
@@ -413,80 +321,6 @@ select_digit_pass(const U *in, usize n, SelectState *st, const U *cand, u32 shif
         } else {
             st->prefix = prefix;
             st->mask |= (u64)(RADIX - 1) << shift;
-        }
-    }
-}
-
-// The gather's pick: keys below the k-th are kind 1, its ties kind 2; a tie is kept
-// while fewer than `need` ties came before it.
-struct GatherPick {
-    KeyOrder order;
-    U kth;
-    u64 need;
-    const u64 *index;  // the candidates' input indices; NULL: the source is the input
-    U *out;
-    u64 *out_index;
-
-    __device__ __forceinline__ u32 kind(U x) const {
-        const U u = order.ordered(x);
-        return u < kth ? 1 : u == kth ? 2 : 0;
-    }
-    __device__ __forceinline__ void emit(U x, usize i, u32 kind, u64 before) const {
-        const u64 lt = gp::CountPairSum::low(before), eq = gp::CountPairSum::high(before);
-        if (kind == 2 && eq >= need) return;
-        const u64 at = lt + (eq < need ? eq : need);
-        out[at] = x;
-        if (out_index) out_index[at] = index ? index[i] : i;
-    }
-};
-
-extern "C" __global__ void __launch_bounds__(BLOCK)
-select_topk_gather(const U *in, usize n, SelectState *st, const U *cand, const u64 *cand_index, u64 k, U *out,
-                   u64 *out_index, u32 key_order, u64 *aggregate, u64 *inclusive, u32 epoch) {
-    __shared__ typename Compact::Storage storage;
-    const bool from_candidates = st->gather_source == SOURCE_CANDIDATES;
-    GatherPick pick{KeyOrder(key_order), U(st->prefix), k - st->less, from_candidates ? cand_index : nullptr, out, out_index};
-    Compact::run(from_candidates ? cand : in, from_candidates ? st->between : n,
-                 gp::TileState{aggregate, inclusive, &st->gather_ticket}, epoch, pick, storage);
-}
-
-// Top-k's last step when k is small: one block sorts the k gathered keys (stably, so
-// ties keep index order) with their indices, in place. Each element is read from the
-// outputs before any is written.
-constexpr int SMALL_ITEMS = 8;  // so k <= BLOCK * 8 (src/backend/cuda/select.rs: SMALL_ITEMS)
-
-extern "C" __global__ void __launch_bounds__(BLOCK)
-select_sort_small(U *values, u64 *indices, u32 k, u32 key_order) {
-    typedef gp::BlockRadixSort<U, BLOCK, SMALL_ITEMS> Sort;
-    __shared__ typename Sort::Storage storage;
-    const KeyOrder order(key_order);
-    U keys[SMALL_ITEMS];
-    u32 from[SMALL_ITEMS];
-#pragma unroll
-    for (int j = 0; j < SMALL_ITEMS; ++j) {
-        const u32 e = Sort::element(j);
-        keys[j] = e < k ? order.ordered(values[e]) : U(~U(0));
-        from[j] = e;
-    }
-    Sort::sort(keys, from, k, storage);
-    U v[SMALL_ITEMS];
-    u64 ix[SMALL_ITEMS];
-#pragma unroll
-    for (int j = 0; j < SMALL_ITEMS; ++j) {
-        const u32 i = threadIdx.x + j * BLOCK;
-        if (i < k) {
-            const u32 e = storage.payload[i];
-            v[j] = values[e];
-            if (indices) ix[j] = indices[e];
-        }
-    }
-    __syncthreads();  // every element read before any is overwritten
-#pragma unroll
-    for (int j = 0; j < SMALL_ITEMS; ++j) {
-        const u32 i = threadIdx.x + j * BLOCK;
-        if (i < k) {
-            values[i] = v[j];
-            if (indices) indices[i] = ix[j];
         }
     }
 }

@@ -152,6 +152,11 @@ impl Loader {
         self.loaded(&mut modules, source, variant, spec).map(|_| ())
     }
 
+    /// Whether the module of `source` instantiated as `variant` is loaded already.
+    pub fn is_loaded(&self, source: Source, variant: u32) -> bool {
+        self.modules.lock().unwrap().contains_key(&(source.name, variant))
+    }
+
     /// Kernel `kernel` of `source` instantiated as `variant`. On a hit this is two
     /// lookups on static keys; only the first use builds the spec (`spec()`),
     /// compiles and loads the module. The context must be current.

@@ -20,6 +20,7 @@ pub const HEADERS: &[(&str, &str)] = &[
     ("common/block_radix_select.cuh", include_str!("../../../kernels/common/block_radix_select.cuh")),
     ("common/ordered_compact.cuh", include_str!("../../../kernels/common/ordered_compact.cuh")),
     ("common/block_radix_sort.cuh", include_str!("../../../kernels/common/block_radix_sort.cuh")),
+    ("select_state.cuh", include_str!("../../../kernels/select_state.cuh")),
 ];
 
 /// One device algorithm's source file.
@@ -33,6 +34,7 @@ pub const REDUCE: Source = Source { name: "reduce.cu", text: include_str!("../..
 pub const SCAN: Source = Source { name: "scan.cu", text: include_str!("../../../kernels/scan.cu") };
 pub const RADIX_SORT: Source = Source { name: "radix_sort.cu", text: include_str!("../../../kernels/radix_sort.cu") };
 pub const SELECT: Source = Source { name: "select.cu", text: include_str!("../../../kernels/select.cu") };
+pub const TOPK: Source = Source { name: "topk.cu", text: include_str!("../../../kernels/topk.cu") };
 pub const LIFE: Source = Source { name: "life.cu", text: include_str!("../../../kernels/life.cu") };
 pub const LIFE_POPULATION: Source =
     Source { name: "life_population.cu", text: include_str!("../../../kernels/life_population.cu") };

@@ -1,0 +1,42 @@
+// What the selection kernels share (kernels/select.cu finds the k-th key, kernels/topk.cu
+// gathers and orders the first k): the key type and its order, the tuning constants,
+// the flags the host passes, and the state one call keeps in device memory.
+// Compiled with the same -D options as both sources (src/backend/cuda/select.rs).
+#pragma once
+#include "common/types.cuh"
+#include "common/radix_key.cuh"
+
+typedef gp::BitsOf<GP_KEY_BYTES>::type U;
+typedef gp::KeyOrder<U, GP_KEY_FLOAT != 0> KeyOrder;
+constexpr int BLOCK = GP_BLOCK_THREADS;
+constexpr int ITEMS = GP_ITEMS;
+constexpr int WINDOW = GP_LOOKBACK_WINDOW;
+constexpr int RADIX_BITS = 8;
+constexpr int RADIX = 1 << RADIX_BITS;
+constexpr int TOP_SHIFT = GP_KEY_BYTES * 8 - RADIX_BITS;  // the most significant digit
+constexpr int SAMPLE_BLOCK = 1024;
+
+// Band flags, from the host.
+constexpr u32 LO_OPEN = 1;   // no lower bound: every key below hi is a candidate
+constexpr u32 HI_OPEN = 2;   // no upper bound
+constexpr u32 NO_BAND = 4;   // no sample and no band: search the input itself
+constexpr u32 WRITE_RESULT = 8;  // select_kth: write the element to `out`
+
+// Where the digit passes look.
+constexpr u32 SOURCE_DONE = 0;        // nothing left: the answer is `prefix`
+constexpr u32 SOURCE_CANDIDATES = 1;  // the band's copy
+constexpr u32 SOURCE_INPUT = 2;       // the whole input
+
+// One call's state, zeroed by the host before the first launch.
+struct SelectState {
+    u64 lo, hi;                      // the band's bounds (ordered patterns)
+    u64 below, eq_lo, eq_hi;         // keys < lo, == lo, == hi (hi != lo)
+    u64 between;                     // keys strictly inside: the candidates (may exceed capacity)
+    u64 band_ticket, gather_ticket;  // tile tickets of the two ordered passes
+    u64 digit_ticket;                // blocks done with the current digit
+    u32 source, gather_source;
+    u64 rank;    // the answer's rank among the source's keys that match prefix
+    u64 less;    // keys of the whole input below every key matching prefix
+    u64 prefix, mask;
+    u64 counts[RADIX];  // the current digit's histogram
+};

@@ -1,0 +1,143 @@
+// Top-k after kernels/select.cu has found the k-th key (its launches: pivots, band,
+// settle, digit passes, with the band's runs noted by tile):
+//   select_order_runs   one block: each tile's run of candidates gets its place in
+//                       input order (a scan of the run counts);
+//   select_move_runs    the candidates moved there, with their indices;
+//   select_topk_gather  one ordered pass over the candidates (or the input, when the
+//                       band did not hold the k-th): the keys below the k-th and its
+//                       first ties (lowest indices), written in input order
+//                       (common/ordered_compact.cuh);
+//   select_sort_small   up to BLOCK * 8 of them sorted stably by one block
+//                       (common/block_radix_sort.cuh); more go to the radix sort.
+// A module of its own, so select_kth's first call compiles only what it runs.
+#include "select_state.cuh"
+#include "common/block_radix_sort.cuh"
+#include "common/ordered_compact.cuh"
+
+typedef gp::OrderedCompact<U, BLOCK, ITEMS, WINDOW> Compact;
+
+// Top-k needs the candidates in input order (ties go by index). One block: each
+// tile's place in input order, by a scan of the run counts in tile order, a chunk of
+// 1024 * PER runs at a time (each thread's PER loaded at once).
+extern "C" __global__ void __launch_bounds__(1024)
+select_order_runs(const SelectState *st, u64 *runs, usize tiles, usize capacity) {
+    constexpr int PER = 8;
+    typedef gp::BlockScan<u64, 1024> Scan;
+    __shared__ typename Scan::Storage scan;
+    __shared__ u64 chunk_end;
+    if (st->between > capacity) return;  // settle falls back to the input
+    u64 carry = 0;
+    for (usize chunk = 0; chunk < tiles; chunk += 1024 * PER) {
+        const usize first = chunk + (usize)threadIdx.x * PER;
+        u64 run[PER], mine = 0;
+#pragma unroll
+        for (int j = 0; j < PER; ++j) {
+            run[j] = first + j < tiles ? runs[first + j] : 0;
+            mine += run[j] >> 32;
+        }
+        u64 at;
+        Scan::exclusive(mine, at, gp::SumOp<u64>(), scan, gp::NoPrefix());
+        at += carry;
+#pragma unroll
+        for (int j = 0; j < PER; ++j) {
+            if (first + j < tiles) runs[first + j] = (run[j] & 0xffffffffull) | at << 32;  // reserved low, ordered high
+            at += run[j] >> 32;
+        }
+        if (threadIdx.x == 1023) chunk_end = at;
+        __syncthreads();
+        carry = chunk_end;
+        __syncthreads();
+    }
+}
+
+// Moves each tile's run from where it was reserved to its place in input order; a
+// warp a run. Its count is the gap to the next run's ordered offset (or the total).
+extern "C" __global__ void __launch_bounds__(BLOCK)
+select_move_runs(const SelectState *st, const u64 *runs, usize tiles, usize capacity, const U *cand, const u64 *cand_index,
+                 U *ordered, u64 *ordered_index) {
+    const u64 total = st->between;
+    if (total > capacity) return;
+    const usize warps = (usize)gridDim.x * (BLOCK / gp::WARP);
+    for (usize t = (usize)blockIdx.x * (BLOCK / gp::WARP) + threadIdx.x / gp::WARP; t < tiles; t += warps) {
+        const u64 from = runs[t] & 0xffffffffull, to = runs[t] >> 32;
+        const u64 end = t + 1 < tiles ? runs[t + 1] >> 32 : total;
+        for (u64 i = threadIdx.x % gp::WARP; i < end - to; i += gp::WARP) {
+            ordered[to + i] = cand[from + i];
+            if (ordered_index) ordered_index[to + i] = cand_index[from + i];
+        }
+    }
+}
+
+// The gather's pick: keys below the k-th are kind 1, its ties kind 2; a tie is kept
+// while fewer than `need` ties came before it.
+struct GatherPick {
+    KeyOrder order;
+    U kth;
+    u64 need;
+    const u64 *index;  // the candidates' input indices; NULL: the source is the input
+    U *out;
+    u64 *out_index;
+
+    __device__ __forceinline__ u32 kind(U x) const {
+        const U u = order.ordered(x);
+        return u < kth ? 1 : u == kth ? 2 : 0;
+    }
+    __device__ __forceinline__ void emit(U x, usize i, u32 kind, u64 before) const {
+        const u64 lt = gp::CountPairSum::low(before), eq = gp::CountPairSum::high(before);
+        if (kind == 2 && eq >= need) return;
+        const u64 at = lt + (eq < need ? eq : need);
+        out[at] = x;
+        if (out_index) out_index[at] = index ? index[i] : i;
+    }
+};
+
+extern "C" __global__ void __launch_bounds__(BLOCK)
+select_topk_gather(const U *in, usize n, SelectState *st, const U *cand, const u64 *cand_index, u64 k, U *out,
+                   u64 *out_index, u32 key_order, u64 *aggregate, u64 *inclusive, u32 epoch) {
+    __shared__ typename Compact::Storage storage;
+    const bool from_candidates = st->gather_source == SOURCE_CANDIDATES;
+    GatherPick pick{KeyOrder(key_order), U(st->prefix), k - st->less, from_candidates ? cand_index : nullptr, out, out_index};
+    Compact::run(from_candidates ? cand : in, from_candidates ? st->between : n,
+                 gp::TileState{aggregate, inclusive, &st->gather_ticket}, epoch, pick, storage);
+}
+
+// Top-k's last step when k is small: one block sorts the k gathered keys (stably, so
+// ties keep index order) with their indices, in place. Each element is read from the
+// outputs before any is written.
+constexpr int SMALL_ITEMS = 8;  // so k <= BLOCK * 8 (src/backend/cuda/select.rs: SMALL_ITEMS)
+
+extern "C" __global__ void __launch_bounds__(BLOCK)
+select_sort_small(U *values, u64 *indices, u32 k, u32 key_order) {
+    typedef gp::BlockRadixSort<U, BLOCK, SMALL_ITEMS> Sort;
+    __shared__ typename Sort::Storage storage;
+    const KeyOrder order(key_order);
+    U keys[SMALL_ITEMS];
+    u32 from[SMALL_ITEMS];
+#pragma unroll
+    for (int j = 0; j < SMALL_ITEMS; ++j) {
+        const u32 e = Sort::element(j);
+        keys[j] = e < k ? order.ordered(values[e]) : U(~U(0));
+        from[j] = e;
+    }
+    Sort::sort(keys, from, k, storage);
+    U v[SMALL_ITEMS];
+    u64 ix[SMALL_ITEMS];
+#pragma unroll
+    for (int j = 0; j < SMALL_ITEMS; ++j) {
+        const u32 i = threadIdx.x + j * BLOCK;
+        if (i < k) {
+            const u32 e = storage.payload[i];
+            v[j] = values[e];
+            if (indices) ix[j] = indices[e];
+        }
+    }
+    __syncthreads();  // every element read before any is overwritten
+#pragma unroll
+    for (int j = 0; j < SMALL_ITEMS; ++j) {
+        const u32 i = threadIdx.x + j * BLOCK;
+        if (i < k) {
+            values[i] = v[j];
+            if (indices) indices[i] = ix[j];
+        }
+    }
+}
