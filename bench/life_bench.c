@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "life_naive.h"
+#include "splitmix.h"
 
 typedef struct {
   char label[64];
@@ -34,20 +35,13 @@ typedef struct {
 static life_row rows[MAX_ROWS];
 static int nrows = 0;
 
-static uint64_t mix(uint64_t *s) {
-  uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
 /* width x height bytes: a random band of `band` rows, repeated. */
 static uint8_t *soup(uint64_t w, uint64_t h, uint64_t band, uint64_t seed) {
   size_t n = (size_t)(w * h), b = (size_t)(w * (band < h ? band : h)), i;
   uint8_t *c = (uint8_t *)malloc(n);
   if (!c) return NULL;
   for (i = 0; i < b; i += 64) {
-    uint64_t r = mix(&seed);
+    uint64_t r = bench_splitmix64(&seed);
     size_t k;
     for (k = 0; k < 64 && i + k < b; k++) c[i + k] = (uint8_t)((r >> k) & 1);
   }

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "cub_reference.h"
+#include "splitmix.h"
 
 typedef struct {
   char label[64];
@@ -32,13 +33,6 @@ typedef struct {
 #define MAX_ROWS 32
 static select_row rows[MAX_ROWS];
 static int nrows = 0;
-
-static uint64_t mix(uint64_t *s) {
-  uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
 
 static void print_row(const select_row *r) {
   printf("%-34s %11zu", r->label, r->n);
@@ -106,11 +100,11 @@ static void *make_input(gpuprims_dtype t, size_t n, uint64_t seed) {
   if (!h) return NULL;
   if (t == GPUPRIMS_DTYPE_F32) {
     float *f = (float *)h;
-    for (i = 0; i < n; i++) f[i] = (float)((double)(mix(&seed) >> 11) * (2.0 / 9007199254740992.0) - 1.0);
+    for (i = 0; i < n; i++) f[i] = (float)((double)(bench_splitmix64(&seed) >> 11) * (2.0 / 9007199254740992.0) - 1.0);
   } else {
     uint32_t *u = (uint32_t *)h;
     for (i = 0; i < n; i += 2) {
-      uint64_t r = mix(&seed);
+      uint64_t r = bench_splitmix64(&seed);
       u[i] = (uint32_t)r;
       if (i + 1 < n) u[i + 1] = (uint32_t)(r >> 32);
     }

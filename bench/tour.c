@@ -67,6 +67,7 @@
 #include "cub_reference.h"
 #include "gpuprims.h"
 #include "select_bench.h"
+#include "splitmix.h"
 #include "life_bench.h"
 #include "timer.h"
 
@@ -350,13 +351,6 @@ static void choose_default_sizes(options *o, gpuprims_backend backend) {
 /* ------------------------------------------------------------------------ */
 /* Data                                                                      */
 
-static uint64_t splitmix64(uint64_t *state) {
-  uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
 static void fill(void *p, const row_spec *r, size_t n, int real_floats, uint64_t seed) {
   uint64_t s = seed;
   size_t i;
@@ -367,40 +361,40 @@ static void fill(void *p, const row_spec *r, size_t n, int real_floats, uint64_t
     uint64_t step = n ? ((uint64_t)1 << 32) / (uint64_t)n : 1;
     for (i = 0; i < n; ++i) {
       uint64_t j = r->fill == FILL_ASCENDING ? (uint64_t)i : (uint64_t)(n - 1 - i);
-      q[i] = (uint32_t)(j * step + (step > 1 ? splitmix64(&s) % step : 0));
+      q[i] = (uint32_t)(j * step + (step > 1 ? bench_splitmix64(&s) % step : 0));
     }
   } else if (r->fill == FILL_SORT_F32) {
     uint32_t *q = (uint32_t *)p;
     for (i = 0; i < n; ++i) {
       uint32_t b;
-      do b = (uint32_t)(splitmix64(&s) >> 32);
+      do b = (uint32_t)(bench_splitmix64(&s) >> 32);
       while ((b & 0x7f800000u) == 0x7f800000u || (b & 0x7fffffffu) == 0);
       q[i] = b;
     }
   } else if (r->dtype == GPUPRIMS_DTYPE_U8) {
     uint8_t *q = (uint8_t *)p;
-    for (i = 0; i < n; ++i) q[i] = (uint8_t)(splitmix64(&s) >> 56);
+    for (i = 0; i < n; ++i) q[i] = (uint8_t)(bench_splitmix64(&s) >> 56);
   } else if (r->dtype == GPUPRIMS_DTYPE_U16) {
     uint16_t *q = (uint16_t *)p;
-    for (i = 0; i < n; ++i) q[i] = (uint16_t)(splitmix64(&s) >> 48);
+    for (i = 0; i < n; ++i) q[i] = (uint16_t)(bench_splitmix64(&s) >> 48);
   } else if (r->dtype == GPUPRIMS_DTYPE_U32) {
     uint32_t *q = (uint32_t *)p;
-    for (i = 0; i < n; ++i) q[i] = (uint32_t)(splitmix64(&s) >> 32);
+    for (i = 0; i < n; ++i) q[i] = (uint32_t)(bench_splitmix64(&s) >> 32);
   } else if (r->dtype == GPUPRIMS_DTYPE_U64) {
     uint64_t *q = (uint64_t *)p;
-    for (i = 0; i < n; ++i) q[i] = splitmix64(&s);
+    for (i = 0; i < n; ++i) q[i] = bench_splitmix64(&s);
   } else if (r->dtype == GPUPRIMS_DTYPE_I32) {
     uint32_t *q = (uint32_t *)p; /* all 32 bits random: sums wrap */
-    for (i = 0; i < n; ++i) q[i] = (uint32_t)(splitmix64(&s) >> 32);
+    for (i = 0; i < n; ++i) q[i] = (uint32_t)(bench_splitmix64(&s) >> 32);
   } else if (r->fill == FILL_WIDE_F32) {
     float *q = (float *)p;
-    for (i = 0; i < n; ++i) q[i] = (float)((double)(splitmix64(&s) >> 11) * 0x1p-53 * 2000.0 - 1000.0);
+    for (i = 0; i < n; ++i) q[i] = (float)((double)(bench_splitmix64(&s) >> 11) * 0x1p-53 * 2000.0 - 1000.0);
   } else if (real_floats) {
     float *q = (float *)p;
-    for (i = 0; i < n; ++i) q[i] = (float)((splitmix64(&s) >> 40) * 0x1p-24 * 2.0 - 1.0);
+    for (i = 0; i < n; ++i) q[i] = (float)((bench_splitmix64(&s) >> 40) * 0x1p-24 * 2.0 - 1.0);
   } else {
     float *q = (float *)p;
-    for (i = 0; i < n; ++i) q[i] = (float)((int)((splitmix64(&s) >> 32) % 33u) - 16);
+    for (i = 0; i < n; ++i) q[i] = (float)((int)((bench_splitmix64(&s) >> 32) % 33u) - 16);
   }
 }
 
