@@ -19,6 +19,7 @@ use super::loader::ModuleSpec;
 use super::memory::DeviceMemory;
 use super::sources;
 use super::modules::Module;
+use super::precompile;
 use super::tuning::knob;
 use crate::error::Result;
 use crate::life::rule::Rule;
@@ -192,6 +193,14 @@ impl LifeEngine for CudaLife {
         let shared = self.shared.clone();
         let state = shared.lock()?;
         let k = u64::from(policy().gens);
+        // A count k does not divide needs two modules: on first use they compile side by side.
+        let needed = [(generations >= k).then_some(k), (generations % k != 0).then_some(generations % k)];
+        let modules = needed
+            .into_iter()
+            .flatten()
+            .map(|g| Module { source: sources::LIFE, variant: variant(rule, g as u32), spec: module(rule, g as u32), label: String::new() })
+            .collect();
+        precompile::compile_unloaded(&shared, modules)?;
         for _ in 0..generations / k {
             self.launch_step(state.stream, rule, k as u32)?;
         }

@@ -51,6 +51,17 @@ pub fn compile_all(modules: &[Module], arch: &str, threads: usize, dir: Option<&
     }
 }
 
+/// Compiles those of `modules` the context has not loaded yet side by side (into the
+/// caches; the first call loads them): for a call that needs several modules at once,
+/// so its first use costs about one compile, not their sum.
+pub fn compile_unloaded(shared: &CudaShared, modules: Vec<Module>) -> Result<()> {
+    let missing: Vec<Module> = modules.into_iter().filter(|m| !shared.loader.is_loaded(m.source, m.variant)).collect();
+    if missing.len() < 2 {
+        return Ok(()); // one compile or none: the first call does it
+    }
+    compile_all(&missing, shared.loader.arch(), missing.len(), disk_cache::cache_dir().as_deref())
+}
+
 /// Compiles every module for the context's device, then loads each into the context.
 pub fn precompile(shared: &CudaShared) -> Result<()> {
     let modules = modules::all();

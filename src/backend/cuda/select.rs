@@ -12,7 +12,6 @@ use super::driver::DriverContext;
 use super::launch::{launch, Arg};
 use super::loader::ModuleSpec;
 use super::memory::DeviceMemory;
-use super::disk_cache;
 use super::modules::Module;
 use super::precompile;
 use super::radix_sort;
@@ -323,18 +322,14 @@ fn function(shared: &CudaShared, source: Source, key_bytes: usize, float_keys: b
     shared.loader.function(source, variant(key_bytes, float_keys), kernel, || module(source, key_bytes, float_keys))
 }
 
-/// Top-k runs kernels of both modules: on its first call they compile side by side
-/// (NVRTC is thread-safe), not one after the other.
+/// Top-k runs kernels of both modules: on its first call they compile side by side.
 fn compile_both(shared: &CudaShared, key_bytes: usize, float_keys: bool) -> Result<()> {
     let v = variant(key_bytes, float_keys);
-    if shared.loader.is_loaded(sources::SELECT, v) && shared.loader.is_loaded(sources::TOPK, v) {
-        return Ok(());
-    }
-    let both: Vec<Module> = [sources::SELECT, sources::TOPK]
+    let both = [sources::SELECT, sources::TOPK]
         .into_iter()
         .map(|source| Module { source, variant: v, spec: module(source, key_bytes, float_keys), label: String::new() })
         .collect();
-    precompile::compile_all(&both, shared.loader.arch(), 2, disk_cache::cache_dir().as_deref())
+    precompile::compile_unloaded(shared, both)
 }
 
 /// The element of rank `k` (ascending) into host memory: written by the device into
