@@ -18,7 +18,7 @@ use super::radix_sort;
 use super::sources::{self, Source};
 use super::tuning::knob;
 use crate::dtype::{DType, Order};
-use crate::error::Result;
+use crate::error::{unsupported, Result};
 
 /// Keys the pivot kernels sample (kernels/select.cu: select_pivots, select_pivots_small):
 /// the small sample up to SMALL_SAMPLE_LEN keys, where the band's digit passes are
@@ -367,6 +367,10 @@ pub fn topk(
     out_values: &DeviceMemory,
     out_indices: Option<&DeviceMemory>,
 ) -> Result<()> {
+    // The gather carries its counts as 32-bit halves (common/ops.cuh CountPairSum).
+    if k >= u32::MAX as usize {
+        return Err(unsupported(format!("top-k of {k} elements: at most 2^32 - 2 on CUDA for now")));
+    }
     let key_bytes = dtype.size();
     let float_keys = matches!(dtype, DType::F32 | DType::F64);
     compile_both(shared, key_bytes, float_keys)?;
