@@ -61,98 +61,6 @@ static void fill32(uint32_t *chunk, size_t off, size_t cnt) {
   if (N32_MAX_POS >= off && N32_MAX_POS < off + cnt) chunk[N32_MAX_POS - off] = val32(N32_MAX_POS);
 }
 
-/* Selection past 2^31: u16 keys (the sample-and-band path, candidates with indices past
- * 2^31), odd values from a closed form, two zeros planted past 2^31 (a tie that top-k
- * must give lowest index first). */
-#define N16 (((size_t)1 << 31) + 1000)
-#define N16_ZERO_A (((size_t)1 << 31) + 300)
-#define N16_ZERO_B (((size_t)1 << 31) + 900)
-
-static uint16_t val16(size_t i) {
-  if (i == N16_ZERO_A || i == N16_ZERO_B) return 0;
-  return (uint16_t)((((uint32_t)i * 40503u) ^ (uint32_t)(i >> 11)) | 1u);
-}
-
-/* The value of rank k from a histogram of all 65536 values. */
-static uint16_t rank_in(const size_t *hist, size_t k) {
-  size_t v, below = 0;
-  for (v = 0; v < 65536; v++) {
-    if (k < below + hist[v]) return (uint16_t)v;
-    below += hist[v];
-  }
-  return 0xFFFF;
-}
-
-static void large_select_u16(gpuprims_context *ctx, gpuprims_buffer *b) {
-  enum { K = 100 };
-  uint16_t *chunk = (uint16_t *)tu_xmalloc(CHUNK * 2), got, t;
-  size_t *hist = (size_t *)calloc(65536, sizeof(size_t));
-  size_t off, i, ranks[3] = {0, (N16 - 1) / 2, N16 - 1}, less = 0, taken = 0, r;
-  uint16_t want_v[K];
-  uint64_t want_i[K], got_i[K];
-  gpuprims_buffer *vals = NULL, *idx = NULL;
-  double t0 = seconds();
-  for (off = 0; off < N16; off += CHUNK) {
-    size_t cnt = N16 - off < CHUNK ? N16 - off : CHUNK;
-    for (i = 0; i < cnt; i++) hist[chunk[i] = val16(off + i)]++;
-    TU_REQUIRE_OK(gpuprims_buffer_write(b, off, chunk, cnt));
-  }
-  printf("test_large: u16 n=%zu written (%.1f s)\n", (size_t)N16, seconds() - t0);
-  for (r = 0; r < 3; r++) {
-    got = 0xA5A5;
-    if (TU_EXPECT_OK(gpuprims_select_kth(ctx, b, ranks[r], &got)))
-      TU_CHECKF(got == rank_in(hist, ranks[r]), "u16 select_kth rank %zu of %zu: %u, expected %u", ranks[r],
-                (size_t)N16, (unsigned)got, (unsigned)rank_in(hist, ranks[r]));
-  }
-  /* top-k ascending with indices: the keys below the k-th, then its ties by index */
-  t = rank_in(hist, K - 1);
-  for (i = 0; i < t; i++) less += hist[i];
-  {
-    size_t n_lt = 0, n_eq = 0;
-    uint16_t *lt_v = (uint16_t *)tu_xmalloc(K * 2);
-    uint64_t *lt_i = (uint64_t *)tu_xmalloc(K * 8);
-    for (i = 0; i < N16 && (n_lt < less || n_eq < K - less); i++) {
-      uint16_t v = val16(i);
-      if (v < t) {
-        lt_v[n_lt] = v;
-        lt_i[n_lt++] = i;
-      } else if (v == t && n_eq < K - less) {
-        want_v[less + n_eq] = v;
-        want_i[less + n_eq++] = i;
-      }
-    }
-    /* the keys below t in (value, index) order: few, so insertion sort */
-    for (r = 0; r < n_lt; r++) {
-      size_t j = r;
-      while (j > 0 && (lt_v[j - 1] > lt_v[r] || (lt_v[j - 1] == lt_v[r] && lt_i[j - 1] > lt_i[r]))) j--;
-      memmove(want_v + j + 1, want_v + j, (r - j) * 2);
-      memmove(want_i + j + 1, want_i + j, (r - j) * 8);
-      want_v[j] = lt_v[r];
-      want_i[j] = lt_i[r];
-    }
-    taken = n_lt + n_eq;
-    free(lt_v);
-    free(lt_i);
-  }
-  TU_CHECKF(taken == K, "test bug: %zu of %d reference elements", taken, K);
-  TU_REQUIRE_OK(gpuprims_buffer_create(ctx, GPUPRIMS_DTYPE_U16, K, &vals));
-  TU_REQUIRE_OK(gpuprims_buffer_create(ctx, GPUPRIMS_DTYPE_U64, K, &idx));
-  if (TU_EXPECT_OK(gpuprims_topk(ctx, b, K, GPUPRIMS_ORDER_ASCENDING, vals, idx))) {
-    TU_REQUIRE_OK(gpuprims_buffer_read(vals, 0, chunk, K));
-    TU_REQUIRE_OK(gpuprims_buffer_read(idx, 0, got_i, K));
-    for (r = 0; r < K && chunk[r] == want_v[r] && got_i[r] == want_i[r]; r++) {
-    }
-    TU_CHECKF(r == K, "u16 top-%d of %zu: element %zu is %u at %llu, expected %u at %llu", K, (size_t)N16, r,
-              r < K ? (unsigned)chunk[r] : 0u, r < K ? (unsigned long long)got_i[r] : 0ull,
-              r < K ? (unsigned)want_v[r] : 0u, r < K ? (unsigned long long)want_i[r] : 0ull);
-  }
-  printf("test_large: u16 selected (%.1f s)\n", seconds() - t0);
-  gpuprims_buffer_destroy(vals);
-  gpuprims_buffer_destroy(idx);
-  free(hist);
-  free(chunk);
-}
-
 /* Creates a buffer of n elements; OUT_OF_MEMORY gives NULL. */
 static gpuprims_buffer *create_or_null(gpuprims_context *ctx, gpuprims_dtype t, size_t n) {
   gpuprims_buffer *b = NULL;
@@ -371,6 +279,98 @@ static int large_sort_u8(gpuprims_context *ctx, gpuprims_buffer *b) {
   }
   free(chunk);
   return ran;
+}
+
+/* Selection past 2^31: u16 keys (the sample-and-band path, candidates with indices past
+ * 2^31), odd values from a closed form, two zeros planted past 2^31 (a tie that top-k
+ * must give lowest index first). */
+#define N16 (((size_t)1 << 31) + 1000)
+#define N16_ZERO_A (((size_t)1 << 31) + 300)
+#define N16_ZERO_B (((size_t)1 << 31) + 900)
+
+static uint16_t val16(size_t i) {
+  if (i == N16_ZERO_A || i == N16_ZERO_B) return 0;
+  return (uint16_t)((((uint32_t)i * 40503u) ^ (uint32_t)(i >> 11)) | 1u);
+}
+
+/* The value of rank k from a histogram of all 65536 values. */
+static uint16_t rank_in(const size_t *hist, size_t k) {
+  size_t v, below = 0;
+  for (v = 0; v < 65536; v++) {
+    if (k < below + hist[v]) return (uint16_t)v;
+    below += hist[v];
+  }
+  return 0xFFFF;
+}
+
+static void large_select_u16(gpuprims_context *ctx, gpuprims_buffer *b) {
+  enum { K = 100 };
+  uint16_t *chunk = (uint16_t *)tu_xmalloc(CHUNK * 2), got, t;
+  size_t *hist = (size_t *)calloc(65536, sizeof(size_t));
+  size_t off, i, ranks[3] = {0, (N16 - 1) / 2, N16 - 1}, less = 0, taken = 0, r;
+  uint16_t want_v[K];
+  uint64_t want_i[K], got_i[K];
+  gpuprims_buffer *vals = NULL, *idx = NULL;
+  double t0 = seconds();
+  for (off = 0; off < N16; off += CHUNK) {
+    size_t cnt = N16 - off < CHUNK ? N16 - off : CHUNK;
+    for (i = 0; i < cnt; i++) hist[chunk[i] = val16(off + i)]++;
+    TU_REQUIRE_OK(gpuprims_buffer_write(b, off, chunk, cnt));
+  }
+  printf("test_large: u16 n=%zu written (%.1f s)\n", (size_t)N16, seconds() - t0);
+  for (r = 0; r < 3; r++) {
+    got = 0xA5A5;
+    if (TU_EXPECT_OK(gpuprims_select_kth(ctx, b, ranks[r], &got)))
+      TU_CHECKF(got == rank_in(hist, ranks[r]), "u16 select_kth rank %zu of %zu: %u, expected %u", ranks[r],
+                (size_t)N16, (unsigned)got, (unsigned)rank_in(hist, ranks[r]));
+  }
+  /* top-k ascending with indices: the keys below the k-th, then its ties by index */
+  t = rank_in(hist, K - 1);
+  for (i = 0; i < t; i++) less += hist[i];
+  {
+    size_t n_lt = 0, n_eq = 0;
+    uint16_t *lt_v = (uint16_t *)tu_xmalloc(K * 2);
+    uint64_t *lt_i = (uint64_t *)tu_xmalloc(K * 8);
+    for (i = 0; i < N16 && (n_lt < less || n_eq < K - less); i++) {
+      uint16_t v = val16(i);
+      if (v < t) {
+        lt_v[n_lt] = v;
+        lt_i[n_lt++] = i;
+      } else if (v == t && n_eq < K - less) {
+        want_v[less + n_eq] = v;
+        want_i[less + n_eq++] = i;
+      }
+    }
+    /* the keys below t in (value, index) order: few, so insertion sort */
+    for (r = 0; r < n_lt; r++) {
+      size_t j = r;
+      while (j > 0 && (lt_v[j - 1] > lt_v[r] || (lt_v[j - 1] == lt_v[r] && lt_i[j - 1] > lt_i[r]))) j--;
+      memmove(want_v + j + 1, want_v + j, (r - j) * 2);
+      memmove(want_i + j + 1, want_i + j, (r - j) * 8);
+      want_v[j] = lt_v[r];
+      want_i[j] = lt_i[r];
+    }
+    taken = n_lt + n_eq;
+    free(lt_v);
+    free(lt_i);
+  }
+  TU_CHECKF(taken == K, "test bug: %zu of %d reference elements", taken, K);
+  TU_REQUIRE_OK(gpuprims_buffer_create(ctx, GPUPRIMS_DTYPE_U16, K, &vals));
+  TU_REQUIRE_OK(gpuprims_buffer_create(ctx, GPUPRIMS_DTYPE_U64, K, &idx));
+  if (TU_EXPECT_OK(gpuprims_topk(ctx, b, K, GPUPRIMS_ORDER_ASCENDING, vals, idx))) {
+    TU_REQUIRE_OK(gpuprims_buffer_read(vals, 0, chunk, K));
+    TU_REQUIRE_OK(gpuprims_buffer_read(idx, 0, got_i, K));
+    for (r = 0; r < K && chunk[r] == want_v[r] && got_i[r] == want_i[r]; r++) {
+    }
+    TU_CHECKF(r == K, "u16 top-%d of %zu: element %zu is %u at %llu, expected %u at %llu", K, (size_t)N16, r,
+              r < K ? (unsigned)chunk[r] : 0u, r < K ? (unsigned long long)got_i[r] : 0ull,
+              r < K ? (unsigned)want_v[r] : 0u, r < K ? (unsigned long long)want_i[r] : 0ull);
+  }
+  printf("test_large: u16 selected (%.1f s)\n", seconds() - t0);
+  gpuprims_buffer_destroy(vals);
+  gpuprims_buffer_destroy(idx);
+  free(hist);
+  free(chunk);
 }
 
 int main(void) {
