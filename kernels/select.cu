@@ -1,20 +1,22 @@
-// Device-wide selection: the element of rank k (select_kth) and the k smallest with
-// their indices (top-k), without sorting the input.
+// Device-wide selection: the element of rank k (select_kth), and the first steps of
+// top-k, without sorting the input.
 //
-//   select_pivots      one block samples 16384 (or 4096) keys at spread, hashed positions and
-//                      picks two of them, lo and hi, that bracket rank k with high
-//                      probability (common/block_radix_select.cuh);
+//   select_pivots      one block samples 16384 keys (select_pivots_small: 4096) at
+//                      spread, hashed positions and picks two of them, lo and hi, that
+//                      bracket rank k with high probability (common/block_radix_select.cuh);
 //   select_band        one read of the input: counts the keys below lo, equal to lo and
-//                      equal to hi, and copies the keys strictly between them (with
-//                      their indices, for top-k) to scratch, in input order
-//                      (one atomic a tile reserves its run; top-k puts the runs back in order);
+//                      equal to hi, copies the keys strictly between them (with their
+//                      indices, for top-k) to scratch (one atomic a tile reserves the
+//                      tile's run, noted so top-k can restore input order), and counts
+//                      the copies' top digit;
 //   select_settle      one warp: where rank k fell. Equal to lo or hi: done. Between:
-//                      the candidates hold it. Outside (the sample misled us) or more
+//                      the candidates hold it, and the top digit's bucket is taken from
+//                      the band's count. Outside (the sample misled us) or more
 //                      candidates than scratch holds: the whole input is searched;
 //   select_digit_pass  one launch per digit, most significant first, over that source:
 //                      a histogram of the digit among keys matching the prefix chosen
 //                      so far; the last block to finish keeps the bucket holding the
-//                      rank (common/radix_bucket.cuh);
+//                      rank (common/radix_bucket.cuh).
 // Top-k goes on in kernels/topk.cu.
 //
 // Keys are compared as ordered patterns (common/radix_key.cuh), so one module serves

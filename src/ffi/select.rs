@@ -89,6 +89,7 @@ pub extern "C" fn gpuprims_select_kth_to_buffer(
 /// in's dtype (else TYPE_MISMATCH) and `out_indices` U64 (else TYPE_MISMATCH), each
 /// exactly k elements (else SIZE_MISMATCH); the three buffers must not share memory
 /// (else INVALID_ARGUMENT). `in` is unchanged. Asynchronous on CUDA, in stream order.
+/// On CUDA, k is at most 2^32 - 2 for now (more: GPUPRIMS_STATUS_UNSUPPORTED).
 #[no_mangle]
 pub extern "C" fn gpuprims_topk(
     ctx: *mut gpuprims_context,
