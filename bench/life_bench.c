@@ -23,7 +23,7 @@
 #include <string.h>
 
 #include "life_naive.h"
-#include "splitmix.h"
+#include "bench_util.h"
 
 typedef struct {
   char label[64];
@@ -98,11 +98,6 @@ static int same_cells(gpuprims_life_grid *a, gpuprims_life_grid *b, size_t n) {
   return same;
 }
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
 /* The median ms of `reps` calls of step(gens), after one untimed call. */
 static double time_steps(bench_timer *t, gpuprims_life_grid *g, uint64_t gens, int reps) {
   double ms[64];
@@ -115,7 +110,7 @@ static double time_steps(bench_timer *t, gpuprims_life_grid *g, uint64_t gens, i
     ms[i] = bench_timer_stop_ms(t);
     if (ms[i] < 0) return -1;
   }
-  qsort(ms, (size_t)reps, sizeof ms[0], cmp_double);
+  qsort(ms, (size_t)reps, sizeof ms[0], bench_cmp_double);
   return ms[reps / 2];
 }
 

@@ -21,7 +21,7 @@
 #include <string.h>
 
 #include "cub_reference.h"
-#include "splitmix.h"
+#include "bench_util.h"
 
 typedef struct {
   char label[64];
@@ -41,11 +41,6 @@ static void print_row(const select_row *r) {
   else printf(" %10s %8s", "-", "-");
   printf("  %s\n", r->check == 1 ? "OK" : r->check == 0 ? "FAIL" : "-");
   fflush(stdout);
-}
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
 }
 
 /* The median of `reps` timed calls of `call` (after 2 untimed ones); < 0 on failure. */
@@ -69,7 +64,7 @@ static double time_call(bench_timer *timer, int reps, select_call call, void *ar
     }
     if (i >= 0) ms[i] = t;
   }
-  qsort(ms, (size_t)reps, sizeof(double), cmp_double);
+  qsort(ms, (size_t)reps, sizeof(double), bench_cmp_double);
   m = ms[reps / 2];
   free(ms);
   return m;

@@ -67,7 +67,7 @@
 #include "cub_reference.h"
 #include "gpuprims.h"
 #include "select_bench.h"
-#include "splitmix.h"
+#include "bench_util.h"
 #include "life_bench.h"
 #include "timer.h"
 
@@ -425,11 +425,6 @@ static void report_status(const char *what, gpuprims_status s) {
   printf("  ! %s: %s%s%s\n", what, gpuprims_status_name(s), msg[0] ? ": " : "", msg);
 }
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
 /* Format one element of dtype t for messages. */
 static void fmt_elem(char *buf, size_t len, gpuprims_dtype t, const void *p) {
   if (t == GPUPRIMS_DTYPE_U8) {
@@ -564,7 +559,7 @@ static int time_ours(bench *b, const row_spec *r, gpuprims_buffer *in, gpuprims_
       return -1;
     }
   }
-  qsort(ms, (size_t)o->reps, sizeof(double), cmp_double);
+  qsort(ms, (size_t)o->reps, sizeof(double), bench_cmp_double);
   res->ms = ms[o->reps / 2];
   res->min_ms = ms[0];
 
@@ -598,7 +593,7 @@ static int time_ours(bench *b, const row_spec *r, gpuprims_buffer *in, gpuprims_
       }
       if (i >= o->warmup) ms[i - o->warmup] = bench_timer_stop_ms(b->timer);
     }
-    qsort(ms, (size_t)o->reps, sizeof(double), cmp_double);
+    qsort(ms, (size_t)o->reps, sizeof(double), bench_cmp_double);
     res->host_ms = ms[o->reps / 2];
     memset(value, 0xA5, 8);
     memset(on_device, 0x5A, 8);
@@ -935,7 +930,7 @@ static int time_sort_ours(bench *b, const row_spec *r, gpuprims_buffer *keys, co
     free(ms);
     return -1;
   }
-  qsort(ms, (size_t)o->reps, sizeof(double), cmp_double);
+  qsort(ms, (size_t)o->reps, sizeof(double), bench_cmp_double);
   res->ms = ms[o->reps / 2];
   res->min_ms = ms[0];
   free(ms);

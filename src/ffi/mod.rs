@@ -149,6 +149,11 @@ pub(crate) fn write_text(text: &str, buf: *mut c_char, len: usize) -> usize {
 }
 
 /// Checks that buffer `a` holds the same element type as `b` (TYPE_MISMATCH).
+/// Whether two buffers are one, or share memory (two handles wrapping the same bytes).
+pub(crate) fn aliased(a: &Buffer, b: &Buffer) -> bool {
+    std::ptr::eq(a, b) || a.memory.overlaps(&b.memory)
+}
+
 pub(crate) fn same_dtype(a: &Buffer, a_name: &str, b: &Buffer, b_name: &str) -> Result<()> {
     if a.dtype == b.dtype {
         Ok(())

@@ -4,15 +4,10 @@ use std::ffi::c_void;
 use std::sync::Arc;
 
 use super::types::*;
-use super::{guard, require, same_context, same_dtype, try_ref};
+use super::{aliased, guard, require, same_context, same_dtype, try_ref};
 use crate::backend::{Buffer, ContextShared, SelectOut};
 use crate::dtype::{DType, Order};
 use crate::error::{invalid, Error, Result};
-
-/// Whether two buffers are one, or share memory.
-fn aliased(a: &Buffer, b: &Buffer) -> bool {
-    std::ptr::eq(a, b) || a.memory.overlaps(&b.memory)
-}
 
 /// The checks both k-th entry points share: the context, and that rank k exists.
 fn checked_rank(ctx: &Arc<ContextShared>, input: &Buffer, k: u64) -> Result<usize> {

@@ -1,7 +1,7 @@
 //! gpuprims_radix_sort (and the argument checks the sorts share).
 
 use super::types::*;
-use super::{guard, same_context, try_ref};
+use super::{aliased, guard, same_context, try_ref};
 use crate::backend::{Buffer, ContextShared, SortValues};
 use crate::dtype::Order;
 use crate::error::{invalid, Error, Result};
@@ -21,7 +21,7 @@ fn checked_sort_args<'a>(
         None => None,
         Some(v) => {
             same_context(ctx, v, "values")?;
-            if std::ptr::eq(v, keys) || keys.memory.overlaps(&v.memory) {
+            if aliased(keys, v) {
                 return Err(invalid("keys and values are the same buffer (or share memory)"));
             }
             if v.len != keys.len {

@@ -82,6 +82,12 @@ pub fn tagged_words(dtype: DType) -> usize {
     }
 }
 
+/// `bytes` rounded up to 256, so regions carved one after another from scratch memory
+/// stay aligned for any access.
+pub fn round_up(bytes: usize) -> usize {
+    bytes.div_ceil(256) * 256
+}
+
 /// Temporary device memory of the primitives (a sort's alternate buffers, say), grown
 /// on demand, reused by later calls and released with the context.
 pub struct Scratch {
@@ -181,6 +187,20 @@ impl CudaShared {
         // SAFETY: a retained context.
         unsafe { drv::ctx::set_current(self.context) }.during("cuCtxSetCurrent")?;
         Ok(self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner()))
+    }
+
+    /// Waits for the work issued so far on `stream`, then copies the first `out.len()`
+    /// bytes a kernel wrote to the mapped result slot.
+    pub fn wait_for_result(&self, stream: CUstream, out: &mut [u8]) -> Result<()> {
+        CudaShared::wait(stream)?;
+        // SAFETY: the stream's kernels have finished writing the pinned slot, which
+        // holds RESULT_SLOT_BYTES >= out.len() bytes.
+        unsafe {
+            for (i, b) in out.iter_mut().enumerate() {
+                *b = std::ptr::read_volatile(self.result_slot.host.add(i));
+            }
+        }
+        Ok(())
     }
 
     /// Waits for the work issued so far on `stream`.

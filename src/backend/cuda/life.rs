@@ -194,13 +194,16 @@ impl LifeEngine for CudaLife {
         let state = shared.lock()?;
         let k = u64::from(policy().gens);
         // A count k does not divide needs two modules: on first use they compile side by side.
-        let needed = [(generations >= k).then_some(k), (generations % k != 0).then_some(generations % k)];
-        let modules = needed
-            .into_iter()
-            .flatten()
-            .map(|g| Module { source: sources::LIFE, variant: variant(rule, g as u32), spec: module(rule, g as u32), label: String::new() })
-            .collect();
-        precompile::compile_unloaded(&shared, modules)?;
+        let (full, rest) = (k as u32, (generations % k) as u32);
+        if generations > k && rest != 0 {
+            precompile::compile_unloaded(
+                &shared,
+                &[
+                    (sources::LIFE, variant(rule, full), &|| module(rule, full)),
+                    (sources::LIFE, variant(rule, rest), &|| module(rule, rest)),
+                ],
+            )?;
+        }
         for _ in 0..generations / k {
             self.launch_step(state.stream, rule, k as u32)?;
         }

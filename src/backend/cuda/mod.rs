@@ -193,12 +193,7 @@ mod tests {
     /// GPUPRIMS_REQUIRE_NVRTC=1 (CI sets it), which makes absence a failure.
     #[test]
     fn every_kernel_module_compiles_cleanly() {
-        if nvrtc::require_nvrtc().is_err() {
-            assert!(
-                std::env::var("GPUPRIMS_REQUIRE_NVRTC").as_deref() != Ok("1"),
-                "GPUPRIMS_REQUIRE_NVRTC=1 but libnvrtc.so.13 cannot be loaded"
-            );
-            eprintln!("skipped: NVRTC not found");
+        if !nvrtc::available_for_tests() {
             return;
         }
         let mut failures = Vec::new();

@@ -16,6 +16,21 @@ fn check(r: nvrtcResult, what: &str) -> Result<()> {
 }
 
 /// Fails with a clear message when libnvrtc cannot be loaded.
+/// For tests that need NVRTC but no GPU: whether it is there. Absent, the test skips,
+/// unless GPUPRIMS_REQUIRE_NVRTC=1 (CI sets it), which makes absence a failure.
+#[cfg(test)]
+pub fn available_for_tests() -> bool {
+    if require_nvrtc().is_ok() {
+        return true;
+    }
+    assert!(
+        std::env::var("GPUPRIMS_REQUIRE_NVRTC").as_deref() != Ok("1"),
+        "GPUPRIMS_REQUIRE_NVRTC=1 but libnvrtc.so.13 cannot be loaded"
+    );
+    eprintln!("skipped: NVRTC not found");
+    false
+}
+
 pub fn require_nvrtc() -> Result<()> {
     // SAFETY: only tries to dlopen the library.
     if unsafe { sys::is_culib_present() } {

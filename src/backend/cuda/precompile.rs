@@ -9,8 +9,9 @@ use std::sync::Mutex;
 
 use super::context::CudaShared;
 use super::disk_cache;
-use super::loader;
+use super::loader::{self, ModuleSpec};
 use super::modules::{self, Module};
+use super::sources::Source;
 use super::tuning::knob;
 use crate::error::{Error, Result};
 
@@ -51,15 +52,24 @@ pub fn compile_all(modules: &[Module], arch: &str, threads: usize, dir: Option<&
     }
 }
 
-/// Compiles those of `modules` the context has not loaded yet side by side (into the
+/// A module a call needs: its loader key and how to build its spec (only built when the
+/// module is missing, so a warm call formats no options).
+pub type Wanted<'a> = (Source, u32, &'a dyn Fn() -> ModuleSpec);
+
+/// Compiles those of `wanted` the context has not loaded yet side by side (into the
 /// caches; the first call loads them): for a call that needs several modules at once,
-/// so its first use costs about one compile, not their sum.
-pub fn compile_unloaded(shared: &CudaShared, modules: Vec<Module>) -> Result<()> {
-    let missing: Vec<Module> = modules.into_iter().filter(|m| !shared.loader.is_loaded(m.source, m.variant)).collect();
-    if missing.len() < 2 {
+/// so its first use costs about one compile, not their sum. Warm, this is a lookup each.
+pub fn compile_unloaded(shared: &CudaShared, wanted: &[Wanted]) -> Result<()> {
+    let missing = wanted.iter().filter(|(source, variant, _)| !shared.loader.is_loaded(*source, *variant)).count();
+    if missing < 2 {
         return Ok(()); // one compile or none: the first call does it
     }
-    compile_all(&missing, shared.loader.arch(), missing.len(), disk_cache::cache_dir().as_deref())
+    let modules: Vec<Module> = wanted
+        .iter()
+        .filter(|(source, variant, _)| !shared.loader.is_loaded(*source, *variant))
+        .map(|&(source, variant, spec)| Module { source, variant, spec: spec(), label: String::new() })
+        .collect();
+    compile_all(&modules, shared.loader.arch(), modules.len(), disk_cache::cache_dir().as_deref())
 }
 
 /// Compiles every module for the context's device, then loads each into the context.
@@ -85,12 +95,7 @@ mod tests {
     /// GPUPRIMS_REQUIRE_NVRTC=1.
     #[test]
     fn compile_all_fills_the_memory_and_disk_caches() {
-        if nvrtc::require_nvrtc().is_err() {
-            assert!(
-                std::env::var("GPUPRIMS_REQUIRE_NVRTC").as_deref() != Ok("1"),
-                "GPUPRIMS_REQUIRE_NVRTC=1 but libnvrtc.so.13 cannot be loaded"
-            );
-            eprintln!("skipped: NVRTC not found");
+        if !nvrtc::available_for_tests() {
             return;
         }
         let dir = std::env::temp_dir().join(format!("gpuprims-precompile-test-{}", std::process::id()));

@@ -6,7 +6,7 @@
 
 use cudarc::driver::result as drv;
 
-use super::context::CudaShared;
+use super::context::{round_up, CudaShared};
 use super::driver::DriverContext;
 use super::launch::{launch, Arg};
 use super::loader::ModuleSpec;
@@ -127,10 +127,6 @@ pub(super) fn key_order(dtype: DType, order: Order) -> u32 {
         _ => 0,
     };
     kind | if order == Order::Descending { KEY_DESCENDING } else { 0 }
-}
-
-fn round_up(bytes: usize) -> usize {
-    bytes.div_ceil(256) * 256
 }
 
 pub fn sort(

@@ -82,14 +82,7 @@ pub fn reduce(shared: &CudaShared, input: &DeviceMemory, dtype: DType, len: usiz
     }
     let mut state = shared.lock()?;
     launch_reduce(shared, &mut state, input, dtype, len, op, shared.result_slot.device)?;
-    CudaShared::wait(state.stream)?;
-    // SAFETY: the kernel has finished writing `size` bytes to the pinned slot.
-    unsafe {
-        for (i, b) in out.iter_mut().enumerate() {
-            *b = std::ptr::read_volatile(shared.result_slot.host.add(i));
-        }
-    }
-    Ok(())
+    shared.wait_for_result(state.stream, out)
 }
 
 /// Reduces into element 0 of a device buffer, in stream order, without waiting.

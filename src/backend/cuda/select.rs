@@ -7,7 +7,7 @@
 use cudarc::driver::result as drv;
 use cudarc::driver::sys::{CUdeviceptr, CUfunction};
 
-use super::context::{CudaShared, State};
+use super::context::{round_up, CudaShared, State};
 use super::driver::DriverContext;
 use super::launch::{launch, Arg};
 use super::loader::ModuleSpec;
@@ -154,14 +154,6 @@ fn begin_lookback(state: &mut State, tiles: usize, window: u32) -> Result<(CUdev
     state.sync.begin_run(state.stream, (tiles + anchors) * LOOKBACK_WORDS)
 }
 
-fn key_order(dtype: DType, order: Order) -> u32 {
-    radix_sort::key_order(dtype, order)
-}
-
-fn round_up(bytes: usize) -> usize {
-    bytes.div_ceil(256) * 256
-}
-
 /// Device addresses of one call's scratch.
 struct Scratch {
     state: CUdeviceptr,
@@ -218,7 +210,7 @@ fn find_rank(
     // SAFETY: the state lies inside the scratch memory.
     unsafe { drv::memset_d8_async(scratch.state, 0, STATE_BYTES, stream) }.during("cuMemsetD8Async (select state)")?;
 
-    let order_bits = key_order(dtype, order);
+    let order_bits = radix_sort::key_order(dtype, order);
     let out_ptr = out.unwrap_or(0);
     let sms = shared.props.sm_count as u64;
     let resident = |f, block| shared.loader.blocks_per_sm(f, block).map(|b| b as u64 * sms);
@@ -325,11 +317,13 @@ fn function(shared: &CudaShared, source: Source, key_bytes: usize, float_keys: b
 /// Top-k runs kernels of both modules: on its first call they compile side by side.
 fn compile_both(shared: &CudaShared, key_bytes: usize, float_keys: bool) -> Result<()> {
     let v = variant(key_bytes, float_keys);
-    let both = [sources::SELECT, sources::TOPK]
-        .into_iter()
-        .map(|source| Module { source, variant: v, spec: module(source, key_bytes, float_keys), label: String::new() })
-        .collect();
-    precompile::compile_unloaded(shared, both)
+    precompile::compile_unloaded(
+        shared,
+        &[
+            (sources::SELECT, v, &|| module(sources::SELECT, key_bytes, float_keys)),
+            (sources::TOPK, v, &|| module(sources::TOPK, key_bytes, float_keys)),
+        ],
+    )
 }
 
 /// The element of rank `k` (ascending) into host memory: written by the device into
@@ -337,14 +331,7 @@ fn compile_both(shared: &CudaShared, key_bytes: usize, float_keys: bool) -> Resu
 pub fn select_kth(shared: &CudaShared, input: &DeviceMemory, dtype: DType, len: usize, k: usize, out: &mut [u8]) -> Result<()> {
     let mut state = shared.lock()?;
     find_rank(shared, &mut state, input, dtype, len, k, Order::Ascending, false, Some(shared.result_slot.device))?;
-    CudaShared::wait(state.stream)?;
-    // SAFETY: the last kernel has written `size` bytes to the pinned slot.
-    unsafe {
-        for (i, b) in out.iter_mut().enumerate() {
-            *b = std::ptr::read_volatile(shared.result_slot.host.add(i));
-        }
-    }
-    Ok(())
+    shared.wait_for_result(state.stream, out)
 }
 
 /// The element of rank `k` into element 0 of `out`, in stream order.
@@ -401,7 +388,7 @@ pub fn topk(
                     Arg::u64(k as u64),
                     Arg::ptr(out_values.ptr),
                     Arg::ptr(out_indices.map_or(0, |m| m.ptr)),
-                    Arg::u32(key_order(dtype, order)),
+                    Arg::u32(radix_sort::key_order(dtype, order)),
                     Arg::ptr(lookback),
                     Arg::ptr(lookback + (tiles * LOOKBACK_WORDS * 8) as u64),
                     Arg::u32(epoch),
@@ -418,7 +405,7 @@ pub fn topk(
             Arg::ptr(out_values.ptr),
             Arg::ptr(out_indices.map_or(0, |m| m.ptr)),
             Arg::u32(k as u32),
-            Arg::u32(key_order(dtype, order)),
+            Arg::u32(radix_sort::key_order(dtype, order)),
         ];
         // SAFETY: arguments match select_sort_small; the outputs hold k elements.
         unsafe { launch(small, 1, policy().block, state.stream, &args)? };
