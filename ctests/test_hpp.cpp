@@ -129,6 +129,20 @@ static void check_type(gp::context &ctx, std::mt19937_64 &rng, std::size_t n) {
   std::vector<T> sorted = data;
   std::sort(sorted.begin(), sorted.end());
   CHECK(buf.to_host() == sorted, "keys sort ascending, dtype %u", (unsigned)d);
+  // Quicksort: the same keys descending; each value still beside its key.
+  buf.write(data);
+  auto qvalues = gp::buffer<uint32_t>::from_host(ctx, index);
+  gp::quicksort(ctx, buf, qvalues, gp::order::descending);
+  std::vector<T> qkeys = buf.to_host();
+  std::vector<uint32_t> qindex = qvalues.to_host();
+  bad = 0;
+  for (std::size_t i = 0; i < n; ++i)
+    if (qkeys[i] != sorted[n - 1 - i] || qindex[i] >= n || data[qindex[i]] != qkeys[i]) ++bad;
+  std::sort(qindex.begin(), qindex.end());
+  CHECK(bad == 0 && qindex == index, "quicksort pairs descending: %zu of %zu wrong, dtype %u", bad, n, (unsigned)d);
+  buf.write(data);
+  gp::quicksort(ctx, buf);
+  CHECK(buf.to_host() == sorted, "quicksort keys ascending, dtype %u", (unsigned)d);
 
   // Selection: the median on the host and into a buffer; top-k both ways (k = 1..5).
   buf.write(data);

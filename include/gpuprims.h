@@ -602,6 +602,19 @@ gpuprims_status gpuprims_radix_sort(gpuprims_context *ctx,
                                     gpuprims_buffer *values,
                                     gpuprims_order order);
 
+/*
+ Sorts `keys` in place, ascending or descending, with a quicksort (a sample sort on
+ CUDA: many-way partitions by splitters drawn from a sample, equal keys finished at
+ once); `values` (NULL, or a buffer of any dtype with keys' length) move with their
+ keys. The same total order and the same key sequence as gpuprims_radix_sort, but
+ not stable: equal keys' values may come out in any order. Asynchronous on CUDA,
+ except for one small read-back per partition level, which waits.
+ */
+gpuprims_status gpuprims_quicksort(gpuprims_context *ctx,
+                                   gpuprims_buffer *keys,
+                                   gpuprims_buffer *values,
+                                   gpuprims_order order);
+
 #ifdef __cplusplus
 }  // extern "C"
 #endif  // __cplusplus

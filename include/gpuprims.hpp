@@ -263,6 +263,18 @@ void radix_sort(context &ctx, buffer<K> &keys, buffer<V> &values, order ord = or
   detail::check(gpuprims_radix_sort(ctx.get(), keys.get(), values.get(), static_cast<gpuprims_order>(ord)));
 }
 
+/* Quicksort of keys in place (the radix sort's key sequence; not stable). */
+template <class K>
+void quicksort(context &ctx, buffer<K> &keys, order ord = order::ascending) {
+  detail::check(gpuprims_quicksort(ctx.get(), keys.get(), nullptr, static_cast<gpuprims_order>(ord)));
+}
+
+/* Quicksort of keys in place, values moved with their keys (equal keys' values in any order). */
+template <class K, class V>
+void quicksort(context &ctx, buffer<K> &keys, buffer<V> &values, order ord = order::ascending) {
+  detail::check(gpuprims_quicksort(ctx.get(), keys.get(), values.get(), static_cast<gpuprims_order>(ord)));
+}
+
 /* The element of rank k (0-based, ascending) of in, handed to host memory (waits). */
 template <class T>
 T select_kth(context &ctx, const buffer<T> &in, std::uint64_t k) {

@@ -312,20 +312,6 @@ radix_pass(K *keys, K *alt, V *values, V *alt_values, usize n, usize portion_sta
 // Finish: reverse, or copy back from the alternate buffer
 // ----------------------------------------------------------------------------------
 
-// Copies n elements, with 16-byte vectors where both sides are aligned.
-template <class T>
-__device__ __forceinline__ void copy_elements(T *dst, const T *src, usize n, usize first, usize stride) {
-    constexpr int PER_VEC = 16 / sizeof(T);
-    usize scalar_from = 0;
-    if (gp::aligned16(dst) && gp::aligned16(src)) {
-        const usize vecs = n / PER_VEC;
-        for (usize v = first; v < vecs; v += stride)
-            gp::store_vec16_streaming(dst + v * PER_VEC, gp::load_vec16_streaming(src + v * PER_VEC));
-        scalar_from = vecs * PER_VEC;
-    }
-    for (usize i = scalar_from + first; i < n; i += stride) dst[i] = src[i];
-}
-
 template <class T>
 __device__ __forceinline__ void reverse_elements(T *x, usize n, usize first, usize stride) {
     for (usize i = first; i < n / 2; i += stride) {
@@ -342,7 +328,7 @@ radix_finish(K *keys, const K *alt, V *values, const V *alt_values, usize n, con
         reverse_elements(keys, n, first, stride);
         if constexpr (HAS_VALUES) reverse_elements(values, n, first, stride);
     } else if (ctl->mode == MODE_DIGITS && ctl->copy_back) {
-        copy_elements(keys, alt, n, first, stride);
-        if constexpr (HAS_VALUES) copy_elements(values, alt_values, n, first, stride);
+        gp::copy_elements(keys, alt, n, first, stride);
+        if constexpr (HAS_VALUES) gp::copy_elements(values, alt_values, n, first, stride);
     }
 }

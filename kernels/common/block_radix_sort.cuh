@@ -4,13 +4,14 @@
 //
 // Items are warp-striped, as BlockRadixRank wants them: item j of lane l in warp w is
 // element w * 32 * ITEMS + j * 32 + l. Elements from `count` on are padding: they rank
-// after every key, so they end up last.
+// after every key, so they end up last. Only the low `bits` bits are sorted on (keys
+// that agree above them, such as a quicksort segment's, need no more passes).
 #pragma once
 #include "common/block_radix_rank.cuh"
 
 namespace gp {
 
-template <class U, int BLOCK, int ITEMS, int RADIX_BITS = 8>
+template <class U, int BLOCK, int ITEMS, int RADIX_BITS = 8, class P = u32>
 struct BlockRadixSort {
     static constexpr int TILE = BLOCK * ITEMS;
     static constexpr int BITS = sizeof(U) * 8;
@@ -18,7 +19,7 @@ struct BlockRadixSort {
     struct Storage {
         typename Rank::Storage rank;
         U keys[TILE];
-        u32 payload[TILE];
+        P payload[TILE];
     };
 
     // The element item j of this thread stands for.
@@ -27,10 +28,12 @@ struct BlockRadixSort {
     }
 
     // On return s.keys[i] and s.payload[i] hold the i-th smallest key (stable) and its
-    // payload, for i < TILE; the registers are spent.
-    __device__ __forceinline__ static void sort(U (&keys)[ITEMS], u32 (&payload)[ITEMS], u32 count, Storage &s) {
+    // payload, for i < TILE; the registers are spent. At least one pass runs, so
+    // s holds the keys even when `bits` is 0.
+    __device__ __forceinline__ static void sort(U (&keys)[ITEMS], P (&payload)[ITEMS], u32 count, Storage &s,
+                                                int bits = BITS) {
         const u32 missing = TILE - count;
-        for (int shift = 0; shift < BITS; shift += RADIX_BITS) {
+        for (int shift = 0;; shift += RADIX_BITS) {
             u32 at[ITEMS];
 #pragma unroll
             for (int j = 0; j < ITEMS; ++j)
@@ -43,7 +46,7 @@ struct BlockRadixSort {
                 s.payload[at[j]] = payload[j];
             }
             __syncthreads();
-            if (shift + RADIX_BITS >= BITS) break;
+            if (shift + RADIX_BITS >= bits) break;
 #pragma unroll
             for (int j = 0; j < ITEMS; ++j) {
                 keys[j] = s.keys[element(j)];

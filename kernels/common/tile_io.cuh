@@ -37,6 +37,21 @@ __device__ __forceinline__ bool aligned16(const void *p) {
     return (reinterpret_cast<usize>(p) & 15) == 0;
 }
 
+// Copies n elements, thread `first` of `stride` taking every stride-th, with 16-byte
+// vectors where both sides are aligned.
+template <class T>
+__device__ __forceinline__ void copy_elements(T *dst, const T *src, usize n, usize first, usize stride) {
+    constexpr int PER_VEC = 16 / sizeof(T);
+    usize scalar_from = 0;
+    if (aligned16(dst) && aligned16(src)) {
+        const usize vecs = n / PER_VEC;
+        for (usize v = first; v < vecs; v += stride)
+            store_vec16_streaming(dst + v * PER_VEC, load_vec16_streaming(src + v * PER_VEC));
+        scalar_from = vecs * PER_VEC;
+    }
+    for (usize i = scalar_from + first; i < n; i += stride) dst[i] = src[i];
+}
+
 // A warp's share of a tile (WARP * ITEMS elements) staged in shared memory in
 // blocked order: lane l's row holds elements l*ITEMS .. l*ITEMS+ITEMS-1 of the
 // warp's span. A full, aligned span moves between global memory and the rows as

@@ -87,6 +87,10 @@ pub trait Backend: Send + Sync {
     /// values (another buffer of the same length) travel with their keys.
     fn radix_sort(&self, keys: &Memory, key_dtype: DType, values: Option<SortValues>, len: usize, order: Order)
         -> Result<()>;
+    /// Sorts `len` (> 1) keys in place, not necessarily stably, in the same total
+    /// order (the same key sequence as `radix_sort`), values travelling with their keys.
+    fn quicksort(&self, keys: &Memory, key_dtype: DType, values: Option<SortValues>, len: usize, order: Order)
+        -> Result<()>;
     /// The element of rank `k` (< `len`) in ascending order, into host memory (waits)
     /// or element 0 of a device buffer (stream order, no wait).
     fn select_kth(&self, input: &Memory, dtype: DType, len: usize, k: usize, out: SelectOut) -> Result<()>;

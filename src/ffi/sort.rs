@@ -1,4 +1,4 @@
-//! gpuprims_radix_sort (and the argument checks the sorts share).
+//! gpuprims_radix_sort and gpuprims_quicksort (and the argument checks they share).
 
 use super::types::*;
 use super::{aliased, guard, same_context, try_ref};
@@ -54,5 +54,30 @@ pub extern "C" fn gpuprims_radix_sort(
             return Ok(());
         }
         c.backend.radix_sort(&k.memory, k.dtype, vals, k.len, order)
+    })
+}
+
+/// Sorts `keys` in place, ascending or descending, with a quicksort (a sample sort on
+/// CUDA: many-way partitions by splitters drawn from a sample, equal keys finished at
+/// once); `values` (NULL, or a buffer of any dtype with keys' length) move with their
+/// keys. The same total order and the same key sequence as gpuprims_radix_sort, but
+/// not stable: equal keys' values may come out in any order. Asynchronous on CUDA,
+/// except for one small read-back per partition level, which waits.
+#[no_mangle]
+pub extern "C" fn gpuprims_quicksort(
+    ctx: *mut gpuprims_context,
+    keys: *mut gpuprims_buffer,
+    values: *mut gpuprims_buffer,
+    order: gpuprims_order,
+) -> gpuprims_status {
+    guard("gpuprims_quicksort", || {
+        let c = try_ref(ctx, "ctx")?;
+        let k = try_ref(keys, "keys")?;
+        let v = if values.is_null() { None } else { Some(try_ref(values, "values")?) };
+        let (order, vals) = checked_sort_args(c, k, v, order)?;
+        if k.len <= 1 {
+            return Ok(());
+        }
+        c.backend.quicksort(&k.memory, k.dtype, vals, k.len, order)
     })
 }

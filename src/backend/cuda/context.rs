@@ -121,6 +121,10 @@ pub struct State {
     pub stream: CUstream,
     pub sync: SyncState,
     pub scratch: Scratch,
+    /// A second scratch region, for what one step of a primitive needs and the next
+    /// step may need more of (the quicksort's per-level lists): regrowing it loses
+    /// nothing that `scratch` holds.
+    pub step_scratch: Scratch,
 }
 
 /// A few bytes of pinned host memory the device writes results into directly.
@@ -178,6 +182,7 @@ impl CudaShared {
                 stream: own_stream,
                 sync: SyncState { ptr: 0, word_capacity: 0, epoch: 1, tickets_issued: 0 },
                 scratch: Scratch { ptr: 0, bytes: 0 },
+                step_scratch: Scratch { ptr: 0, bytes: 0 },
             }),
         })
     }
@@ -237,7 +242,7 @@ impl Drop for CudaShared {
             let _ = drv::ctx::set_current(self.context);
             let _ = sys::cuCtxSynchronize();
             let state = self.state.get_mut().unwrap_or_else(|p| p.into_inner());
-            for ptr in [state.sync.ptr, state.scratch.ptr] {
+            for ptr in [state.sync.ptr, state.scratch.ptr, state.step_scratch.ptr] {
                 if ptr != 0 {
                     let _ = drv::free_async(ptr, self.own_stream);
                 }

@@ -3,7 +3,7 @@
 use std::ffi::c_void;
 
 use cudarc::driver::result as drv;
-use cudarc::driver::sys::{CUfunction, CUstream};
+use cudarc::driver::sys::{CUfunction, CUfunction_attribute_enum, CUstream};
 
 use super::driver::DriverContext;
 use crate::error::{invalid, Result};
@@ -29,6 +29,9 @@ impl Arg {
     }
 }
 
+/// Dynamic shared memory a kernel may use without opting in.
+const DEFAULT_SHARED_LIMIT: u32 = 48 << 10;
+
 /// The most parameters any of our kernels takes.
 const MAX_ARGS: usize = 12;
 
@@ -38,6 +41,23 @@ const MAX_ARGS: usize = 12;
 /// The arguments must match the kernel's parameters and the memory they point to
 /// must be valid for the kernel's accesses in stream order.
 pub unsafe fn launch(f: CUfunction, grid: u64, block: u32, stream: CUstream, args: &[Arg]) -> Result<()> {
+    launch_with_shared(f, grid, block, 0, stream, args)
+}
+
+/// Launches `f` with `shared_bytes` of dynamic shared memory (allowed past the
+/// default 48 KiB first).
+///
+/// # Safety
+/// As `launch`; the kernel must use at most `shared_bytes` of dynamic shared memory.
+pub unsafe fn launch_with_shared(f: CUfunction, grid: u64, block: u32, shared_bytes: u32, stream: CUstream, args: &[Arg]) -> Result<()> {
+    if shared_bytes > DEFAULT_SHARED_LIMIT {
+        drv::function::set_function_attribute(
+            f,
+            CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+            shared_bytes as i32,
+        )
+        .during("cuFuncSetAttribute (dynamic shared memory)")?;
+    }
     if grid == 0 || grid > i32::MAX as u64 {
         return Err(invalid(format!("input too large: {grid} blocks do not fit one grid")));
     }
@@ -53,6 +73,6 @@ pub unsafe fn launch(f: CUfunction, grid: u64, block: u32, stream: CUstream, arg
     for (param, slot) in params.iter_mut().zip(slots.iter_mut()) {
         *param = slot as *mut u64 as *mut c_void;
     }
-    drv::launch_kernel(f, (grid as u32, 1, 1), (block, 1, 1), 0, stream, &mut params[..args.len()]).during("cuLaunchKernel")
+    drv::launch_kernel(f, (grid as u32, 1, 1), (block, 1, 1), shared_bytes, stream, &mut params[..args.len()]).during("cuLaunchKernel")
 }
 

@@ -11,6 +11,7 @@ mod memory;
 mod modules;
 mod nvrtc;
 mod precompile;
+mod quicksort;
 mod radix_sort;
 mod reduce;
 mod scan;
@@ -153,6 +154,14 @@ impl Backend for CudaBackend {
             None => None,
         };
         radix_sort::sort(&self.shared, keys.as_device()?, key_dtype, values, len, order)
+    }
+
+    fn quicksort(&self, keys: &Memory, key_dtype: DType, values: Option<SortValues>, len: usize, order: Order) -> Result<()> {
+        let values = match values {
+            Some(v) => Some((v.memory.as_device()?, v.dtype)),
+            None => None,
+        };
+        quicksort::sort(&self.shared, keys.as_device()?, key_dtype, values, len, order)
     }
 
     fn select_kth(&self, input: &Memory, dtype: DType, len: usize, k: usize, out: SelectOut) -> Result<()> {

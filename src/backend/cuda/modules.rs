@@ -5,7 +5,7 @@
 
 use super::loader::ModuleSpec;
 use super::sources::Source;
-use super::{life, radix_sort, reduce, scan, select};
+use super::{life, quicksort, radix_sort, reduce, scan, select};
 
 /// One module as a planner instantiates it.
 pub struct Module {
@@ -23,6 +23,7 @@ pub fn all() -> Vec<Module> {
     all.extend(reduce::modules());
     all.extend(scan::modules());
     all.extend(radix_sort::modules());
+    all.extend(quicksort::modules());
     all.extend(select::modules());
     all.extend(life::modules());
     all
@@ -60,6 +61,7 @@ mod tests {
         assert_eq!(count("reduce.cu"), 10);
         assert_eq!(count("scan.cu"), 10);
         assert_eq!(count("radix_sort.cu"), 4 * 5 + 2 * 5);
+        assert_eq!(count("quicksort.cu"), 4 * 5 + 2 * 5);
         // Selection: 4 key widths, and float keys of 4 and 8 bytes.
         assert_eq!(count("select.cu"), 6);
         assert_eq!(count("topk.cu"), 6);

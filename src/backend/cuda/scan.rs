@@ -1,6 +1,8 @@
 //! Planning and launching the single-pass scan (kernels/scan.cu).
 
-use super::context::{tagged_words, CudaShared, SCAN_TICKET_OFFSET};
+use cudarc::driver::sys::CUdeviceptr;
+
+use super::context::{tagged_words, CudaShared, State, SCAN_TICKET_OFFSET};
 use super::launch::{launch, Arg};
 use super::loader::{variant, ModuleSpec};
 use super::memory::DeviceMemory;
@@ -71,13 +73,29 @@ pub fn scan(
     op: Op,
     mode: ScanMode,
 ) -> Result<()> {
+    let mut state = shared.lock()?;
+    scan_locked(shared, &mut state, input.ptr, output.ptr, dtype, len, op, mode)
+}
+
+/// The scan of `len` elements at `input` into `output` (may be `input`), issued by a
+/// primitive that holds the state lock (the quicksort scans its bucket counts).
+#[allow(clippy::too_many_arguments)]
+pub fn scan_locked(
+    shared: &CudaShared,
+    state: &mut State,
+    input: CUdeviceptr,
+    output: CUdeviceptr,
+    dtype: DType,
+    len: usize,
+    op: Op,
+    mode: ScanMode,
+) -> Result<()> {
     let p = policy(dtype);
     let tiles = len.div_ceil((p.block * p.items) as usize);
     // Anchors are tiles 0, window, 2 * window, ...
     let anchors = tiles.div_ceil(p.window as usize);
     let words = tagged_words(dtype);
 
-    let mut state = shared.lock()?;
     let stream = state.stream;
     let kernel = match (op, mode) {
         (Op::Sum, ScanMode::Inclusive) => "scan_sum_inclusive",
@@ -93,8 +111,8 @@ pub fn scan(
     let inclusive = aggregate + (tiles * words * 8) as u64;
     let ticket_base = sync.tickets_issued;
     let args = [
-        Arg::ptr(input.ptr),
-        Arg::ptr(output.ptr),
+        Arg::ptr(input),
+        Arg::ptr(output),
         Arg::size(len),
         Arg::ptr(aggregate),
         Arg::ptr(inclusive),

@@ -139,6 +139,15 @@ impl Backend for HostBackend {
         Ok(())
     }
 
+    fn quicksort(&self, keys: &Memory, key_dtype: DType, values: Option<SortValues>, len: usize, order: Order) -> Result<()> {
+        let values = match values {
+            Some(v) => Some((v.memory.as_host()?, v.dtype)),
+            None => None,
+        };
+        sort::unstable_sort(keys.as_host()?, key_dtype, values, len, order);
+        Ok(())
+    }
+
     fn select_kth(&self, input: &Memory, dtype: DType, len: usize, k: usize, out: SelectOut) -> Result<()> {
         let mut value = [0u8; 8];
         let size = dtype.size();

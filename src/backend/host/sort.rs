@@ -1,7 +1,8 @@
 //! Host sort: a stable sort under the library's total order, by a permutation. Each key
 //! becomes its order key (NaN above everything, complemented for descending); the
 //! (order key, index) pairs are sorted, which is stable because indices break ties;
-//! then keys and values are gathered through the permutation.
+//! then keys and values are gathered through the permutation. The quicksort's
+//! counterpart sorts the same order keys without the tie-break.
 
 use rayon::prelude::*;
 
@@ -36,12 +37,40 @@ fn gather(mem: &HostMemory, width: usize, len: usize, perm: &[usize]) {
 }
 
 pub(super) fn stable_sort(keys: &HostMemory, key_dtype: DType, values: Option<(&HostMemory, DType)>, len: usize, order: Order) {
-    let mut pairs: Vec<(u64, usize)> = with_element_type!(key_dtype, T => {
+    // (order key, index) pairs are all distinct: an unstable sort of them is stable.
+    let mut pairs = order_keys(keys, key_dtype, len, order);
+    pairs.par_sort_unstable();
+    apply(keys, key_dtype, values, len, pairs);
+}
+
+/// The quicksort's host counterpart: the standard unstable sort under the same order,
+/// in place for keys alone, through a permutation when values travel with them.
+pub(super) fn unstable_sort(keys: &HostMemory, key_dtype: DType, values: Option<(&HostMemory, DType)>, len: usize, order: Order) {
+    match values {
+        None => with_element_type!(key_dtype, T => {
+            // SAFETY: the buffer holds `len` elements of T; nothing else touches it.
+            let xs = unsafe { keys.typed_mut::<T>(len) };
+            xs.par_sort_unstable_by_key(|&v| sort_key(v, order));
+        }),
+        Some(_) => {
+            let mut pairs = order_keys(keys, key_dtype, len, order);
+            pairs.par_sort_unstable_by_key(|&(k, _)| k);
+            apply(keys, key_dtype, values, len, pairs);
+        }
+    }
+}
+
+/// Each key's (order key, index).
+fn order_keys(keys: &HostMemory, key_dtype: DType, len: usize, order: Order) -> Vec<(u64, usize)> {
+    with_element_type!(key_dtype, T => {
         // SAFETY: the buffer holds `len` elements of T.
         let xs = unsafe { keys.typed::<T>(len) };
         xs.par_iter().enumerate().map(|(i, &v)| (sort_key(v, order), i)).collect()
-    });
-    pairs.par_sort_unstable();
+    })
+}
+
+/// Moves keys and values to the order of the sorted (order key, index) pairs.
+fn apply(keys: &HostMemory, key_dtype: DType, values: Option<(&HostMemory, DType)>, len: usize, pairs: Vec<(u64, usize)>) {
     let perm: Vec<usize> = pairs.into_par_iter().map(|(_, i)| i).collect();
     gather(keys, key_dtype.size(), len, &perm);
     if let Some((mem, dtype)) = values {
@@ -71,5 +100,29 @@ mod tests {
         let got: Vec<u16> = unsafe { vals.typed::<u16>(keys.len()).to_vec() };
         // NaNs first (in their ascending-sorted order, which kept input order), then 1.0s.
         assert_eq!(got, vec![1, 5, 7, 0, 6, 3, 2, 4]);
+    }
+
+    #[test]
+    fn unstable_sort_gives_the_stable_key_sequence_and_keeps_pairs_together() {
+        let keys: Vec<i16> = (0..5000).map(|i: i32| ((i * 7919) % 613 - 300) as i16).collect();
+        let (a, b) = (HostMemory::zeroed(keys.len() * 2).unwrap(), HostMemory::zeroed(keys.len() * 2).unwrap());
+        let vals = HostMemory::zeroed(keys.len() * 4).unwrap();
+        unsafe {
+            a.typed_mut::<i16>(keys.len()).copy_from_slice(&keys);
+            b.typed_mut::<i16>(keys.len()).copy_from_slice(&keys);
+            for (i, v) in vals.typed_mut::<u32>(keys.len()).iter_mut().enumerate() {
+                *v = i as u32;
+            }
+        }
+        for order in [Order::Ascending, Order::Descending] {
+            stable_sort(&a, DType::I16, None, keys.len(), order);
+            unstable_sort(&b, DType::I16, Some((&vals, DType::U32)), keys.len(), order);
+            let (sa, sb) = unsafe { (a.typed::<i16>(keys.len()).to_vec(), b.typed::<i16>(keys.len()).to_vec()) };
+            assert_eq!(sa, sb);
+            let moved = unsafe { vals.typed::<u32>(keys.len()).to_vec() };
+            for (k, &v) in sb.iter().zip(&moved) {
+                assert_eq!(*k, keys[v as usize], "a value left its key");
+            }
+        }
     }
 }

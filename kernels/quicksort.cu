@@ -1,0 +1,468 @@
+// Device-wide quicksort, done as sample sort: each level splits every unfinished
+// segment into up to 256 buckets at once, by splitters drawn from a sample of the
+// segment, and every segment of a level is worked on by the same launches.
+//
+//   qs_init       the first level's one segment (or, for a short input, its only
+//                 small sort) and zeroed per-level counters;
+//   qs_splitters  one block a segment: 4096 evenly spaced keys, sorted
+//                 (common/block_radix_sort.cuh), give 255 splitters; when some repeat,
+//                 up to 127 distinct ones, each with a bucket of its own for the keys
+//                 equal to it (three-way partitioning, generalised), so runs of equal
+//                 keys are finished at once. A segment its parent failed to shrink is
+//                 split by value instead (its key range cut in 256 equal parts), which
+//                 bounds the levels whatever the input: each such level cuts the range
+//                 of possible keys 256-fold. Also notes which segment each tile is of;
+//   qs_count      one block a tile: the tile's count of each bucket
+//                 (common/block_radix_rank.cuh's count phase);
+//   (the library's exclusive scan of those counts, laid out segment by segment,
+//    bucket by bucket, tile by tile, gives every tile the place of its run of each
+//    bucket)
+//   qs_scatter    one block a tile: ranks its keys by bucket and writes each bucket's
+//                 run to its place, through shared memory (values the same way);
+//   qs_children   one block a segment, a thread a bucket: what becomes of each
+//                 bucket: nothing (empty), finished (one key, or a single value: copied
+//                 home if it lies in the alternate buffer), a small segment (sorted
+//                 by one block), or a segment of the next level;
+//   qs_small      one block a small segment: sorted in shared memory on the bits in
+//                 which its keys can differ, written home;
+//   qs_copy       finished segments brought home from the alternate buffer.
+//
+// Levels alternate between the keys and the alternate buffer; the host reads back
+// four counts a level (segments and tiles of the next level, small segments, chunks
+// to copy) to size the next launches. Positions and counts are 32-bit within a level
+// (arithmetic modulo 2^32 is exact below 2^32 keys).
+//
+// Instantiated by key and value width and float keys or not: -DGP_KEY_BYTES=1|2|4|8
+// -DGP_VALUE_BYTES=0|1|2|4|8 -DGP_KEY_FLOAT=0|1; tuning -DGP_BLOCK_THREADS -DGP_ITEMS
+// -DGP_RANK_GROUP (partition), -DGP_SMALL_BLOCK_THREADS -DGP_SMALL_ITEMS, and the
+// dynamic shared memory the host gives the sorting kernels, -DGP_SMALL_SMEM_BYTES
+// -DGP_SAMPLE_SMEM_BYTES; -DGP_COPY_CHUNK -DGP_MAX_LEVELS
+// (src/backend/cuda/quicksort.rs).
+#include "common/types.cuh"
+#include "common/radix_key.cuh"
+#include "common/block_radix_rank.cuh"
+#include "common/block_radix_sort.cuh"
+#include "common/block_scan.cuh"
+#include "common/tile_io.cuh"
+
+typedef gp::BitsOf<GP_KEY_BYTES>::type K;
+typedef gp::KeyOrder<K, GP_KEY_FLOAT> Order;
+#if GP_VALUE_BYTES > 0
+typedef gp::BitsOf<GP_VALUE_BYTES>::type V;
+constexpr bool HAS_VALUES = true;
+#else
+typedef u8 V;  // unused
+constexpr bool HAS_VALUES = false;
+#endif
+
+constexpr int BLOCK = GP_BLOCK_THREADS;
+constexpr int ITEMS = GP_ITEMS;
+constexpr u32 TILE = (u32)BLOCK * ITEMS;
+constexpr int SMALL_BLOCK = GP_SMALL_BLOCK_THREADS;
+constexpr int SMALL_ITEMS = GP_SMALL_ITEMS;
+constexpr u32 SMALL_TILE = (u32)SMALL_BLOCK * SMALL_ITEMS;
+constexpr int SAMPLE_BLOCK = 512;
+constexpr int SAMPLE_ITEMS = 8;
+constexpr u32 SAMPLES = (u32)SAMPLE_BLOCK * SAMPLE_ITEMS;
+constexpr int BUCKETS = 256;
+constexpr u32 COPY_CHUNK = GP_COPY_CHUNK;
+constexpr int KEY_BITS = sizeof(K) * 8;
+constexpr K ALL_ONES = K(~K(0));
+static_assert(SMALL_TILE <= 65536, "small sorts carry 16-bit positions");
+static_assert(BLOCK >= BUCKETS && SAMPLE_BLOCK >= BUCKETS, "a thread per bucket");
+
+// How a segment splits. Its parent sets SAMPLE or VALUE; qs_splitters turns SAMPLE
+// into PLAIN or EQUAL.
+constexpr u32 KIND_SAMPLE = 0;  // splitters to be drawn from a sample
+constexpr u32 KIND_PLAIN = 1;   // 255 distinct splitters: bucket b holds (s[b-1], s[b]]
+constexpr u32 KIND_EQUAL = 2;   // m distinct splitters: bucket 2r holds (s[r-1], s[r]), 2r+1 keys equal to s[r]
+constexpr u32 KIND_VALUE = 3;   // bucket b holds keys lo + [b, b + 1) * 2^shift
+
+// A segment of a level, in the layout src/backend/cuda/quicksort.rs allocates.
+struct Segment {
+    usize start, len;
+    u64 lo, hi;             // every key of the segment lies in [lo, hi] (ordered patterns)
+    u32 tile_first, tiles;  // its tiles in the level's tile list
+    u32 kind;
+    u32 param;              // EQUAL: the number of distinct splitters; VALUE: the shift
+};
+static_assert(sizeof(Segment) == 48, "the host's SEGMENT_BYTES");
+
+// A stretch of keys for one block: a small segment to sort or a chunk to copy home.
+struct Span {
+    usize start;
+    u32 len;
+    u32 bits;  // small segments: the low bits in which their keys can differ
+};
+static_assert(sizeof(Span) == 16, "the host's SPAN_BYTES");
+
+// What a level leaves for the host to read back (to size the next launches).
+struct LevelCounts {
+    u32 next_segments, next_tiles, small, copies;
+};
+
+__device__ __forceinline__ int bit_length(u64 x) { return x == 0 ? 0 : 64 - __clzll((long long)x); }
+
+// The bucket of an ordered key within its segment.
+struct Buckets {
+    u32 kind, param;
+    K lo;
+    const K *table;  // KIND_PLAIN, KIND_EQUAL: 256 splitters, padded with ALL_ONES
+
+    __device__ __forceinline__ u32 of(K k) const {
+        if (kind == KIND_VALUE) return u32(K(k - lo) >> param);
+        // How many splitters lie below k (the padding never does).
+        u32 r = 0;
+#pragma unroll
+        for (u32 step = BUCKETS / 2; step; step >>= 1)
+            if (table[r + step - 1] < k) r += step;
+        if (kind == KIND_EQUAL) return 2 * r + (r < param && table[r] == k);
+        return r;
+    }
+};
+
+// The key range [lo, hi] of bucket b of a segment (for a bucket that holds a key).
+__device__ __forceinline__ void bucket_range(const Segment &seg, const K *table, u32 b, K &lo, K &hi) {
+    const K seg_lo = K(seg.lo), seg_hi = K(seg.hi);
+    if (seg.kind == KIND_VALUE) {
+        lo = K(seg_lo + (K(b) << seg.param));
+        const K width = K((K(1) << seg.param) - 1);
+        hi = K(seg_hi - lo) <= width ? seg_hi : K(lo + width);
+    } else if (seg.kind == KIND_PLAIN) {
+        lo = b == 0 ? seg_lo : K(table[b - 1] + 1);
+        hi = b == BUCKETS - 1 ? seg_hi : table[b];
+    } else {
+        const u32 r = b / 2;
+        if (b & 1) {
+            lo = hi = table[r];
+        } else {
+            lo = r == 0 ? seg_lo : K(table[r - 1] + 1);
+            hi = r == seg.param ? seg_hi : K(table[r] - 1);
+        }
+    }
+}
+
+// ----------------------------------------------------------------------------------
+// Setup
+// ----------------------------------------------------------------------------------
+
+extern "C" __global__ void qs_init(Segment *segs, Span *small, LevelCounts *levels, usize n, u32 tiles, u32 max_levels) {
+    if (threadIdx.x == 0) {
+        segs[0] = Segment{0, n, 0, u64(ALL_ONES), 0, tiles, KIND_SAMPLE, 0};
+        small[0] = Span{0, u32(n), KEY_BITS};
+    }
+    for (u32 i = threadIdx.x; i < max_levels; i += blockDim.x) levels[i] = LevelCounts{0, 0, 0, 0};
+}
+
+// ----------------------------------------------------------------------------------
+// Splitters: one block of SAMPLE_BLOCK threads per segment
+// ----------------------------------------------------------------------------------
+
+typedef gp::BlockRadixSort<K, SAMPLE_BLOCK, SAMPLE_ITEMS, 8, u16> SampleSort;
+static_assert(sizeof(typename SampleSort::Storage) <= GP_SAMPLE_SMEM_BYTES, "the host's sample shared memory");
+
+extern "C" __global__ void __launch_bounds__(SAMPLE_BLOCK)
+qs_splitters(const K *src, Segment *segs, u32 *tile_owner, K *splitters, u32 key_order) {
+    extern __shared__ __align__(16) unsigned char dynamic_smem[];
+    auto &s = *reinterpret_cast<typename SampleSort::Storage *>(dynamic_smem);
+    __shared__ typename gp::BlockScan<u32, SAMPLE_BLOCK>::Storage scan;
+    Segment &seg = segs[blockIdx.x];
+    const usize start = seg.start, len = seg.len;
+    for (u32 t = threadIdx.x; t < seg.tiles; t += SAMPLE_BLOCK) tile_owner[seg.tile_first + t] = blockIdx.x;
+    if (seg.kind == KIND_VALUE) {
+        const int range_bits = bit_length(u64(K(K(seg.hi) - K(seg.lo))));
+        if (threadIdx.x == 0) seg.param = range_bits > 8 ? range_bits - 8 : 0;
+        return;
+    }
+
+    // Evenly spaced sample positions: no two blocks' choices depend on each other, and
+    // a pattern that defeats them only costs a value-split level (see the top).
+    const Order order(key_order);
+    K keys[SAMPLE_ITEMS];
+    u16 unused[SAMPLE_ITEMS];
+#pragma unroll
+    for (int j = 0; j < SAMPLE_ITEMS; ++j) {
+        const usize e = SampleSort::element(j);
+        keys[j] = order.ordered(src[start + (2 * e + 1) * len / (2 * SAMPLES)]);
+        unused[j] = 0;
+    }
+    SampleSort::sort(keys, unused, SAMPLES, s, bit_length(u64(K(seg.lo) ^ K(seg.hi))));
+
+    K *table = splitters + (usize)blockIdx.x * BUCKETS;
+    const u32 i = threadIdx.x;
+    constexpr u32 STEP = SAMPLES / BUCKETS;
+    const K candidate = i < BUCKETS - 1 ? s.keys[(i + 1) * STEP - 1] : ALL_ONES;
+    const bool repeats = i < BUCKETS - 2 && candidate == s.keys[(i + 2) * STEP - 1];
+    if (!__syncthreads_or(repeats)) {
+        if (i < BUCKETS) table[i] = candidate;
+        if (i == 0) seg.kind = KIND_PLAIN;
+        return;
+    }
+    // Some splitters repeat: every 32nd sampled key, each distinct one kept once.
+    constexpr u32 HALF = BUCKETS / 2 - 1;
+    constexpr u32 WIDE_STEP = SAMPLES / (HALF + 1);
+    const K c = i < HALF ? s.keys[(i + 1) * WIDE_STEP - 1] : ALL_ONES;
+    const u32 first = i < HALF && (i == 0 || c != s.keys[i * WIDE_STEP - 1]);
+    u32 at;
+    gp::BlockScan<u32, SAMPLE_BLOCK>::exclusive(first, at, gp::SumOp<u32>(), scan, gp::NoPrefix());
+    const u32 distinct = __syncthreads_count(first);
+    if (first) table[at] = c;
+    if (i >= distinct && i < BUCKETS) table[i] = ALL_ONES;
+    if (i == 0) {
+        seg.kind = KIND_EQUAL;
+        seg.param = distinct;
+    }
+}
+
+// ----------------------------------------------------------------------------------
+// Count and scatter: one block per tile of a level
+// ----------------------------------------------------------------------------------
+
+typedef gp::BlockRadixRank<BLOCK, ITEMS, 8, GP_RANK_GROUP> Rank;
+
+// The tile a block works on: its segment, its place in it, and the segment's
+// splitters in shared memory.
+struct TileJob {
+    Segment seg;
+    u32 seg_index, local;  // the tile is tile `local` of segment `seg_index`
+    usize first;           // its first key
+    u32 valid;             // its keys (TILE but in the segment's last tile)
+    K table[BUCKETS];
+};
+
+__device__ __forceinline__ void begin_tile(const Segment *segs, const u32 *tile_owner, const K *splitters, TileJob &job) {
+    if (threadIdx.x == 0) {
+        const u32 index = tile_owner[blockIdx.x];
+        job.seg = segs[index];
+        job.seg_index = index;
+        job.local = blockIdx.x - job.seg.tile_first;
+        job.first = job.seg.start + (usize)job.local * TILE;
+        const usize left = job.seg.start + job.seg.len - job.first;
+        job.valid = left < TILE ? u32(left) : TILE;
+    }
+    __syncthreads();
+    if (job.seg.kind != KIND_VALUE)
+        for (u32 i = threadIdx.x; i < BUCKETS; i += BLOCK) job.table[i] = splitters[(usize)job.seg_index * BUCKETS + i];
+    __syncthreads();
+}
+
+// The tile's keys, warp-striped as BlockRadixRank wants them, and their buckets;
+// missing keys (past the segment) go last, in the last bucket.
+__device__ __forceinline__ void load_tile(const K *src, const TileJob &job, const Order &order, K (&key)[ITEMS],
+                                          u32 (&bucket)[ITEMS]) {
+    const u32 lane = threadIdx.x % gp::WARP, span = threadIdx.x / gp::WARP * gp::WARP * ITEMS;
+    const Buckets buckets{job.seg.kind, job.seg.param, K(job.seg.lo), job.table};
+#pragma unroll
+    for (int j = 0; j < ITEMS; ++j) {
+        const u32 i = span + j * gp::WARP + lane;
+        key[j] = i < job.valid ? src[job.first + i] : K(0);
+    }
+#pragma unroll
+    for (int j = 0; j < ITEMS; ++j) {
+        const u32 i = span + j * gp::WARP + lane;
+        bucket[j] = i < job.valid ? buckets.of(order.ordered(key[j])) : BUCKETS - 1;
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(BLOCK)
+qs_count(const K *src, const Segment *segs, const u32 *tile_owner, const K *splitters, u32 *counts, u32 level_tiles,
+         u32 key_order) {
+    __shared__ typename Rank::Storage rank;
+    __shared__ TileJob job;
+    begin_tile(segs, tile_owner, splitters, job);
+    K key[ITEMS];
+    u32 bucket[ITEMS];
+    load_tile(src, job, Order(key_order), key, bucket);
+    const u32 total = Rank::count(bucket, TILE - job.valid, rank);
+    // Segment by segment, bucket by bucket, tile by tile; one more word (0) past the
+    // end, so every run's end is the scan's next value.
+    if (threadIdx.x < BUCKETS)
+        counts[(usize)BUCKETS * job.seg.tile_first + threadIdx.x * job.seg.tiles + job.local] = total;
+    if (blockIdx.x == 0 && threadIdx.x == 0) counts[(usize)BUCKETS * level_tiles] = 0;
+}
+
+// A thread's items into their places in shared memory, for those that exist.
+template <class T>
+__device__ __forceinline__ void to_bucket_order(T *staging, const T (&items)[ITEMS], const u32 (&rank)[ITEMS], u32 valid) {
+    const u32 first = threadIdx.x / gp::WARP * gp::WARP * ITEMS + threadIdx.x % gp::WARP;
+#pragma unroll
+    for (int j = 0; j < ITEMS; ++j)
+        if (first + j * gp::WARP < valid) staging[rank[j]] = items[j];
+}
+
+extern "C" __global__ void __launch_bounds__(BLOCK)
+qs_scatter(const K *src, K *dst, const V *vsrc, V *vdst, const Segment *segs, const u32 *tile_owner, const K *splitters,
+           const u32 *starts, u32 key_order) {
+    __shared__ union {
+        typename Rank::Storage rank;
+        K keys[TILE];
+        V values[HAS_VALUES ? TILE : 1];
+    } s;
+    __shared__ u8 staged_bucket[TILE];
+    __shared__ usize dest[BUCKETS];  // + place in the tile's bucket order = output index
+    __shared__ TileJob job;
+    begin_tile(segs, tile_owner, splitters, job);
+    const u32 valid = job.valid;
+    K key[ITEMS];
+    u32 bucket[ITEMS], rank[ITEMS];
+    load_tile(src, job, Order(key_order), key, bucket);
+#pragma unroll
+    for (int j = 0; j < ITEMS; ++j) rank[j] = bucket[j];
+    const u32 total = Rank::count(rank, TILE - valid, s.rank);
+    const u32 offset = Rank::rank(rank, total, s.rank);
+    if (threadIdx.x < BUCKETS) {
+        const u32 *region = starts + (usize)BUCKETS * job.seg.tile_first;
+        const u32 before = region[threadIdx.x * job.seg.tiles + job.local] - region[0];
+        dest[threadIdx.x] = job.seg.start + before - offset;  // wraps back when a place is added
+    }
+    to_bucket_order(s.keys, key, rank, valid);
+    {
+        const u32 first = threadIdx.x / gp::WARP * gp::WARP * ITEMS + threadIdx.x % gp::WARP;
+#pragma unroll
+        for (int j = 0; j < ITEMS; ++j)
+            if (first + j * gp::WARP < valid) staged_bucket[rank[j]] = u8(bucket[j]);
+    }
+    __syncthreads();
+    u32 out_bucket[ITEMS];
+#pragma unroll
+    for (int k = 0; k < ITEMS; ++k) {
+        const u32 i = k * BLOCK + threadIdx.x;
+        if (i < valid) {
+            out_bucket[k] = staged_bucket[i];
+            dst[dest[out_bucket[k]] + i] = s.keys[i];
+        }
+    }
+    if constexpr (HAS_VALUES) {
+        V value[ITEMS];
+        const u32 lane = threadIdx.x % gp::WARP, span = threadIdx.x / gp::WARP * gp::WARP * ITEMS;
+#pragma unroll
+        for (int j = 0; j < ITEMS; ++j) {
+            const u32 i = span + j * gp::WARP + lane;
+            if (i < valid) value[j] = vsrc[job.first + i];
+        }
+        __syncthreads();  // every key has left s.keys
+        to_bucket_order(s.values, value, rank, valid);
+        __syncthreads();
+#pragma unroll
+        for (int k = 0; k < ITEMS; ++k) {
+            const u32 i = k * BLOCK + threadIdx.x;
+            if (i < valid) vdst[dest[out_bucket[k]] + i] = s.values[i];
+        }
+    }
+}
+
+// ----------------------------------------------------------------------------------
+// Children: one block of BUCKETS threads per segment of the level
+// ----------------------------------------------------------------------------------
+
+extern "C" __global__ void __launch_bounds__(BUCKETS)
+qs_children(const Segment *segs, const K *splitters, const u32 *starts, Segment *next, Span *small, Span *copies,
+            LevelCounts *level, u32 in_alternate) {
+    typedef gp::BlockScan<u32, BUCKETS> Scan;
+    __shared__ typename Scan::Storage scan;
+    __shared__ u32 base[4];  // where this block's next segments, tiles, small segments, copies go
+    const Segment seg = segs[blockIdx.x];
+    const u32 b = threadIdx.x;
+    const u32 *region = starts + (usize)BUCKETS * seg.tile_first;
+    const u32 c0 = region[b * seg.tiles], c1 = region[(b + 1) * seg.tiles];
+    const usize len = u32(c1 - c0);
+    const usize start = seg.start + u32(c0 - region[0]);
+    K lo = 0, hi = 0;
+    if (len) bucket_range(seg, splitters + (usize)blockIdx.x * BUCKETS, b, lo, hi);
+    const bool finished = len == 1 || (len > 1 && lo == hi);
+    const bool is_small = !finished && len > 1 && len <= SMALL_TILE;
+    const bool is_next = !finished && len > SMALL_TILE;
+    const u32 chunks = finished && in_alternate ? u32((len + COPY_CHUNK - 1) / COPY_CHUNK) : 0;
+    const u32 tiles = is_next ? u32((len + TILE - 1) / TILE) : 0;
+
+    u32 flags_at, chunk_at, tile_at;
+    Scan::exclusive(u32(is_small) | u32(is_next) << 16, flags_at, gp::SumOp<u32>(), scan, gp::NoPrefix());
+    __syncthreads();
+    Scan::exclusive(chunks, chunk_at, gp::SumOp<u32>(), scan, gp::NoPrefix());
+    __syncthreads();
+    Scan::exclusive(tiles, tile_at, gp::SumOp<u32>(), scan, gp::NoPrefix());
+    if (b == BUCKETS - 1) {
+        const u32 flags = flags_at + (u32(is_small) | u32(is_next) << 16);
+        base[0] = atomicAdd(&level->next_segments, flags >> 16);
+        base[1] = atomicAdd(&level->next_tiles, tile_at + tiles);
+        base[2] = atomicAdd(&level->small, flags & 0xffff);
+        base[3] = atomicAdd(&level->copies, chunk_at + chunks);
+    }
+    __syncthreads();
+    if (is_next) {
+        // A child that kept more than a quarter of its parent is split by value next:
+        // its parent's sample failed it.
+        const u32 kind = len * 4 > seg.len ? KIND_VALUE : KIND_SAMPLE;
+        next[base[0] + (flags_at >> 16)] = Segment{start, len, u64(lo), u64(hi), base[1] + tile_at, tiles, kind, 0};
+    }
+    if (is_small) small[base[2] + (flags_at & 0xffff)] = Span{start, u32(len), u32(bit_length(u64(K(lo ^ hi))))};
+    for (u32 c = 0; c < chunks; ++c) {
+        const usize from = (usize)c * COPY_CHUNK;
+        copies[base[3] + chunk_at + c] = Span{start + from, u32(len - from < COPY_CHUNK ? len - from : COPY_CHUNK), 0};
+    }
+}
+
+// ----------------------------------------------------------------------------------
+// Small segments and copies home
+// ----------------------------------------------------------------------------------
+
+typedef gp::BlockRadixSort<K, SMALL_BLOCK, SMALL_ITEMS, 8, u16> SmallSort;
+union SmallStorage {
+    typename SmallSort::Storage sort;
+    K keys[SMALL_TILE];
+    V values[HAS_VALUES ? SMALL_TILE : 1];
+};
+static_assert(sizeof(SmallStorage) <= GP_SMALL_SMEM_BYTES, "the host's small-sort shared memory");
+
+// Puts dst[i] = src[from[i]] for the span's elements, through shared memory, so dst
+// may be src.
+template <class T>
+__device__ __forceinline__ void permute_span(const T *src, T *dst, const u16 (&from)[SMALL_ITEMS], u32 len, T *staging) {
+#pragma unroll
+    for (int k = 0; k < SMALL_ITEMS; ++k) {
+        const u32 i = k * SMALL_BLOCK + threadIdx.x;
+        if (i < len) staging[i] = src[i];
+    }
+    __syncthreads();
+#pragma unroll
+    for (int k = 0; k < SMALL_ITEMS; ++k) {
+        const u32 i = k * SMALL_BLOCK + threadIdx.x;
+        if (i < len) dst[i] = staging[from[k]];
+    }
+    __syncthreads();
+}
+
+extern "C" __global__ void __launch_bounds__(SMALL_BLOCK)
+qs_small(const K *src, K *dst, const V *vsrc, V *vdst, const Span *spans, u32 key_order) {
+    extern __shared__ __align__(16) unsigned char dynamic_smem[];
+    auto &s = *reinterpret_cast<SmallStorage *>(dynamic_smem);
+    const Span span = spans[blockIdx.x];
+    const Order order(key_order);
+    K keys[SMALL_ITEMS];
+    u16 position[SMALL_ITEMS];
+#pragma unroll
+    for (int j = 0; j < SMALL_ITEMS; ++j) {
+        const u32 e = SmallSort::element(j);
+        keys[j] = e < span.len ? order.ordered(src[span.start + e]) : K(0);
+        position[j] = u16(e);
+    }
+    SmallSort::sort(keys, position, span.len, s.sort, int(span.bits));
+    // Keys move unchanged (NaN payloads survive): each sorted place takes the key
+    // from the position the sort carried there.
+    u16 from[SMALL_ITEMS];
+#pragma unroll
+    for (int k = 0; k < SMALL_ITEMS; ++k) {
+        const u32 i = k * SMALL_BLOCK + threadIdx.x;
+        from[k] = i < span.len ? s.sort.payload[i] : u16(0);
+    }
+    __syncthreads();
+    permute_span(src + span.start, dst + span.start, from, span.len, s.keys);
+    if constexpr (HAS_VALUES) permute_span(vsrc + span.start, vdst + span.start, from, span.len, s.values);
+}
+
+extern "C" __global__ void __launch_bounds__(256)
+qs_copy(K *keys, const K *alt, V *values, const V *alt_values, const Span *spans) {
+    const Span span = spans[blockIdx.x];
+    gp::copy_elements(keys + span.start, alt + span.start, span.len, threadIdx.x, 256);
+    if constexpr (HAS_VALUES) gp::copy_elements(values + span.start, alt_values + span.start, span.len, threadIdx.x, 256);
+}

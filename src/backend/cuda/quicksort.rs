@@ -1,0 +1,361 @@
+//! Planning and launching the quicksort (kernels/quicksort.cu): sample sort, level by
+//! level. Each level issues the same few launches for all of its segments (splitters,
+//! count, scan of the counts, scatter, children), then reads back four counts (one
+//! small copy and a wait) to size the small sorts, the copies home and the next level.
+//! A short input is one small sort.
+
+use cudarc::driver::result as drv;
+
+use super::context::{round_up, CudaShared};
+use super::driver::DriverContext;
+use super::launch::{launch, launch_with_shared, Arg};
+use super::loader::ModuleSpec;
+use super::memory::DeviceMemory;
+use super::modules::Module;
+use super::radix_sort::key_order;
+use super::scan::scan_locked;
+use super::sources;
+use super::tuning::knob;
+use crate::dtype::{DType, Op, Order, ScanMode};
+use crate::error::{internal, unsupported, Result};
+
+/// Buckets a segment splits into per level (kernels: BUCKETS).
+const BUCKETS: usize = 256;
+/// Bytes of a kernels' Segment, Span and LevelCounts.
+const SEGMENT_BYTES: usize = 48;
+const SPAN_BYTES: usize = 16;
+const LEVEL_BYTES: usize = 16;
+/// Keys per block of a copy home.
+const COPY_CHUNK: usize = 1 << 16;
+/// The sample's block (kernels: SAMPLE_BLOCK x SAMPLE_ITEMS keys).
+const SAMPLE_BLOCK: u32 = 512;
+const SAMPLE_ITEMS: usize = 8;
+const CHILDREN_BLOCK: u32 = BUCKETS as u32;
+const COPY_BLOCK: u32 = 256;
+
+/// Tuning: the partition's block and keys per thread, and the small sort's.
+struct Policy {
+    block: u32,
+    items: u32,
+    small_block: u32,
+    small_items: u32,
+}
+
+fn policy(key_bytes: usize, value_bytes: usize) -> Policy {
+    // The partition stages a tile of keys, then of values, in 48 KiB of static shared
+    // memory with room to spare.
+    let widest = key_bytes.max(value_bytes);
+    let items = if widest <= 4 { 16 } else { 8 };
+    Policy {
+        block: knob("quicksort.block", 256),
+        items: knob(&format!("quicksort.items{widest}"), items),
+        small_block: knob("quicksort.small_block", 512),
+        small_items: knob("quicksort.small_items", 16),
+    }
+}
+
+impl Policy {
+    fn tile(&self) -> usize {
+        (self.block * self.items) as usize
+    }
+    fn small_tile(&self) -> usize {
+        (self.small_block * self.small_items) as usize
+    }
+}
+
+/// Dynamic shared memory of a one-block sort of `block` x `items` keys of `key_bytes`
+/// with 16-bit positions (common/block_radix_sort.cuh: keys, positions, and the rank's
+/// per-warp counters and scan), or of the values it stages afterwards. The kernels
+/// check at compile time that it is enough.
+fn block_sort_bytes(block: u32, items: u32, key_bytes: usize, value_bytes: usize) -> u32 {
+    let tile = (block * items) as usize;
+    let warps = block as usize / 32;
+    let rank = warps * BUCKETS * 4 + warps * 8 + 16;
+    let sort = rank + tile * key_bytes + tile * 2 + 64;
+    round_up(sort.max(tile * value_bytes)) as u32
+}
+
+/// The module for keys of `key_bytes` (floats or integers) and values of
+/// `value_bytes` (0: none).
+pub fn module(key_bytes: usize, value_bytes: usize, float_keys: bool) -> ModuleSpec {
+    let p = policy(key_bytes, value_bytes);
+    ModuleSpec {
+        source: sources::QUICKSORT,
+        options: vec![
+            format!("-DGP_KEY_BYTES={key_bytes}"),
+            format!("-DGP_VALUE_BYTES={value_bytes}"),
+            format!("-DGP_KEY_FLOAT={}", float_keys as u32),
+            format!("-DGP_BLOCK_THREADS={}", p.block),
+            format!("-DGP_ITEMS={}", p.items),
+            format!("-DGP_RANK_GROUP={}", knob("quicksort.rank_group", 4)),
+            format!("-DGP_SMALL_BLOCK_THREADS={}", p.small_block),
+            format!("-DGP_SMALL_ITEMS={}", p.small_items),
+            format!("-DGP_SMALL_SMEM_BYTES={}", block_sort_bytes(p.small_block, p.small_items, key_bytes, value_bytes)),
+            format!("-DGP_SAMPLE_SMEM_BYTES={}", block_sort_bytes(SAMPLE_BLOCK, SAMPLE_ITEMS as u32, key_bytes, 0)),
+            format!("-DGP_COPY_CHUNK={COPY_CHUNK}"),
+        ],
+    }
+}
+
+/// The loader's variant key of the module for these widths and key kind.
+fn variant(key_bytes: usize, value_bytes: usize, float_keys: bool) -> u32 {
+    (key_bytes * 16 + value_bytes) as u32 | (float_keys as u32) << 8
+}
+
+/// Every module of the quicksort, for gpuprims_context_precompile (modules.rs): the
+/// same (key width, value width, float keys) set as the radix sort's.
+pub fn modules() -> Vec<Module> {
+    let floats = |k: usize| if k >= 4 { vec![false, true] } else { vec![false] };
+    [1, 2, 4, 8]
+        .into_iter()
+        .flat_map(|k| [0, 1, 2, 4, 8].into_iter().flat_map(move |v| floats(k).into_iter().map(move |f| (k, v, f))))
+        .map(|(k, v, f)| Module {
+            source: sources::QUICKSORT,
+            variant: variant(k, v, f),
+            spec: module(k, v, f),
+            label: format!("keys {k}B{} values {v}B", if f { " float" } else { "" }),
+        })
+        .collect()
+}
+
+/// Levels no input can need: each level either shrinks a segment fourfold or is
+/// followed by a split by value, and splits by value cut the key range 256-fold each.
+fn level_bound(len: usize, key_bytes: usize) -> usize {
+    let log2 = usize::BITS as usize - len.max(2).leading_zeros() as usize;
+    let default = log2.div_ceil(2) + 2 * key_bytes + 2;
+    knob("quicksort.max_levels", default as u32) as usize
+}
+
+/// What one level read back (kernels: LevelCounts).
+#[derive(Clone, Copy)]
+struct LevelCounts {
+    next_segments: usize,
+    next_tiles: usize,
+    small: usize,
+    copies: usize,
+}
+
+pub fn sort(
+    shared: &CudaShared,
+    keys: &DeviceMemory,
+    key_dtype: DType,
+    values: Option<(&DeviceMemory, DType)>,
+    len: usize,
+    order: Order,
+) -> Result<()> {
+    // Counts and places within a level are 32-bit (kernels/quicksort.cu).
+    if len >= u32::MAX as usize {
+        return Err(unsupported(format!("quicksort of {len} keys: at most 2^32 - 2 on CUDA for now (the radix sort takes more)")));
+    }
+    let key_bytes = key_dtype.size();
+    let value_bytes = values.map_or(0, |(_, d)| d.size());
+    let float_keys = matches!(key_dtype, DType::F32 | DType::F64);
+    let p = policy(key_bytes, value_bytes);
+    let (tile, small_tile) = (p.tile(), p.small_tile());
+    let max_levels = level_bound(len, key_bytes);
+    let v = variant(key_bytes, value_bytes, float_keys);
+    let load = |kernel| shared.loader.function(sources::QUICKSORT, v, kernel, || module(key_bytes, value_bytes, float_keys));
+    let small_bytes = block_sort_bytes(p.small_block, p.small_items, key_bytes, value_bytes);
+    let sample_bytes = block_sort_bytes(SAMPLE_BLOCK, SAMPLE_ITEMS as u32, key_bytes, 0);
+    let order_bits = key_order(key_dtype, order);
+    let values_ptr = values.map_or(0, |(m, _)| m.ptr);
+
+    let mut state = shared.lock()?;
+    let stream = state.stream;
+    let (init, small_sort) = (load("qs_init")?, load("qs_small")?);
+
+    // Scratch for the whole sort: alternate keys and values, two levels' segments
+    // (every segment of a level holds more than a small tile), the tiles' owners, the
+    // bucket counts, the levels' counts.
+    let max_segments = len / (small_tile + 1) + 1;
+    let max_tiles = len.div_ceil(tile) + max_segments;
+    let sizes = [
+        len * key_bytes,
+        len * value_bytes,
+        max_segments * SEGMENT_BYTES,
+        max_segments * SEGMENT_BYTES,
+        max_tiles * 4,
+        (max_tiles * BUCKETS + 1) * 4,
+        max_levels * LEVEL_BYTES,
+    ];
+    let base = state.scratch.ensure(stream, sizes.iter().map(|&b| round_up(b)).sum())?;
+    let mut at = [0u64; 7];
+    let mut next = base;
+    for (slot, bytes) in at.iter_mut().zip(sizes) {
+        *slot = next;
+        next += round_up(bytes) as u64;
+    }
+    let [alt, alt_values, segs_a, segs_b, tile_owner, counts, levels] = at;
+    // Per level: the splitters, the small segments and the chunks to copy.
+    let lists = |state: &mut super::context::State, active: usize| -> Result<(u64, u64, u64)> {
+        let splitters = round_up(active * BUCKETS * key_bytes);
+        let small = round_up(active * BUCKETS * SPAN_BYTES);
+        let copies = round_up((active * BUCKETS + len / COPY_CHUNK + 1) * SPAN_BYTES);
+        let base = state.step_scratch.ensure(stream, splitters + small + copies)?;
+        Ok((base, base + splitters as u64, base + (splitters + small) as u64))
+    };
+
+    let (_, small_list, _) = lists(&mut state, 1)?;
+    // SAFETY (every launch below): the arguments match the kernels' parameters in
+    // kernels/quicksort.cu; keys and values hold `len` elements, the scratch the
+    // alternate buffers, segments, owners, counts and level counts sized above, the
+    // step scratch this level's lists.
+    unsafe {
+        launch(
+            init,
+            1,
+            32,
+            stream,
+            &[
+                Arg::ptr(segs_a),
+                Arg::ptr(small_list),
+                Arg::ptr(levels),
+                Arg::size(len),
+                Arg::u32(len.div_ceil(tile) as u32),
+                Arg::u32(max_levels as u32),
+            ],
+        )?;
+    }
+    if len <= small_tile {
+        unsafe {
+            return launch_with_shared(
+                small_sort,
+                1,
+                p.small_block,
+                small_bytes,
+                stream,
+                &[Arg::ptr(keys.ptr), Arg::ptr(keys.ptr), Arg::ptr(values_ptr), Arg::ptr(values_ptr), Arg::ptr(small_list), Arg::u32(order_bits)],
+            );
+        }
+    }
+
+    let (splitters_k, count_k, scatter_k, children_k, copy_k) =
+        (load("qs_splitters")?, load("qs_count")?, load("qs_scatter")?, load("qs_children")?, load("qs_copy")?);
+    let (mut segs, mut next_segs) = (segs_a, segs_b);
+    let (mut active, mut tiles) = (1usize, len.div_ceil(tile));
+    for level in 0..max_levels {
+        // Even levels read the caller's buffers and write the alternate ones.
+        let from_alternate = level % 2 == 1;
+        let (from, to) = if from_alternate { (alt, keys.ptr) } else { (keys.ptr, alt) };
+        let (vfrom, vto) = if from_alternate { (alt_values, values_ptr) } else { (values_ptr, alt_values) };
+        let (splitters, small_list, copy_list) = lists(&mut state, active)?;
+        let level_counts = levels + (level * LEVEL_BYTES) as u64;
+        unsafe {
+            launch_with_shared(
+                splitters_k,
+                active as u64,
+                SAMPLE_BLOCK,
+                sample_bytes,
+                stream,
+                &[Arg::ptr(from), Arg::ptr(segs), Arg::ptr(tile_owner), Arg::ptr(splitters), Arg::u32(order_bits)],
+            )?;
+            launch(
+                count_k,
+                tiles as u64,
+                p.block,
+                stream,
+                &[
+                    Arg::ptr(from),
+                    Arg::ptr(segs),
+                    Arg::ptr(tile_owner),
+                    Arg::ptr(splitters),
+                    Arg::ptr(counts),
+                    Arg::u32(tiles as u32),
+                    Arg::u32(order_bits),
+                ],
+            )?;
+        }
+        scan_locked(shared, &mut state, counts, counts, DType::U32, tiles * BUCKETS + 1, Op::Sum, ScanMode::Exclusive)?;
+        unsafe {
+            launch(
+                scatter_k,
+                tiles as u64,
+                p.block,
+                stream,
+                &[
+                    Arg::ptr(from),
+                    Arg::ptr(to),
+                    Arg::ptr(vfrom),
+                    Arg::ptr(vto),
+                    Arg::ptr(segs),
+                    Arg::ptr(tile_owner),
+                    Arg::ptr(splitters),
+                    Arg::ptr(counts),
+                    Arg::u32(order_bits),
+                ],
+            )?;
+            // The buckets' data now lies in `to`: it must come home unless that is
+            // the caller's buffer.
+            launch(
+                children_k,
+                active as u64,
+                CHILDREN_BLOCK,
+                stream,
+                &[
+                    Arg::ptr(segs),
+                    Arg::ptr(splitters),
+                    Arg::ptr(counts),
+                    Arg::ptr(next_segs),
+                    Arg::ptr(small_list),
+                    Arg::ptr(copy_list),
+                    Arg::ptr(level_counts),
+                    Arg::u32(!from_alternate as u32),
+                ],
+            )?;
+        }
+        let got = read_level(shared, stream, level_counts)?;
+        unsafe {
+            if got.small > 0 {
+                launch_with_shared(
+                    small_sort,
+                    got.small as u64,
+                    p.small_block,
+                    small_bytes,
+                    stream,
+                    &[Arg::ptr(to), Arg::ptr(keys.ptr), Arg::ptr(vto), Arg::ptr(values_ptr), Arg::ptr(small_list), Arg::u32(order_bits)],
+                )?;
+            }
+            if got.copies > 0 {
+                launch(
+                    copy_k,
+                    got.copies as u64,
+                    COPY_BLOCK,
+                    stream,
+                    &[Arg::ptr(keys.ptr), Arg::ptr(alt), Arg::ptr(values_ptr), Arg::ptr(alt_values), Arg::ptr(copy_list)],
+                )?;
+            }
+        }
+        if got.next_segments == 0 {
+            return Ok(());
+        }
+        if got.next_segments > max_segments || got.next_tiles > max_tiles {
+            return Err(internal(format!("quicksort level {level}: {} segments, {} tiles", got.next_segments, got.next_tiles)));
+        }
+        (active, tiles) = (got.next_segments, got.next_tiles);
+        std::mem::swap(&mut segs, &mut next_segs);
+    }
+    Err(internal(format!("quicksort of {len} keys did not finish in {max_levels} levels")))
+}
+
+/// The counts a level's children kernel left, read through the pinned result slot
+/// once the stream has done them.
+fn read_level(shared: &CudaShared, stream: cudarc::driver::sys::CUstream, level_counts: u64) -> Result<LevelCounts> {
+    // SAFETY: the slot is pinned host memory of RESULT_SLOT_BYTES >= LEVEL_BYTES,
+    // used under the state lock the caller holds.
+    unsafe {
+        let slot = std::slice::from_raw_parts_mut(shared.result_slot.host, LEVEL_BYTES);
+        drv::memcpy_dtoh_async(slot, level_counts, stream).during("cuMemcpyDtoHAsync (quicksort level)")?;
+    }
+    CudaShared::wait(stream)?;
+    let mut words = [0u32; 4];
+    for (i, w) in words.iter_mut().enumerate() {
+        // SAFETY: the copy has completed; the slot holds LEVEL_BYTES bytes.
+        *w = unsafe { std::ptr::read_volatile((shared.result_slot.host as *const u32).add(i)) };
+    }
+    Ok(LevelCounts {
+        next_segments: words[0] as usize,
+        next_tiles: words[1] as usize,
+        small: words[2] as usize,
+        copies: words[3] as usize,
+    })
+}
