@@ -5,7 +5,8 @@
 //   qs_init       the first level's one segment (or, for a short input, its only
 //                 small sort) and zeroed per-level counters;
 //   qs_splitters  one block a segment: 4096 evenly spaced keys, sorted
-//                 (common/block_radix_sort.cuh), give 255 splitters; when some repeat,
+//                 (common/block_radix_sort.cuh), give up to 255 splitters (about one
+//                 per BUCKET_TARGET keys of the segment); when some repeat,
 //                 up to 127 distinct ones, each with a bucket of its own for the keys
 //                 equal to it (three-way partitioning, generalised), so runs of equal
 //                 keys are finished at once. A segment its parent failed to shrink is
@@ -21,22 +22,23 @@
 //                 run to its place, through shared memory (values the same way);
 //   qs_children   one block a segment, a thread a bucket: what becomes of each
 //                 bucket: nothing (empty), finished (one key, or a single value: copied
-//                 home if it lies in the alternate buffer), a small segment (sorted
-//                 by one block), or a segment of the next level;
-//   qs_small      one block a small segment: sorted in shared memory on the bits in
-//                 which its keys can differ, written home;
+//                 home if it lies in the alternate buffer), a small or large segment
+//                 (sorted by one block), or a segment of the next level;
+//   qs_small, qs_large  one block a segment of up to SMALL_TILE or LARGE_TILE keys:
+//                 sorted in shared memory on the bits in which its keys can differ,
+//                 written home;
 //   qs_copy       finished segments brought home from the alternate buffer.
 //
 // Levels alternate between the keys and the alternate buffer; the host reads back
-// four counts a level (segments and tiles of the next level, small segments, chunks
-// to copy) to size the next launches. Positions and counts are 32-bit within a level
+// five counts a level (segments and tiles of the next level, small and large
+// segments, chunks to copy) to size the next launches. Positions and counts are 32-bit within a level
 // (arithmetic modulo 2^32 is exact below 2^32 keys).
 //
 // Instantiated by key and value width and float keys or not: -DGP_KEY_BYTES=1|2|4|8
 // -DGP_VALUE_BYTES=0|1|2|4|8 -DGP_KEY_FLOAT=0|1; tuning -DGP_BLOCK_THREADS -DGP_ITEMS
-// -DGP_RANK_GROUP (partition), -DGP_SMALL_BLOCK_THREADS -DGP_SMALL_ITEMS, and the
-// dynamic shared memory the host gives the sorting kernels, -DGP_SMALL_SMEM_BYTES
-// -DGP_SAMPLE_SMEM_BYTES; -DGP_COPY_CHUNK -DGP_MAX_LEVELS
+// -DGP_RANK_GROUP (partition), -DGP_SMALL_BLOCK_THREADS -DGP_SMALL_ITEMS
+// -DGP_BUCKET_TARGET, and the dynamic shared memory the host gives the sorting kernels
+// at most, -DGP_SMALL_SMEM_BYTES -DGP_SAMPLE_SMEM_BYTES; -DGP_COPY_CHUNK
 // (src/backend/cuda/quicksort.rs).
 #include "common/types.cuh"
 #include "common/radix_key.cuh"
@@ -58,9 +60,16 @@ constexpr bool HAS_VALUES = false;
 constexpr int BLOCK = GP_BLOCK_THREADS;
 constexpr int ITEMS = GP_ITEMS;
 constexpr u32 TILE = (u32)BLOCK * ITEMS;
+// Small segments are sorted by one block of one of two sizes: the smaller at twice
+// the occupancy, the larger for those that overflow it.
 constexpr int SMALL_BLOCK = GP_SMALL_BLOCK_THREADS;
 constexpr int SMALL_ITEMS = GP_SMALL_ITEMS;
 constexpr u32 SMALL_TILE = (u32)SMALL_BLOCK * SMALL_ITEMS;
+constexpr int LARGE_BLOCK = 2 * SMALL_BLOCK;
+constexpr u32 LARGE_TILE = (u32)LARGE_BLOCK * SMALL_ITEMS;
+// A segment splits into about len / BUCKET_TARGET buckets (2 to 256), so its
+// children mostly fit the smaller sort.
+constexpr u32 BUCKET_TARGET = GP_BUCKET_TARGET;
 constexpr int SAMPLE_BLOCK = 512;
 constexpr int SAMPLE_ITEMS = 8;
 constexpr u32 SAMPLES = (u32)SAMPLE_BLOCK * SAMPLE_ITEMS;
@@ -68,13 +77,13 @@ constexpr int BUCKETS = 256;
 constexpr u32 COPY_CHUNK = GP_COPY_CHUNK;
 constexpr int KEY_BITS = sizeof(K) * 8;
 constexpr K ALL_ONES = K(~K(0));
-static_assert(SMALL_TILE <= 65536, "small sorts carry 16-bit positions");
+static_assert(LARGE_TILE <= 65536, "small sorts carry 16-bit positions");
 static_assert(BLOCK >= BUCKETS && SAMPLE_BLOCK >= BUCKETS, "a thread per bucket");
 
 // How a segment splits. Its parent sets SAMPLE or VALUE; qs_splitters turns SAMPLE
 // into PLAIN or EQUAL.
 constexpr u32 KIND_SAMPLE = 0;  // splitters to be drawn from a sample
-constexpr u32 KIND_PLAIN = 1;   // 255 distinct splitters: bucket b holds (s[b-1], s[b]]
+constexpr u32 KIND_PLAIN = 1;   // B - 1 distinct splitters: bucket b holds (s[b-1], s[b]]
 constexpr u32 KIND_EQUAL = 2;   // m distinct splitters: bucket 2r holds (s[r-1], s[r]), 2r+1 keys equal to s[r]
 constexpr u32 KIND_VALUE = 3;   // bucket b holds keys lo + [b, b + 1) * 2^shift
 
@@ -84,7 +93,7 @@ struct Segment {
     u64 lo, hi;             // every key of the segment lies in [lo, hi] (ordered patterns)
     u32 tile_first, tiles;  // its tiles in the level's tile list
     u32 kind;
-    u32 param;              // EQUAL: the number of distinct splitters; VALUE: the shift
+    u32 param;              // PLAIN: the buckets; EQUAL: the distinct splitters; VALUE: the shift
 };
 static_assert(sizeof(Segment) == 48, "the host's SEGMENT_BYTES");
 
@@ -98,8 +107,9 @@ static_assert(sizeof(Span) == 16, "the host's SPAN_BYTES");
 
 // What a level leaves for the host to read back (to size the next launches).
 struct LevelCounts {
-    u32 next_segments, next_tiles, small, copies;
+    u32 next_segments, next_tiles, small, large, copies, unused[3];
 };
+static_assert(sizeof(LevelCounts) == 32, "the host's LEVEL_BYTES");
 
 __device__ __forceinline__ int bit_length(u64 x) { return x == 0 ? 0 : 64 - __clzll((long long)x); }
 
@@ -107,7 +117,7 @@ __device__ __forceinline__ int bit_length(u64 x) { return x == 0 ? 0 : 64 - __cl
 struct Buckets {
     u32 kind, param;
     K lo;
-    const K *table;  // KIND_PLAIN, KIND_EQUAL: 256 splitters, padded with ALL_ONES
+    const K *table;  // KIND_PLAIN, KIND_EQUAL: the splitters, padded to 256 with ALL_ONES
 
     __device__ __forceinline__ u32 of(K k) const {
         if (kind == KIND_VALUE) return u32(K(k - lo) >> param);
@@ -130,7 +140,7 @@ __device__ __forceinline__ void bucket_range(const Segment &seg, const K *table,
         hi = K(seg_hi - lo) <= width ? seg_hi : K(lo + width);
     } else if (seg.kind == KIND_PLAIN) {
         lo = b == 0 ? seg_lo : K(table[b - 1] + 1);
-        hi = b == BUCKETS - 1 ? seg_hi : table[b];
+        hi = b == seg.param - 1 ? seg_hi : table[b];
     } else {
         const u32 r = b / 2;
         if (b & 1) {
@@ -149,9 +159,9 @@ __device__ __forceinline__ void bucket_range(const Segment &seg, const K *table,
 extern "C" __global__ void qs_init(Segment *segs, Span *small, LevelCounts *levels, usize n, u32 tiles, u32 max_levels) {
     if (threadIdx.x == 0) {
         segs[0] = Segment{0, n, 0, u64(ALL_ONES), 0, tiles, KIND_SAMPLE, 0};
-        small[0] = Span{0, u32(n), KEY_BITS};
+        small[0] = Span{0, u32(n), KEY_BITS};  // for an input that fits one large sort
     }
-    for (u32 i = threadIdx.x; i < max_levels; i += blockDim.x) levels[i] = LevelCounts{0, 0, 0, 0};
+    for (u32 i = threadIdx.x; i < max_levels; i += blockDim.x) levels[i] = LevelCounts{};
 }
 
 // ----------------------------------------------------------------------------------
@@ -190,12 +200,17 @@ qs_splitters(const K *src, Segment *segs, u32 *tile_owner, K *splitters, u32 key
 
     K *table = splitters + (usize)blockIdx.x * BUCKETS;
     const u32 i = threadIdx.x;
-    constexpr u32 STEP = SAMPLES / BUCKETS;
-    const K candidate = i < BUCKETS - 1 ? s.keys[(i + 1) * STEP - 1] : ALL_ONES;
-    const bool repeats = i < BUCKETS - 2 && candidate == s.keys[(i + 2) * STEP - 1];
+    const usize wanted = len / BUCKET_TARGET;
+    const u32 buckets = wanted < 2 ? 2 : wanted > BUCKETS ? BUCKETS : u32(wanted);
+    const u32 step = SAMPLES / buckets;
+    const K candidate = i < buckets - 1 ? s.keys[(i + 1) * step - 1] : ALL_ONES;
+    const bool repeats = i + 2 < buckets && candidate == s.keys[(i + 2) * step - 1];
     if (!__syncthreads_or(repeats)) {
         if (i < BUCKETS) table[i] = candidate;
-        if (i == 0) seg.kind = KIND_PLAIN;
+        if (i == 0) {
+            seg.kind = KIND_PLAIN;
+            seg.param = buckets;
+        }
         return;
     }
     // Some splitters repeat: every 32nd sampled key, each distinct one kept once.
@@ -356,11 +371,11 @@ qs_scatter(const K *src, K *dst, const V *vsrc, V *vdst, const Segment *segs, co
 // ----------------------------------------------------------------------------------
 
 extern "C" __global__ void __launch_bounds__(BUCKETS)
-qs_children(const Segment *segs, const K *splitters, const u32 *starts, Segment *next, Span *small, Span *copies,
-            LevelCounts *level, u32 in_alternate) {
+qs_children(const Segment *segs, const K *splitters, const u32 *starts, Segment *next, Span *small, Span *large,
+            Span *copies, LevelCounts *level, u32 in_alternate) {
     typedef gp::BlockScan<u32, BUCKETS> Scan;
     __shared__ typename Scan::Storage scan;
-    __shared__ u32 base[4];  // where this block's next segments, tiles, small segments, copies go
+    __shared__ u32 base[5];  // where this block's next segments, tiles, small and large segments, copies go
     const Segment seg = segs[blockIdx.x];
     const u32 b = threadIdx.x;
     const u32 *region = starts + (usize)BUCKETS * seg.tile_first;
@@ -371,34 +386,41 @@ qs_children(const Segment *segs, const K *splitters, const u32 *starts, Segment 
     if (len) bucket_range(seg, splitters + (usize)blockIdx.x * BUCKETS, b, lo, hi);
     const bool finished = len == 1 || (len > 1 && lo == hi);
     const bool is_small = !finished && len > 1 && len <= SMALL_TILE;
-    const bool is_next = !finished && len > SMALL_TILE;
+    const bool is_large = !finished && len > SMALL_TILE && len <= LARGE_TILE;
+    const bool is_next = !finished && len > LARGE_TILE;
     const u32 chunks = finished && in_alternate ? u32((len + COPY_CHUNK - 1) / COPY_CHUNK) : 0;
     const u32 tiles = is_next ? u32((len + TILE - 1) / TILE) : 0;
 
+    // Counts of three kinds of child in 10-bit fields (a block has 256 children).
+    const u32 flags = u32(is_small) | u32(is_large) << 10 | u32(is_next) << 20;
     u32 flags_at, chunk_at, tile_at;
-    Scan::exclusive(u32(is_small) | u32(is_next) << 16, flags_at, gp::SumOp<u32>(), scan, gp::NoPrefix());
+    Scan::exclusive(flags, flags_at, gp::SumOp<u32>(), scan, gp::NoPrefix());
     __syncthreads();
     Scan::exclusive(chunks, chunk_at, gp::SumOp<u32>(), scan, gp::NoPrefix());
     __syncthreads();
     Scan::exclusive(tiles, tile_at, gp::SumOp<u32>(), scan, gp::NoPrefix());
+    constexpr u32 FIELD = (1u << 10) - 1;
     if (b == BUCKETS - 1) {
-        const u32 flags = flags_at + (u32(is_small) | u32(is_next) << 16);
-        base[0] = atomicAdd(&level->next_segments, flags >> 16);
+        const u32 total = flags_at + flags;
+        base[0] = atomicAdd(&level->next_segments, total >> 20);
         base[1] = atomicAdd(&level->next_tiles, tile_at + tiles);
-        base[2] = atomicAdd(&level->small, flags & 0xffff);
-        base[3] = atomicAdd(&level->copies, chunk_at + chunks);
+        base[2] = atomicAdd(&level->small, total & FIELD);
+        base[3] = atomicAdd(&level->large, (total >> 10) & FIELD);
+        base[4] = atomicAdd(&level->copies, chunk_at + chunks);
     }
     __syncthreads();
     if (is_next) {
         // A child that kept more than a quarter of its parent is split by value next:
         // its parent's sample failed it.
         const u32 kind = len * 4 > seg.len ? KIND_VALUE : KIND_SAMPLE;
-        next[base[0] + (flags_at >> 16)] = Segment{start, len, u64(lo), u64(hi), base[1] + tile_at, tiles, kind, 0};
+        next[base[0] + (flags_at >> 20)] = Segment{start, len, u64(lo), u64(hi), base[1] + tile_at, tiles, kind, 0};
     }
-    if (is_small) small[base[2] + (flags_at & 0xffff)] = Span{start, u32(len), u32(bit_length(u64(K(lo ^ hi))))};
+    const Span sorted_span{start, u32(len), u32(bit_length(u64(K(lo ^ hi))))};
+    if (is_small) small[base[2] + (flags_at & FIELD)] = sorted_span;
+    if (is_large) large[base[3] + ((flags_at >> 10) & FIELD)] = sorted_span;
     for (u32 c = 0; c < chunks; ++c) {
         const usize from = (usize)c * COPY_CHUNK;
-        copies[base[3] + chunk_at + c] = Span{start + from, u32(len - from < COPY_CHUNK ? len - from : COPY_CHUNK), 0};
+        copies[base[4] + chunk_at + c] = Span{start + from, u32(len - from < COPY_CHUNK ? len - from : COPY_CHUNK), 0};
     }
 }
 
@@ -406,58 +428,74 @@ qs_children(const Segment *segs, const K *splitters, const u32 *starts, Segment 
 // Small segments and copies home
 // ----------------------------------------------------------------------------------
 
-typedef gp::BlockRadixSort<K, SMALL_BLOCK, SMALL_ITEMS, 8, u16> SmallSort;
-union SmallStorage {
-    typename SmallSort::Storage sort;
-    K keys[SMALL_TILE];
-    V values[HAS_VALUES ? SMALL_TILE : 1];
+template <int SORT_BLOCK>
+struct SpanSort {
+    typedef gp::BlockRadixSort<K, SORT_BLOCK, SMALL_ITEMS, 8, u16> Sort;
+    static constexpr u32 TILE = (u32)SORT_BLOCK * SMALL_ITEMS;
+    union Storage {
+        typename Sort::Storage sort;
+        K keys[TILE];
+        V values[HAS_VALUES ? TILE : 1];
+    };
+
+    // Puts dst[i] = src[from[i]] for the span's elements, through shared memory, so
+    // dst may be src.
+    template <class T>
+    __device__ __forceinline__ static void permute(const T *src, T *dst, const u16 (&from)[SMALL_ITEMS], u32 len,
+                                                   T *staging) {
+#pragma unroll
+        for (int k = 0; k < SMALL_ITEMS; ++k) {
+            const u32 i = k * SORT_BLOCK + threadIdx.x;
+            if (i < len) staging[i] = src[i];
+        }
+        __syncthreads();
+#pragma unroll
+        for (int k = 0; k < SMALL_ITEMS; ++k) {
+            const u32 i = k * SORT_BLOCK + threadIdx.x;
+            if (i < len) dst[i] = staging[from[k]];
+        }
+        __syncthreads();
+    }
+
+    // Sorts the span of src (ordered by `order`) into the same span of dst.
+    __device__ __forceinline__ static void run(const K *src, K *dst, const V *vsrc, V *vdst, const Span span,
+                                               const Order &order, Storage &s) {
+        K keys[SMALL_ITEMS];
+        u16 position[SMALL_ITEMS];
+#pragma unroll
+        for (int j = 0; j < SMALL_ITEMS; ++j) {
+            const u32 e = Sort::element(j);
+            keys[j] = e < span.len ? order.ordered(src[span.start + e]) : K(0);
+            position[j] = u16(e);
+        }
+        Sort::sort(keys, position, span.len, s.sort, int(span.bits));
+        // Keys move unchanged (NaN payloads survive): each sorted place takes the key
+        // from the position the sort carried there.
+        u16 from[SMALL_ITEMS];
+#pragma unroll
+        for (int k = 0; k < SMALL_ITEMS; ++k) {
+            const u32 i = k * SORT_BLOCK + threadIdx.x;
+            from[k] = i < span.len ? s.sort.payload[i] : u16(0);
+        }
+        __syncthreads();
+        permute(src + span.start, dst + span.start, from, span.len, s.keys);
+        if constexpr (HAS_VALUES) permute(vsrc + span.start, vdst + span.start, from, span.len, s.values);
+    }
 };
-static_assert(sizeof(SmallStorage) <= GP_SMALL_SMEM_BYTES, "the host's small-sort shared memory");
+static_assert(sizeof(typename SpanSort<LARGE_BLOCK>::Storage) <= GP_SMALL_SMEM_BYTES, "the host's small-sort shared memory");
 
-// Puts dst[i] = src[from[i]] for the span's elements, through shared memory, so dst
-// may be src.
-template <class T>
-__device__ __forceinline__ void permute_span(const T *src, T *dst, const u16 (&from)[SMALL_ITEMS], u32 len, T *staging) {
-#pragma unroll
-    for (int k = 0; k < SMALL_ITEMS; ++k) {
-        const u32 i = k * SMALL_BLOCK + threadIdx.x;
-        if (i < len) staging[i] = src[i];
-    }
-    __syncthreads();
-#pragma unroll
-    for (int k = 0; k < SMALL_ITEMS; ++k) {
-        const u32 i = k * SMALL_BLOCK + threadIdx.x;
-        if (i < len) dst[i] = staging[from[k]];
-    }
-    __syncthreads();
-}
-
-extern "C" __global__ void __launch_bounds__(SMALL_BLOCK)
+extern "C" __global__ void __launch_bounds__(SMALL_BLOCK, 2)
 qs_small(const K *src, K *dst, const V *vsrc, V *vdst, const Span *spans, u32 key_order) {
     extern __shared__ __align__(16) unsigned char dynamic_smem[];
-    auto &s = *reinterpret_cast<SmallStorage *>(dynamic_smem);
-    const Span span = spans[blockIdx.x];
-    const Order order(key_order);
-    K keys[SMALL_ITEMS];
-    u16 position[SMALL_ITEMS];
-#pragma unroll
-    for (int j = 0; j < SMALL_ITEMS; ++j) {
-        const u32 e = SmallSort::element(j);
-        keys[j] = e < span.len ? order.ordered(src[span.start + e]) : K(0);
-        position[j] = u16(e);
-    }
-    SmallSort::sort(keys, position, span.len, s.sort, int(span.bits));
-    // Keys move unchanged (NaN payloads survive): each sorted place takes the key
-    // from the position the sort carried there.
-    u16 from[SMALL_ITEMS];
-#pragma unroll
-    for (int k = 0; k < SMALL_ITEMS; ++k) {
-        const u32 i = k * SMALL_BLOCK + threadIdx.x;
-        from[k] = i < span.len ? s.sort.payload[i] : u16(0);
-    }
-    __syncthreads();
-    permute_span(src + span.start, dst + span.start, from, span.len, s.keys);
-    if constexpr (HAS_VALUES) permute_span(vsrc + span.start, vdst + span.start, from, span.len, s.values);
+    typedef SpanSort<SMALL_BLOCK> S;
+    S::run(src, dst, vsrc, vdst, spans[blockIdx.x], Order(key_order), *reinterpret_cast<typename S::Storage *>(dynamic_smem));
+}
+
+extern "C" __global__ void __launch_bounds__(LARGE_BLOCK)
+qs_large(const K *src, K *dst, const V *vsrc, V *vdst, const Span *spans, u32 key_order) {
+    extern __shared__ __align__(16) unsigned char dynamic_smem[];
+    typedef SpanSort<LARGE_BLOCK> S;
+    S::run(src, dst, vsrc, vdst, spans[blockIdx.x], Order(key_order), *reinterpret_cast<typename S::Storage *>(dynamic_smem));
 }
 
 extern "C" __global__ void __launch_bounds__(256)

@@ -1,8 +1,8 @@
 //! Planning and launching the quicksort (kernels/quicksort.cu): sample sort, level by
 //! level. Each level issues the same few launches for all of its segments (splitters,
-//! count, scan of the counts, scatter, children), then reads back four counts (one
-//! small copy and a wait) to size the small sorts, the copies home and the next level.
-//! A short input is one small sort.
+//! count, scan of the counts, scatter, children), then reads back five counts (one
+//! small copy and a wait) to size the small and large sorts, the copies home and the
+//! next level. A short input is one large sort.
 
 use cudarc::driver::result as drv;
 
@@ -24,7 +24,7 @@ const BUCKETS: usize = 256;
 /// Bytes of a kernels' Segment, Span and LevelCounts.
 const SEGMENT_BYTES: usize = 48;
 const SPAN_BYTES: usize = 16;
-const LEVEL_BYTES: usize = 16;
+const LEVEL_BYTES: usize = 32;
 /// Keys per block of a copy home.
 const COPY_CHUNK: usize = 1 << 16;
 /// The sample's block (kernels: SAMPLE_BLOCK x SAMPLE_ITEMS keys).
@@ -33,12 +33,14 @@ const SAMPLE_ITEMS: usize = 8;
 const CHILDREN_BLOCK: u32 = BUCKETS as u32;
 const COPY_BLOCK: u32 = 256;
 
-/// Tuning: the partition's block and keys per thread, and the small sort's.
+/// Tuning: the partition's block and keys per thread, the small sort's (the large
+/// sort's block is twice the small one's), and the keys a bucket is aimed at.
 struct Policy {
     block: u32,
     items: u32,
     small_block: u32,
     small_items: u32,
+    bucket_target: u32,
 }
 
 fn policy(key_bytes: usize, value_bytes: usize) -> Policy {
@@ -49,8 +51,9 @@ fn policy(key_bytes: usize, value_bytes: usize) -> Policy {
     Policy {
         block: knob("quicksort.block", 256),
         items: knob(&format!("quicksort.items{widest}"), items),
-        small_block: knob("quicksort.small_block", 512),
+        small_block: knob("quicksort.small_block", 256),
         small_items: knob("quicksort.small_items", 16),
+        bucket_target: knob("quicksort.bucket_target", 3072),
     }
 }
 
@@ -58,8 +61,11 @@ impl Policy {
     fn tile(&self) -> usize {
         (self.block * self.items) as usize
     }
-    fn small_tile(&self) -> usize {
-        (self.small_block * self.small_items) as usize
+    fn large_block(&self) -> u32 {
+        2 * self.small_block
+    }
+    fn large_tile(&self) -> usize {
+        (self.large_block() * self.small_items) as usize
     }
 }
 
@@ -90,7 +96,8 @@ pub fn module(key_bytes: usize, value_bytes: usize, float_keys: bool) -> ModuleS
             format!("-DGP_RANK_GROUP={}", knob("quicksort.rank_group", 4)),
             format!("-DGP_SMALL_BLOCK_THREADS={}", p.small_block),
             format!("-DGP_SMALL_ITEMS={}", p.small_items),
-            format!("-DGP_SMALL_SMEM_BYTES={}", block_sort_bytes(p.small_block, p.small_items, key_bytes, value_bytes)),
+            format!("-DGP_BUCKET_TARGET={}", p.bucket_target),
+            format!("-DGP_SMALL_SMEM_BYTES={}", block_sort_bytes(p.large_block(), p.small_items, key_bytes, value_bytes)),
             format!("-DGP_SAMPLE_SMEM_BYTES={}", block_sort_bytes(SAMPLE_BLOCK, SAMPLE_ITEMS as u32, key_bytes, 0)),
             format!("-DGP_COPY_CHUNK={COPY_CHUNK}"),
         ],
@@ -132,7 +139,16 @@ struct LevelCounts {
     next_segments: usize,
     next_tiles: usize,
     small: usize,
+    large: usize,
     copies: usize,
+}
+
+/// Device addresses of one level's lists (in the step scratch).
+struct Lists {
+    splitters: u64,
+    small: u64,
+    large: u64,
+    copies: u64,
 }
 
 pub fn sort(
@@ -151,23 +167,24 @@ pub fn sort(
     let value_bytes = values.map_or(0, |(_, d)| d.size());
     let float_keys = matches!(key_dtype, DType::F32 | DType::F64);
     let p = policy(key_bytes, value_bytes);
-    let (tile, small_tile) = (p.tile(), p.small_tile());
+    let (tile, large_tile) = (p.tile(), p.large_tile());
     let max_levels = level_bound(len, key_bytes);
     let v = variant(key_bytes, value_bytes, float_keys);
     let load = |kernel| shared.loader.function(sources::QUICKSORT, v, kernel, || module(key_bytes, value_bytes, float_keys));
     let small_bytes = block_sort_bytes(p.small_block, p.small_items, key_bytes, value_bytes);
+    let large_bytes = block_sort_bytes(p.large_block(), p.small_items, key_bytes, value_bytes);
     let sample_bytes = block_sort_bytes(SAMPLE_BLOCK, SAMPLE_ITEMS as u32, key_bytes, 0);
     let order_bits = key_order(key_dtype, order);
     let values_ptr = values.map_or(0, |(m, _)| m.ptr);
 
     let mut state = shared.lock()?;
     let stream = state.stream;
-    let (init, small_sort) = (load("qs_init")?, load("qs_small")?);
+    let (init, large_sort) = (load("qs_init")?, load("qs_large")?);
 
     // Scratch for the whole sort: alternate keys and values, two levels' segments
-    // (every segment of a level holds more than a small tile), the tiles' owners, the
+    // (every segment of a level holds more than a large tile), the tiles' owners, the
     // bucket counts, the levels' counts.
-    let max_segments = len / (small_tile + 1) + 1;
+    let max_segments = len / (large_tile + 1) + 1;
     let max_tiles = len.div_ceil(tile) + max_segments;
     let sizes = [
         len * key_bytes,
@@ -186,16 +203,21 @@ pub fn sort(
         next += round_up(bytes) as u64;
     }
     let [alt, alt_values, segs_a, segs_b, tile_owner, counts, levels] = at;
-    // Per level: the splitters, the small segments and the chunks to copy.
-    let lists = |state: &mut super::context::State, active: usize| -> Result<(u64, u64, u64)> {
+    // Per level: the splitters, the small and large segments and the chunks to copy.
+    let lists = |state: &mut super::context::State, active: usize| -> Result<Lists> {
         let splitters = round_up(active * BUCKETS * key_bytes);
-        let small = round_up(active * BUCKETS * SPAN_BYTES);
+        let spans = round_up(active * BUCKETS * SPAN_BYTES);
         let copies = round_up((active * BUCKETS + len / COPY_CHUNK + 1) * SPAN_BYTES);
-        let base = state.step_scratch.ensure(stream, splitters + small + copies)?;
-        Ok((base, base + splitters as u64, base + (splitters + small) as u64))
+        let base = state.step_scratch.ensure(stream, splitters + 2 * spans + copies)?;
+        Ok(Lists {
+            splitters: base,
+            small: base + splitters as u64,
+            large: base + (splitters + spans) as u64,
+            copies: base + (splitters + 2 * spans) as u64,
+        })
     };
 
-    let (_, small_list, _) = lists(&mut state, 1)?;
+    let small_list = lists(&mut state, 1)?.small;
     // SAFETY (every launch below): the arguments match the kernels' parameters in
     // kernels/quicksort.cu; keys and values hold `len` elements, the scratch the
     // alternate buffers, segments, owners, counts and level counts sized above, the
@@ -216,21 +238,27 @@ pub fn sort(
             ],
         )?;
     }
-    if len <= small_tile {
+    if len <= large_tile {
         unsafe {
             return launch_with_shared(
-                small_sort,
+                large_sort,
                 1,
-                p.small_block,
-                small_bytes,
+                p.large_block(),
+                large_bytes,
                 stream,
                 &[Arg::ptr(keys.ptr), Arg::ptr(keys.ptr), Arg::ptr(values_ptr), Arg::ptr(values_ptr), Arg::ptr(small_list), Arg::u32(order_bits)],
             );
         }
     }
 
-    let (splitters_k, count_k, scatter_k, children_k, copy_k) =
-        (load("qs_splitters")?, load("qs_count")?, load("qs_scatter")?, load("qs_children")?, load("qs_copy")?);
+    let (splitters_k, count_k, scatter_k, children_k, small_sort, copy_k) = (
+        load("qs_splitters")?,
+        load("qs_count")?,
+        load("qs_scatter")?,
+        load("qs_children")?,
+        load("qs_small")?,
+        load("qs_copy")?,
+    );
     let (mut segs, mut next_segs) = (segs_a, segs_b);
     let (mut active, mut tiles) = (1usize, len.div_ceil(tile));
     for level in 0..max_levels {
@@ -238,7 +266,7 @@ pub fn sort(
         let from_alternate = level % 2 == 1;
         let (from, to) = if from_alternate { (alt, keys.ptr) } else { (keys.ptr, alt) };
         let (vfrom, vto) = if from_alternate { (alt_values, values_ptr) } else { (values_ptr, alt_values) };
-        let (splitters, small_list, copy_list) = lists(&mut state, active)?;
+        let list = lists(&mut state, active)?;
         let level_counts = levels + (level * LEVEL_BYTES) as u64;
         unsafe {
             launch_with_shared(
@@ -247,7 +275,7 @@ pub fn sort(
                 SAMPLE_BLOCK,
                 sample_bytes,
                 stream,
-                &[Arg::ptr(from), Arg::ptr(segs), Arg::ptr(tile_owner), Arg::ptr(splitters), Arg::u32(order_bits)],
+                &[Arg::ptr(from), Arg::ptr(segs), Arg::ptr(tile_owner), Arg::ptr(list.splitters), Arg::u32(order_bits)],
             )?;
             launch(
                 count_k,
@@ -258,7 +286,7 @@ pub fn sort(
                     Arg::ptr(from),
                     Arg::ptr(segs),
                     Arg::ptr(tile_owner),
-                    Arg::ptr(splitters),
+                    Arg::ptr(list.splitters),
                     Arg::ptr(counts),
                     Arg::u32(tiles as u32),
                     Arg::u32(order_bits),
@@ -279,7 +307,7 @@ pub fn sort(
                     Arg::ptr(vto),
                     Arg::ptr(segs),
                     Arg::ptr(tile_owner),
-                    Arg::ptr(splitters),
+                    Arg::ptr(list.splitters),
                     Arg::ptr(counts),
                     Arg::u32(order_bits),
                 ],
@@ -293,11 +321,12 @@ pub fn sort(
                 stream,
                 &[
                     Arg::ptr(segs),
-                    Arg::ptr(splitters),
+                    Arg::ptr(list.splitters),
                     Arg::ptr(counts),
                     Arg::ptr(next_segs),
-                    Arg::ptr(small_list),
-                    Arg::ptr(copy_list),
+                    Arg::ptr(list.small),
+                    Arg::ptr(list.large),
+                    Arg::ptr(list.copies),
                     Arg::ptr(level_counts),
                     Arg::u32(!from_alternate as u32),
                 ],
@@ -305,15 +334,20 @@ pub fn sort(
         }
         let got = read_level(shared, stream, level_counts)?;
         unsafe {
-            if got.small > 0 {
-                launch_with_shared(
-                    small_sort,
-                    got.small as u64,
-                    p.small_block,
-                    small_bytes,
-                    stream,
-                    &[Arg::ptr(to), Arg::ptr(keys.ptr), Arg::ptr(vto), Arg::ptr(values_ptr), Arg::ptr(small_list), Arg::u32(order_bits)],
-                )?;
+            for (kernel, count, block, bytes, spans) in [
+                (small_sort, got.small, p.small_block, small_bytes, list.small),
+                (large_sort, got.large, p.large_block(), large_bytes, list.large),
+            ] {
+                if count > 0 {
+                    launch_with_shared(
+                        kernel,
+                        count as u64,
+                        block,
+                        bytes,
+                        stream,
+                        &[Arg::ptr(to), Arg::ptr(keys.ptr), Arg::ptr(vto), Arg::ptr(values_ptr), Arg::ptr(spans), Arg::u32(order_bits)],
+                    )?;
+                }
             }
             if got.copies > 0 {
                 launch(
@@ -321,7 +355,7 @@ pub fn sort(
                     got.copies as u64,
                     COPY_BLOCK,
                     stream,
-                    &[Arg::ptr(keys.ptr), Arg::ptr(alt), Arg::ptr(values_ptr), Arg::ptr(alt_values), Arg::ptr(copy_list)],
+                    &[Arg::ptr(keys.ptr), Arg::ptr(alt), Arg::ptr(values_ptr), Arg::ptr(alt_values), Arg::ptr(list.copies)],
                 )?;
             }
         }
@@ -347,7 +381,7 @@ fn read_level(shared: &CudaShared, stream: cudarc::driver::sys::CUstream, level_
         drv::memcpy_dtoh_async(slot, level_counts, stream).during("cuMemcpyDtoHAsync (quicksort level)")?;
     }
     CudaShared::wait(stream)?;
-    let mut words = [0u32; 4];
+    let mut words = [0u32; 5];
     for (i, w) in words.iter_mut().enumerate() {
         // SAFETY: the copy has completed; the slot holds LEVEL_BYTES bytes.
         *w = unsafe { std::ptr::read_volatile((shared.result_slot.host as *const u32).add(i)) };
@@ -356,6 +390,7 @@ fn read_level(shared: &CudaShared, stream: cudarc::driver::sys::CUstream, level_
         next_segments: words[0] as usize,
         next_tiles: words[1] as usize,
         small: words[2] as usize,
-        copies: words[3] as usize,
+        large: words[3] as usize,
+        copies: words[4] as usize,
     })
 }
