@@ -101,9 +101,11 @@ static_assert(sizeof(Segment) == 48, "the host's SEGMENT_BYTES");
 struct Span {
     usize start;
     u32 len;
-    u32 bits;  // small segments: the low bits in which their keys can differ
+    u32 bits;  // small segments: the bits of hi - lo (the sort orders keys by k - lo)
+    u64 lo;    // small segments: their lowest possible (ordered) key
+    u64 unused;
 };
-static_assert(sizeof(Span) == 16, "the host's SPAN_BYTES");
+static_assert(sizeof(Span) == 32, "the host's SPAN_BYTES");
 
 // What a level leaves for the host to read back (to size the next launches).
 struct LevelCounts {
@@ -159,7 +161,7 @@ __device__ __forceinline__ void bucket_range(const Segment &seg, const K *table,
 extern "C" __global__ void qs_init(Segment *segs, Span *small, LevelCounts *levels, usize n, u32 tiles, u32 max_levels) {
     if (threadIdx.x == 0) {
         segs[0] = Segment{0, n, 0, u64(ALL_ONES), 0, tiles, KIND_SAMPLE, 0};
-        small[0] = Span{0, u32(n), KEY_BITS};  // for an input that fits one large sort
+        small[0] = Span{0, u32(n), KEY_BITS, 0, 0};  // for an input that fits one large sort
     }
     for (u32 i = threadIdx.x; i < max_levels; i += blockDim.x) levels[i] = LevelCounts{};
 }
@@ -280,14 +282,24 @@ __device__ __forceinline__ void load_tile(const K *src, const TileJob &job, cons
 }
 
 extern "C" __global__ void __launch_bounds__(BLOCK)
-qs_count(const K *src, const Segment *segs, const u32 *tile_owner, const K *splitters, u32 *counts, u32 level_tiles,
-         u32 key_order) {
+qs_count(const K *src, const Segment *segs, const u32 *tile_owner, const K *splitters, u32 *counts, u8 *buckets_of,
+         u32 level_tiles, u32 key_order) {
     __shared__ typename Rank::Storage rank;
     __shared__ TileJob job;
     begin_tile(segs, tile_owner, splitters, job);
     K key[ITEMS];
     u32 bucket[ITEMS];
     load_tile(src, job, Order(key_order), key, bucket);
+    // Each key's bucket, for the scatter (a byte written and read back costs less than
+    // a second search).
+    {
+        const u32 lane = threadIdx.x % gp::WARP, span = threadIdx.x / gp::WARP * gp::WARP * ITEMS;
+#pragma unroll
+        for (int j = 0; j < ITEMS; ++j) {
+            const u32 i = span + j * gp::WARP + lane;
+            if (i < job.valid) buckets_of[job.first + i] = u8(bucket[j]);
+        }
+    }
     const u32 total = Rank::count(bucket, TILE - job.valid, rank);
     // Segment by segment, bucket by bucket, tile by tile; one more word (0) past the
     // end, so every run's end is the scan's next value.
@@ -305,9 +317,10 @@ __device__ __forceinline__ void to_bucket_order(T *staging, const T (&items)[ITE
         if (first + j * gp::WARP < valid) staging[rank[j]] = items[j];
 }
 
-extern "C" __global__ void __launch_bounds__(BLOCK)
+// Three blocks an SM: registers capped at 85 (at 256 threads).
+extern "C" __global__ void __launch_bounds__(BLOCK, 3)
 qs_scatter(const K *src, K *dst, const V *vsrc, V *vdst, const Segment *segs, const u32 *tile_owner, const K *splitters,
-           const u32 *starts, u32 key_order) {
+           const u32 *starts, const u8 *buckets_of) {
     __shared__ union {
         typename Rank::Storage rank;
         K keys[TILE];
@@ -320,9 +333,16 @@ qs_scatter(const K *src, K *dst, const V *vsrc, V *vdst, const Segment *segs, co
     const u32 valid = job.valid;
     K key[ITEMS];
     u32 bucket[ITEMS], rank[ITEMS];
-    load_tile(src, job, Order(key_order), key, bucket);
+    {
+        const u32 lane = threadIdx.x % gp::WARP, span = threadIdx.x / gp::WARP * gp::WARP * ITEMS;
 #pragma unroll
-    for (int j = 0; j < ITEMS; ++j) rank[j] = bucket[j];
+        for (int j = 0; j < ITEMS; ++j) {
+            const u32 i = span + j * gp::WARP + lane;
+            key[j] = i < valid ? src[job.first + i] : K(0);
+            bucket[j] = i < valid ? buckets_of[job.first + i] : BUCKETS - 1;
+            rank[j] = bucket[j];
+        }
+    }
     const u32 total = Rank::count(rank, TILE - valid, s.rank);
     const u32 offset = Rank::rank(rank, total, s.rank);
     if (threadIdx.x < BUCKETS) {
@@ -415,12 +435,12 @@ qs_children(const Segment *segs, const K *splitters, const u32 *starts, Segment 
         const u32 kind = len * 4 > seg.len ? KIND_VALUE : KIND_SAMPLE;
         next[base[0] + (flags_at >> 20)] = Segment{start, len, u64(lo), u64(hi), base[1] + tile_at, tiles, kind, 0};
     }
-    const Span sorted_span{start, u32(len), u32(bit_length(u64(K(lo ^ hi))))};
+    const Span sorted_span{start, u32(len), u32(bit_length(u64(K(hi - lo)))), u64(lo), 0};
     if (is_small) small[base[2] + (flags_at & FIELD)] = sorted_span;
     if (is_large) large[base[3] + ((flags_at >> 10) & FIELD)] = sorted_span;
     for (u32 c = 0; c < chunks; ++c) {
         const usize from = (usize)c * COPY_CHUNK;
-        copies[base[4] + chunk_at + c] = Span{start + from, u32(len - from < COPY_CHUNK ? len - from : COPY_CHUNK), 0};
+        copies[base[4] + chunk_at + c] = Span{start + from, u32(len - from < COPY_CHUNK ? len - from : COPY_CHUNK), 0, 0, 0};
     }
 }
 
@@ -465,7 +485,7 @@ struct SpanSort {
 #pragma unroll
         for (int j = 0; j < SMALL_ITEMS; ++j) {
             const u32 e = Sort::element(j);
-            keys[j] = e < span.len ? order.ordered(src[span.start + e]) : K(0);
+            keys[j] = e < span.len ? K(order.ordered(src[span.start + e]) - K(span.lo)) : K(0);
             position[j] = u16(e);
         }
         Sort::sort(keys, position, span.len, s.sort, int(span.bits));

@@ -23,7 +23,7 @@ use crate::error::{internal, unsupported, Result};
 const BUCKETS: usize = 256;
 /// Bytes of a kernels' Segment, Span and LevelCounts.
 const SEGMENT_BYTES: usize = 48;
-const SPAN_BYTES: usize = 16;
+const SPAN_BYTES: usize = 32;
 const LEVEL_BYTES: usize = 32;
 /// Keys per block of a copy home.
 const COPY_CHUNK: usize = 1 << 16;
@@ -183,7 +183,7 @@ pub fn sort(
 
     // Scratch for the whole sort: alternate keys and values, two levels' segments
     // (every segment of a level holds more than a large tile), the tiles' owners, the
-    // bucket counts, the levels' counts.
+    // bucket counts, the levels' counts, each key's bucket.
     let max_segments = len / (large_tile + 1) + 1;
     let max_tiles = len.div_ceil(tile) + max_segments;
     let sizes = [
@@ -194,15 +194,16 @@ pub fn sort(
         max_tiles * 4,
         (max_tiles * BUCKETS + 1) * 4,
         max_levels * LEVEL_BYTES,
+        len,
     ];
     let base = state.scratch.ensure(stream, sizes.iter().map(|&b| round_up(b)).sum())?;
-    let mut at = [0u64; 7];
+    let mut at = [0u64; 8];
     let mut next = base;
     for (slot, bytes) in at.iter_mut().zip(sizes) {
         *slot = next;
         next += round_up(bytes) as u64;
     }
-    let [alt, alt_values, segs_a, segs_b, tile_owner, counts, levels] = at;
+    let [alt, alt_values, segs_a, segs_b, tile_owner, counts, levels, buckets_of] = at;
     // Per level: the splitters, the small and large segments and the chunks to copy.
     let lists = |state: &mut super::context::State, active: usize| -> Result<Lists> {
         let splitters = round_up(active * BUCKETS * key_bytes);
@@ -288,6 +289,7 @@ pub fn sort(
                     Arg::ptr(tile_owner),
                     Arg::ptr(list.splitters),
                     Arg::ptr(counts),
+                    Arg::ptr(buckets_of),
                     Arg::u32(tiles as u32),
                     Arg::u32(order_bits),
                 ],
@@ -309,7 +311,7 @@ pub fn sort(
                     Arg::ptr(tile_owner),
                     Arg::ptr(list.splitters),
                     Arg::ptr(counts),
-                    Arg::u32(order_bits),
+                    Arg::ptr(buckets_of),
                 ],
             )?;
             // The buckets' data now lies in `to`: it must come home unless that is
