@@ -30,8 +30,10 @@
 //   qs_copy       finished segments brought home from the alternate buffer.
 //
 // Levels alternate between the keys and the alternate buffer; the host reads back
-// five counts a level (segments and tiles of the next level, small and large
-// segments, chunks to copy) to size the next launches. Positions and counts are 32-bit within a level
+// a level's counts (segments and tiles of the next level, small and large segments,
+// chunks to copy) to size the next level. The sorts and copies a level leaves are
+// launched on grids that cannot be too small and read their counts on the device, so
+// they run while the host waits for the read-back. Positions and counts are 32-bit within a level
 // (arithmetic modulo 2^32 is exact below 2^32 keys).
 //
 // Instantiated by key and value width and float keys or not: -DGP_KEY_BYTES=1|2|4|8
@@ -159,11 +161,13 @@ __device__ __forceinline__ void bucket_range(const Segment &seg, const K *table,
 // ----------------------------------------------------------------------------------
 
 extern "C" __global__ void qs_init(Segment *segs, Span *small, LevelCounts *levels, usize n, u32 tiles, u32 max_levels) {
+    for (u32 i = threadIdx.x; i < max_levels; i += blockDim.x) levels[i] = LevelCounts{};
     if (threadIdx.x == 0) {
         segs[0] = Segment{0, n, 0, u64(ALL_ONES), 0, tiles, KIND_SAMPLE, 0};
-        small[0] = Span{0, u32(n), KEY_BITS, 0, 0};  // for an input that fits one large sort
+        // For an input that fits one large sort: its span and count.
+        small[0] = Span{0, u32(n), KEY_BITS, 0, 0};
+        levels[0].large = n <= LARGE_TILE;
     }
-    for (u32 i = threadIdx.x; i < max_levels; i += blockDim.x) levels[i] = LevelCounts{};
 }
 
 // ----------------------------------------------------------------------------------
@@ -505,21 +509,24 @@ struct SpanSort {
 static_assert(sizeof(typename SpanSort<LARGE_BLOCK>::Storage) <= GP_SMALL_SMEM_BYTES, "the host's small-sort shared memory");
 
 extern "C" __global__ void __launch_bounds__(SMALL_BLOCK, 2)
-qs_small(const K *src, K *dst, const V *vsrc, V *vdst, const Span *spans, u32 key_order) {
+qs_small(const K *src, K *dst, const V *vsrc, V *vdst, const Span *spans, const u32 *count, u32 key_order) {
+    if (blockIdx.x >= *count) return;
     extern __shared__ __align__(16) unsigned char dynamic_smem[];
     typedef SpanSort<SMALL_BLOCK> S;
     S::run(src, dst, vsrc, vdst, spans[blockIdx.x], Order(key_order), *reinterpret_cast<typename S::Storage *>(dynamic_smem));
 }
 
 extern "C" __global__ void __launch_bounds__(LARGE_BLOCK)
-qs_large(const K *src, K *dst, const V *vsrc, V *vdst, const Span *spans, u32 key_order) {
+qs_large(const K *src, K *dst, const V *vsrc, V *vdst, const Span *spans, const u32 *count, u32 key_order) {
+    if (blockIdx.x >= *count) return;
     extern __shared__ __align__(16) unsigned char dynamic_smem[];
     typedef SpanSort<LARGE_BLOCK> S;
     S::run(src, dst, vsrc, vdst, spans[blockIdx.x], Order(key_order), *reinterpret_cast<typename S::Storage *>(dynamic_smem));
 }
 
 extern "C" __global__ void __launch_bounds__(256)
-qs_copy(K *keys, const K *alt, V *values, const V *alt_values, const Span *spans) {
+qs_copy(K *keys, const K *alt, V *values, const V *alt_values, const Span *spans, const u32 *count) {
+    if (blockIdx.x >= *count) return;
     const Span span = spans[blockIdx.x];
     gp::copy_elements(keys + span.start, alt + span.start, span.len, threadIdx.x, 256);
     if constexpr (HAS_VALUES) gp::copy_elements(values + span.start, alt_values + span.start, span.len, threadIdx.x, 256);

@@ -1,8 +1,10 @@
 //! Planning and launching the quicksort (kernels/quicksort.cu): sample sort, level by
 //! level. Each level issues the same few launches for all of its segments (splitters,
-//! count, scan of the counts, scatter, children), then reads back five counts (one
-//! small copy and a wait) to size the small and large sorts, the copies home and the
-//! next level. A short input is one large sort.
+//! count, scan of the counts, scatter, children), then the read-back of its counts
+//! (one small copy), then the small and large sorts and the copies home on grids
+//! sized for the most there can be (each block reads the count on the device); the
+//! host waits for the read-back alone, while those run, to size the next level. A
+//! short input is one large sort.
 
 use cudarc::driver::result as drv;
 
@@ -25,6 +27,10 @@ const BUCKETS: usize = 256;
 const SEGMENT_BYTES: usize = 48;
 const SPAN_BYTES: usize = 32;
 const LEVEL_BYTES: usize = 32;
+/// Byte offsets of LevelCounts' small, large and copies counts.
+const SMALL_FIELD: u64 = 8;
+const LARGE_FIELD: u64 = 12;
+const COPIES_FIELD: u64 = 16;
 /// Keys per block of a copy home.
 const COPY_CHUNK: usize = 1 << 16;
 /// The sample's block (kernels: SAMPLE_BLOCK x SAMPLE_ITEMS keys).
@@ -133,14 +139,12 @@ fn level_bound(len: usize, key_bytes: usize) -> usize {
     knob("quicksort.max_levels", default as u32) as usize
 }
 
-/// What one level read back (kernels: LevelCounts).
+/// What the host needs of a level's counts (kernels: LevelCounts; the sorts and copies
+/// read theirs on the device).
 #[derive(Clone, Copy)]
 struct LevelCounts {
     next_segments: usize,
     next_tiles: usize,
-    small: usize,
-    large: usize,
-    copies: usize,
 }
 
 /// Device addresses of one level's lists (in the step scratch).
@@ -247,7 +251,15 @@ pub fn sort(
                 p.large_block(),
                 large_bytes,
                 stream,
-                &[Arg::ptr(keys.ptr), Arg::ptr(keys.ptr), Arg::ptr(values_ptr), Arg::ptr(values_ptr), Arg::ptr(small_list), Arg::u32(order_bits)],
+                &[
+                    Arg::ptr(keys.ptr),
+                    Arg::ptr(keys.ptr),
+                    Arg::ptr(values_ptr),
+                    Arg::ptr(values_ptr),
+                    Arg::ptr(small_list),
+                    Arg::ptr(levels + LARGE_FIELD),
+                    Arg::u32(order_bits),
+                ],
             );
         }
     }
@@ -334,33 +346,48 @@ pub fn sort(
                 ],
             )?;
         }
-        let got = read_level(shared, stream, level_counts)?;
+        let read_back = ReadBack::issue(shared, stream, level_counts)?;
+        let most_spans = (active * BUCKETS) as u64;
         unsafe {
-            for (kernel, count, block, bytes, spans) in [
-                (small_sort, got.small, p.small_block, small_bytes, list.small),
-                (large_sort, got.large, p.large_block(), large_bytes, list.large),
+            for (kernel, block, bytes, spans, field) in [
+                (small_sort, p.small_block, small_bytes, list.small, SMALL_FIELD),
+                (large_sort, p.large_block(), large_bytes, list.large, LARGE_FIELD),
             ] {
-                if count > 0 {
-                    launch_with_shared(
-                        kernel,
-                        count as u64,
-                        block,
-                        bytes,
-                        stream,
-                        &[Arg::ptr(to), Arg::ptr(keys.ptr), Arg::ptr(vto), Arg::ptr(values_ptr), Arg::ptr(spans), Arg::u32(order_bits)],
-                    )?;
-                }
+                launch_with_shared(
+                    kernel,
+                    most_spans,
+                    block,
+                    bytes,
+                    stream,
+                    &[
+                        Arg::ptr(to),
+                        Arg::ptr(keys.ptr),
+                        Arg::ptr(vto),
+                        Arg::ptr(values_ptr),
+                        Arg::ptr(spans),
+                        Arg::ptr(level_counts + field),
+                        Arg::u32(order_bits),
+                    ],
+                )?;
             }
-            if got.copies > 0 {
+            if !from_alternate {
                 launch(
                     copy_k,
-                    got.copies as u64,
+                    most_spans + (len / COPY_CHUNK + 1) as u64,
                     COPY_BLOCK,
                     stream,
-                    &[Arg::ptr(keys.ptr), Arg::ptr(alt), Arg::ptr(values_ptr), Arg::ptr(alt_values), Arg::ptr(list.copies)],
+                    &[
+                        Arg::ptr(keys.ptr),
+                        Arg::ptr(alt),
+                        Arg::ptr(values_ptr),
+                        Arg::ptr(alt_values),
+                        Arg::ptr(list.copies),
+                        Arg::ptr(level_counts + COPIES_FIELD),
+                    ],
                 )?;
             }
         }
+        let got = read_back.wait(shared)?;
         if got.next_segments == 0 {
             return Ok(());
         }
@@ -373,26 +400,46 @@ pub fn sort(
     Err(internal(format!("quicksort of {len} keys did not finish in {max_levels} levels")))
 }
 
-/// The counts a level's children kernel left, read through the pinned result slot
-/// once the stream has done them.
-fn read_level(shared: &CudaShared, stream: cudarc::driver::sys::CUstream, level_counts: u64) -> Result<LevelCounts> {
-    // SAFETY: the slot is pinned host memory of RESULT_SLOT_BYTES >= LEVEL_BYTES,
-    // used under the state lock the caller holds.
-    unsafe {
-        let slot = std::slice::from_raw_parts_mut(shared.result_slot.host, LEVEL_BYTES);
-        drv::memcpy_dtoh_async(slot, level_counts, stream).during("cuMemcpyDtoHAsync (quicksort level)")?;
+/// A level's counts on their way to the pinned result slot: the copy, then an event
+/// the host waits on without waiting for the work issued after it.
+struct ReadBack {
+    done: cudarc::driver::sys::CUevent,
+}
+
+impl ReadBack {
+    fn issue(shared: &CudaShared, stream: cudarc::driver::sys::CUstream, level_counts: u64) -> Result<ReadBack> {
+        let done = drv::event::create(cudarc::driver::sys::CUevent_flags::CU_EVENT_DISABLE_TIMING).during("cuEventCreate")?;
+        let read_back = ReadBack { done };
+        // SAFETY: the slot is pinned host memory of RESULT_SLOT_BYTES >= LEVEL_BYTES,
+        // used under the state lock the caller holds; the event is live.
+        unsafe {
+            let slot = std::slice::from_raw_parts_mut(shared.result_slot.host, LEVEL_BYTES);
+            drv::memcpy_dtoh_async(slot, level_counts, stream).during("cuMemcpyDtoHAsync (quicksort level)")?;
+            drv::event::record(done, stream).during("cuEventRecord")?;
+        }
+        Ok(read_back)
     }
-    CudaShared::wait(stream)?;
-    let mut words = [0u32; 5];
-    for (i, w) in words.iter_mut().enumerate() {
-        // SAFETY: the copy has completed; the slot holds LEVEL_BYTES bytes.
-        *w = unsafe { std::ptr::read_volatile((shared.result_slot.host as *const u32).add(i)) };
+
+    fn wait(self, shared: &CudaShared) -> Result<LevelCounts> {
+        // SAFETY: a live event, recorded after the copy.
+        unsafe { drv::event::synchronize(self.done) }.during("waiting for a quicksort level (an earlier kernel may have failed)")?;
+        let mut words = [0u32; 2];
+        for (i, w) in words.iter_mut().enumerate() {
+            // SAFETY: the copy has completed; the slot holds LEVEL_BYTES bytes.
+            *w = unsafe { std::ptr::read_volatile((shared.result_slot.host as *const u32).add(i)) };
+        }
+        Ok(LevelCounts {
+            next_segments: words[0] as usize,
+            next_tiles: words[1] as usize,
+        })
     }
-    Ok(LevelCounts {
-        next_segments: words[0] as usize,
-        next_tiles: words[1] as usize,
-        small: words[2] as usize,
-        large: words[3] as usize,
-        copies: words[4] as usize,
-    })
+}
+
+impl Drop for ReadBack {
+    fn drop(&mut self) {
+        // SAFETY: created in `issue`; the driver releases it once it has completed.
+        unsafe {
+            let _ = drv::event::destroy(self.done);
+        }
+    }
 }
