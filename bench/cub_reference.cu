@@ -5,6 +5,7 @@
 // storage allocated once outside the timed region. The difference: the work
 // runs on the caller's stream (the one the tour hands to gpuprims too), and on
 // the caller's device data (gpuprims' own buffers).
+#include <cub/device/device_merge_sort.cuh>
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_reduce.cuh>
 #include <cub/device/device_scan.cuh>
@@ -184,6 +185,16 @@ double scan_t(bool inclusive, const void *d_in_v, void *d_out_v, size_t n, int w
   return time_cub(call, warmup, reps, s, refresh);
 }
 
+// Poisons a sort's outputs (d_values_out may be null: keys only), then one more run:
+// what they hold afterwards was written by that run.
+auto rerun_into_poisoned(void *d_keys_out, size_t key_bytes, void *d_values_out, size_t value_bytes, cudaStream_t s) {
+  return [=](auto &run) {
+    return CK(cudaMemsetAsync(d_keys_out, 0xA5, key_bytes, s)) &&
+           (!d_values_out || CK(cudaMemsetAsync(d_values_out, 0xA5, value_bytes, s))) && CK(run()) &&
+           CK(cudaStreamSynchronize(s)) && CK(cudaGetLastError());
+  };
+}
+
 // DeviceRadixSort out of place, as the anchors called it: SortKeys / SortPairs (or
 // their Descending forms) from d_keys_in (and d_values_in) to d_keys_out (and
 // d_values_out), n as size_t, all the key's bits. V = cub::NullType: keys only. CUB
@@ -211,14 +222,43 @@ double radix_sort_t(bool descending, const void *d_keys_in_v, void *d_keys_out_v
                                              0, end_bit, s);
     }
   };
-  // Poison the outputs, then one more run: what they hold now was written by it.
-  auto refresh = [&](auto &run) {
-    if (!CK(cudaMemsetAsync(d_keys_out, 0xA5, n * sizeof(K), s))) return false;
-    if constexpr (!keys_only) {
-      if (!CK(cudaMemsetAsync(d_values_out_v, 0xA5, n * sizeof(V), s))) return false;
+  auto refresh = rerun_into_poisoned(d_keys_out, n * sizeof(K), keys_only ? nullptr : d_values_out_v,
+                                     keys_only ? 0 : n * sizeof(V), s);
+  return time_cub(call, warmup, reps, s, refresh);
+}
+
+// The merge sort's comparators: a strict weak order on the keys. The tour's float
+// rows hold no NaN and no zeros, where `<` and the library's total order differ.
+struct Less {
+  template <typename T>
+  __host__ __device__ bool operator()(const T &a, const T &b) const { return a < b; }
+};
+struct Greater {
+  template <typename T>
+  __host__ __device__ bool operator()(const T &a, const T &b) const { return b < a; }
+};
+
+// DeviceMergeSort::SortKeysCopy / SortPairsCopy, CUB's comparison sort, from d_keys_in
+// (and d_values_in) to d_keys_out (and d_values_out), n as size_t. The Copy forms
+// only read the inputs, so, as for radix_sort_t, every run sorts the same unsorted
+// input. Not stable (nor is gpuprims_quicksort): the values of equal keys may come
+// out in any order.
+template <typename K, typename V, typename Cmp>
+double merge_sort_t(const void *d_keys_in_v, void *d_keys_out_v, const void *d_values_in_v, void *d_values_out_v,
+                    size_t n, int warmup, int reps, cudaStream_t s) {
+  constexpr bool keys_only = std::is_same<V, cub::NullType>::value;
+  const K *d_keys_in = static_cast<const K *>(d_keys_in_v);
+  K *d_keys_out = static_cast<K *>(d_keys_out_v);
+  auto call = [&](void *temp, size_t &temp_bytes) -> cudaError_t {
+    if constexpr (keys_only) {
+      return cub::DeviceMergeSort::SortKeysCopy(temp, temp_bytes, d_keys_in, d_keys_out, n, Cmp(), s);
+    } else {
+      return cub::DeviceMergeSort::SortPairsCopy(temp, temp_bytes, d_keys_in, static_cast<const V *>(d_values_in_v),
+                                                 d_keys_out, static_cast<V *>(d_values_out_v), n, Cmp(), s);
     }
-    return CK(run()) && CK(cudaStreamSynchronize(s)) && CK(cudaGetLastError());
   };
+  auto refresh = rerun_into_poisoned(d_keys_out, n * sizeof(K), keys_only ? nullptr : d_values_out_v,
+                                     keys_only ? 0 : n * sizeof(V), s);
   return time_cub(call, warmup, reps, s, refresh);
 }
 
@@ -228,6 +268,40 @@ double unsupported(const char *what, uint32_t dtype, uint32_t op) {
                 (unsigned)op);
   g_error = buf;
   return -2.0;
+}
+
+// The checks both sorts' entry points share, then sort(K{}, V{}) with K the key type
+// of key_dtype and V = uint32_t for pairs (u32 keys with u32 values only: the tour's
+// row) or cub::NullType for keys only. `what` names the sort in messages.
+template <typename Sort>
+double dispatch_sort(const char *what, uint32_t key_dtype, uint32_t value_dtype, uint32_t order,
+                     const void *d_values_in, const void *d_values_out, Sort sort) {
+  char buf[160];
+  if (order != GPUPRIMS_ORDER_ASCENDING && order != GPUPRIMS_ORDER_DESCENDING) {
+    std::snprintf(buf, sizeof buf, "cub reference: %s not wired for order %u", what, (unsigned)order);
+    g_error = buf;
+    return -2.0;
+  }
+  if (value_dtype != 0 && (value_dtype != GPUPRIMS_DTYPE_U32 || key_dtype != GPUPRIMS_DTYPE_U32)) {
+    std::snprintf(buf, sizeof buf, "cub reference: %s pairs not wired for key dtype %u, value dtype %u", what,
+                  (unsigned)key_dtype, (unsigned)value_dtype);
+    g_error = buf;
+    return -2.0;
+  }
+  if (value_dtype != 0 && (!d_values_in || !d_values_out)) {
+    std::snprintf(buf, sizeof buf, "cub reference: %s pairs without value buffers", what);
+    g_error = buf;
+    return -1.0;
+  }
+  using None = cub::NullType;  // keys only
+  switch (key_dtype) {
+    case GPUPRIMS_DTYPE_U8: return sort(uint8_t{}, None{});
+    case GPUPRIMS_DTYPE_U16: return sort(uint16_t{}, None{});
+    case GPUPRIMS_DTYPE_U32: return value_dtype != 0 ? sort(uint32_t{}, uint32_t{}) : sort(uint32_t{}, None{});
+    case GPUPRIMS_DTYPE_U64: return sort(uint64_t{}, None{});
+    case GPUPRIMS_DTYPE_F32: return sort(float{}, None{});
+    default: return unsupported(what, key_dtype, order);
+  }
 }
 
 }  // namespace
@@ -355,39 +429,25 @@ double cubref_scan_ms(uint32_t dtype, uint32_t op, uint32_t mode, const void *d_
 double cubref_radix_sort_ms(uint32_t key_dtype, uint32_t value_dtype, uint32_t order, const void *d_keys_in,
                             void *d_keys_out, const void *d_values_in, void *d_values_out, size_t n, int warmup,
                             int reps, void *stream) {
-  if (order != GPUPRIMS_ORDER_ASCENDING && order != GPUPRIMS_ORDER_DESCENDING)
-    return unsupported("radix sort (order)", key_dtype, order);
-  // Pairs: u32 keys with u32 values only (the bench's row); keys: the dtypes below.
-  if (value_dtype != 0 && (value_dtype != GPUPRIMS_DTYPE_U32 || key_dtype != GPUPRIMS_DTYPE_U32)) {
-    char buf[160];
-    std::snprintf(buf, sizeof buf, "cub reference: radix sort pairs not wired for key dtype %u, value dtype %u",
-                  (unsigned)key_dtype, (unsigned)value_dtype);
-    g_error = buf;
-    return -2.0;
-  }
-  if (value_dtype != 0 && (!d_values_in || !d_values_out)) {
-    g_error = "cub reference: radix sort pairs without value buffers";
-    return -1.0;
-  }
   const bool desc = order == GPUPRIMS_ORDER_DESCENDING;
   cudaStream_t s = (cudaStream_t)stream;
-  using None = cub::NullType;  // keys only
-  switch (key_dtype) {
-    case GPUPRIMS_DTYPE_U8:
-      return radix_sort_t<uint8_t, None>(desc, d_keys_in, d_keys_out, nullptr, nullptr, n, warmup, reps, s);
-    case GPUPRIMS_DTYPE_U16:
-      return radix_sort_t<uint16_t, None>(desc, d_keys_in, d_keys_out, nullptr, nullptr, n, warmup, reps, s);
-    case GPUPRIMS_DTYPE_U32:
-      if (value_dtype != 0)
-        return radix_sort_t<uint32_t, uint32_t>(desc, d_keys_in, d_keys_out, d_values_in, d_values_out, n, warmup,
-                                                reps, s);
-      return radix_sort_t<uint32_t, None>(desc, d_keys_in, d_keys_out, nullptr, nullptr, n, warmup, reps, s);
-    case GPUPRIMS_DTYPE_U64:
-      return radix_sort_t<uint64_t, None>(desc, d_keys_in, d_keys_out, nullptr, nullptr, n, warmup, reps, s);
-    case GPUPRIMS_DTYPE_F32:
-      return radix_sort_t<float, None>(desc, d_keys_in, d_keys_out, nullptr, nullptr, n, warmup, reps, s);
-    default: return unsupported("radix sort", key_dtype, order);
-  }
+  return dispatch_sort("radix sort", key_dtype, value_dtype, order, d_values_in, d_values_out, [&](auto k, auto v) {
+    return radix_sort_t<decltype(k), decltype(v)>(desc, d_keys_in, d_keys_out, d_values_in, d_values_out, n, warmup,
+                                                  reps, s);
+  });
+}
+
+double cubref_merge_sort_ms(uint32_t key_dtype, uint32_t value_dtype, uint32_t order, const void *d_keys_in,
+                            void *d_keys_out, const void *d_values_in, void *d_values_out, size_t n, int warmup,
+                            int reps, void *stream) {
+  const bool desc = order == GPUPRIMS_ORDER_DESCENDING;
+  cudaStream_t s = (cudaStream_t)stream;
+  return dispatch_sort("merge sort", key_dtype, value_dtype, order, d_values_in, d_values_out, [&](auto k, auto v) {
+    using K = decltype(k);
+    using V = decltype(v);
+    if (desc) return merge_sort_t<K, V, Greater>(d_keys_in, d_keys_out, d_values_in, d_values_out, n, warmup, reps, s);
+    return merge_sort_t<K, V, Less>(d_keys_in, d_keys_out, d_values_in, d_values_out, n, warmup, reps, s);
+  });
 }
 
 }  // extern "C"

@@ -91,6 +91,16 @@ double cubref_radix_sort_ms(uint32_t key_dtype, uint32_t value_dtype, uint32_t o
                             void *d_keys_out, const void *d_values_in, void *d_values_out, size_t n, int warmup,
                             int reps, void *stream);
 
+/* DeviceMergeSort::SortKeysCopy / SortPairsCopy (CUB's comparison sort, the
+ * quicksort rows' reference) out of place with a less-than comparator
+ * (greater-than for GPUPRIMS_ORDER_DESCENDING), n as size_t; arguments,
+ * wired combinations, timing and the poisoned last run as
+ * cubref_radix_sort_ms. Not stable: equal keys' values may come out in any
+ * order. */
+double cubref_merge_sort_ms(uint32_t key_dtype, uint32_t value_dtype, uint32_t order, const void *d_keys_in,
+                            void *d_keys_out, const void *d_values_in, void *d_values_out, size_t n, int warmup,
+                            int reps, void *stream);
+
 #ifdef __cplusplus
 }
 #endif

@@ -47,3 +47,9 @@ double cubref_radix_sort_ms(uint32_t key_dtype, uint32_t value_dtype, uint32_t o
   (void)d_values_out; (void)n; (void)warmup; (void)reps; (void)stream;
   return -2.0;
 }
+double cubref_merge_sort_ms(uint32_t key_dtype, uint32_t value_dtype, uint32_t order, const void *d_keys_in,
+                            void *d_keys_out, const void *d_values_in, void *d_values_out, size_t n, int warmup,
+                            int reps, void *stream) {
+  return cubref_radix_sort_ms(key_dtype, value_dtype, order, d_keys_in, d_keys_out, d_values_in, d_values_out, n,
+                              warmup, reps, stream);
+}

@@ -76,9 +76,17 @@
 
 /* FILL_BITS: every bit random. FILL_SUM_F32 / FILL_WIDE_F32: see above.
  * FILL_SORT_F32: random bit patterns of finite, nonzero floats (no NaN, no
- * infinity, no -0.0/+0.0). FILL_ASCENDING / FILL_DESCENDING (u32): distinct
- * values spread over all 32 bits, strictly ascending / strictly descending. */
-enum fill_kind { FILL_BITS, FILL_SUM_F32, FILL_WIDE_F32, FILL_SORT_F32, FILL_ASCENDING, FILL_DESCENDING };
+ * infinity, no -0.0/+0.0). The rest are u32: FILL_ASCENDING / FILL_DESCENDING
+ * distinct values spread over all 32 bits, strictly ascending / strictly
+ * descending; FILL_EQUAL one random value n times; FILL_FOUR four distinct
+ * random values in random order; FILL_ORGAN_PIPE i < n/2 ? i : n-1-i. */
+enum fill_kind {
+  FILL_BITS, FILL_SUM_F32, FILL_WIDE_F32, FILL_SORT_F32, FILL_ASCENDING, FILL_DESCENDING,
+  FILL_EQUAL, FILL_FOUR, FILL_ORGAN_PIPE
+};
+
+/* Which sort a sort row times. */
+enum sort_kind { SORT_NONE, SORT_RADIX, SORT_QUICK };
 
 typedef struct {
   const char *primitive; /* table label */
@@ -87,12 +95,15 @@ typedef struct {
   gpuprims_scan_mode mode;
   gpuprims_dtype dtype;  /* sort rows: the keys' */
   enum fill_kind fill;
-  int is_sort;           /* gpuprims_radix_sort of `dtype` keys */
+  enum sort_kind sort;   /* sort rows: gpuprims_radix_sort or gpuprims_quicksort of `dtype` keys */
   gpuprims_dtype values; /* sort rows: 0 keys only, else the values' dtype (u32: the input index) */
   gpuprims_order order;  /* sort rows */
   size_t size_div;       /* n = size / size_div (0: the size itself) */
   const char *variant;   /* after the dtype in the label, "" for none */
 } row_spec;
+
+#define ASC GPUPRIMS_ORDER_ASCENDING
+#define U32 GPUPRIMS_DTYPE_U32
 
 static const row_spec ROWS[] = {
     {"reduce sum", 0, GPUPRIMS_OP_SUM, 0, GPUPRIMS_DTYPE_I32, FILL_BITS, 0, 0, 0, 0, ""},
@@ -103,16 +114,28 @@ static const row_spec ROWS[] = {
     {"excl scan sum", 1, GPUPRIMS_OP_SUM, GPUPRIMS_SCAN_EXCLUSIVE, GPUPRIMS_DTYPE_F32, FILL_SUM_F32, 0, 0, 0, 0, ""},
     {"excl scan sum", 1, GPUPRIMS_OP_SUM, GPUPRIMS_SCAN_EXCLUSIVE, GPUPRIMS_DTYPE_U64, FILL_BITS, 0, 0, 0, 0, ""},
     {"incl scan sum", 1, GPUPRIMS_OP_SUM, GPUPRIMS_SCAN_INCLUSIVE, GPUPRIMS_DTYPE_F32, FILL_SUM_F32, 0, 0, 0, 0, ""},
-    {"sort keys", 0, 0, 0, GPUPRIMS_DTYPE_U32, FILL_BITS, 1, 0, GPUPRIMS_ORDER_ASCENDING, 0, ""},
-    {"sort pairs", 0, 0, 0, GPUPRIMS_DTYPE_U32, FILL_BITS, 1, GPUPRIMS_DTYPE_U32, GPUPRIMS_ORDER_ASCENDING, 0, ""},
-    {"sort keys", 0, 0, 0, GPUPRIMS_DTYPE_F32, FILL_SORT_F32, 1, 0, GPUPRIMS_ORDER_DESCENDING, 0, "desc"},
+    {"sort keys", 0, 0, 0, U32, FILL_BITS, SORT_RADIX, 0, ASC, 0, ""},
+    {"sort pairs", 0, 0, 0, U32, FILL_BITS, SORT_RADIX, U32, ASC, 0, ""},
+    {"sort keys", 0, 0, 0, GPUPRIMS_DTYPE_F32, FILL_SORT_F32, SORT_RADIX, 0, GPUPRIMS_ORDER_DESCENDING, 0, "desc"},
     /* Half the size column: 2^27 at 2^28, the anchor's n, 1 GiB of keys. */
-    {"sort keys", 0, 0, 0, GPUPRIMS_DTYPE_U64, FILL_BITS, 1, 0, GPUPRIMS_ORDER_ASCENDING, 2, "(n/2)"},
-    {"sort keys", 0, 0, 0, GPUPRIMS_DTYPE_U8, FILL_BITS, 1, 0, GPUPRIMS_ORDER_ASCENDING, 0, ""},
-    {"sort keys", 0, 0, 0, GPUPRIMS_DTYPE_U16, FILL_BITS, 1, 0, GPUPRIMS_ORDER_ASCENDING, 0, ""},
-    {"sort keys", 0, 0, 0, GPUPRIMS_DTYPE_U32, FILL_ASCENDING, 1, 0, GPUPRIMS_ORDER_ASCENDING, 0, "sorted"},
-    {"sort keys", 0, 0, 0, GPUPRIMS_DTYPE_U32, FILL_DESCENDING, 1, 0, GPUPRIMS_ORDER_ASCENDING, 0, "reversed"},
+    {"sort keys", 0, 0, 0, GPUPRIMS_DTYPE_U64, FILL_BITS, SORT_RADIX, 0, ASC, 2, "(n/2)"},
+    {"sort keys", 0, 0, 0, GPUPRIMS_DTYPE_U8, FILL_BITS, SORT_RADIX, 0, ASC, 0, ""},
+    {"sort keys", 0, 0, 0, GPUPRIMS_DTYPE_U16, FILL_BITS, SORT_RADIX, 0, ASC, 0, ""},
+    {"sort keys", 0, 0, 0, U32, FILL_ASCENDING, SORT_RADIX, 0, ASC, 0, "sorted"},
+    {"sort keys", 0, 0, 0, U32, FILL_DESCENDING, SORT_RADIX, 0, ASC, 0, "reversed"},
+    /* Quicksort (issue 8) against CUB's merge sort; u64 at the full size. */
+    {"quicksort keys", 0, 0, 0, U32, FILL_BITS, SORT_QUICK, 0, ASC, 0, ""},
+    {"quicksort keys", 0, 0, 0, U32, FILL_ASCENDING, SORT_QUICK, 0, ASC, 0, "sorted"},
+    {"quicksort keys", 0, 0, 0, U32, FILL_DESCENDING, SORT_QUICK, 0, ASC, 0, "reversed"},
+    {"quicksort keys", 0, 0, 0, U32, FILL_EQUAL, SORT_QUICK, 0, ASC, 0, "all equal"},
+    {"quicksort keys", 0, 0, 0, U32, FILL_FOUR, SORT_QUICK, 0, ASC, 0, "4 values"},
+    {"quicksort keys", 0, 0, 0, U32, FILL_ORGAN_PIPE, SORT_QUICK, 0, ASC, 0, "organ pipe"},
+    {"quicksort pairs", 0, 0, 0, U32, FILL_BITS, SORT_QUICK, U32, ASC, 0, ""},
+    {"quicksort keys", 0, 0, 0, GPUPRIMS_DTYPE_F32, FILL_SORT_F32, SORT_QUICK, 0, ASC, 0, ""},
+    {"quicksort keys", 0, 0, 0, GPUPRIMS_DTYPE_U64, FILL_BITS, SORT_QUICK, 0, ASC, 0, ""},
 };
+#undef ASC
+#undef U32
 #define NROWS (sizeof ROWS / sizeof ROWS[0])
 
 static size_t dtype_size(gpuprims_dtype t) {
@@ -363,6 +386,19 @@ static void fill(void *p, const row_spec *r, size_t n, int real_floats, uint64_t
       uint64_t j = r->fill == FILL_ASCENDING ? (uint64_t)i : (uint64_t)(n - 1 - i);
       q[i] = (uint32_t)(j * step + (step > 1 ? bench_splitmix64(&s) % step : 0));
     }
+  } else if (r->fill == FILL_EQUAL || r->fill == FILL_FOUR) {
+    uint32_t *q = (uint32_t *)p, v[4];
+    int k = 0, j;
+    /* Four distinct random values (FILL_EQUAL uses the first). */
+    while (k < 4) {
+      v[k] = (uint32_t)(bench_splitmix64(&s) >> 32);
+      for (j = 0; j < k && v[j] != v[k]; ++j) {}
+      if (j == k) ++k;
+    }
+    for (i = 0; i < n; ++i) q[i] = r->fill == FILL_EQUAL ? v[0] : v[bench_splitmix64(&s) >> 62];
+  } else if (r->fill == FILL_ORGAN_PIPE) {
+    uint32_t *q = (uint32_t *)p;
+    for (i = 0; i < n; ++i) q[i] = (uint32_t)(i < n / 2 ? i : n - 1 - i);
   } else if (r->fill == FILL_SORT_F32) {
     uint32_t *q = (uint32_t *)p;
     for (i = 0; i < n; ++i) {
@@ -415,6 +451,7 @@ typedef struct {
   int cub_agrees;   /* 1 yes, 0 no, -1 not compared */
   int ref_skipped;  /* sort rows above --ref-max: no host backend reference ("OK*") */
   int first_of_row; /* the row's first size: its first call is the row's first-call figure */
+  double radix_ms;  /* quicksort rows: gpuprims_radix_sort on the same data; < 0: none */
 } result;
 
 static int failures = 0;
@@ -898,12 +935,22 @@ static int sort_restore(bench *b, gpuprims_buffer *keys, const gpuprims_buffer *
   return 0;
 }
 
-/* Times `warmup` + `reps` in-place sorts, each of the same unsorted input
- * (restored from keys0/vals0 before the call, outside the timed region).
- * Afterwards keys/vals hold what the last call wrote. 0, or -1 after
- * reporting a failed call. */
-static int time_sort_ours(bench *b, const row_spec *r, gpuprims_buffer *keys, const gpuprims_buffer *keys0,
-                          gpuprims_buffer *vals, const gpuprims_buffer *vals0, result *res) {
+static gpuprims_status sort_call(enum sort_kind sort, gpuprims_context *ctx, gpuprims_buffer *keys,
+                                 gpuprims_buffer *vals, gpuprims_order order) {
+  return sort == SORT_QUICK ? gpuprims_quicksort(ctx, keys, vals, order) : gpuprims_radix_sort(ctx, keys, vals, order);
+}
+
+static const char *sort_call_name(enum sort_kind sort) {
+  return sort == SORT_QUICK ? "gpuprims_quicksort" : "gpuprims_radix_sort";
+}
+
+/* Times `warmup` + `reps` in-place sorts (`sort`: the row's own, or radix sort
+ * beside a quicksort row), each of the same unsorted input (restored from
+ * keys0/vals0 before the call, outside the timed region). Afterwards keys/vals
+ * hold what the last call wrote. 0, or -1 after reporting a failed call. */
+static int time_sort_ours(bench *b, enum sort_kind sort, const row_spec *r, gpuprims_buffer *keys,
+                          const gpuprims_buffer *keys0, gpuprims_buffer *vals, const gpuprims_buffer *vals0,
+                          result *res) {
   const options *o = b->opt;
   double *ms = (double *)malloc(sizeof(double) * (size_t)o->reps);
   gpuprims_status s;
@@ -918,8 +965,8 @@ static int time_sort_ours(bench *b, const row_spec *r, gpuprims_buffer *keys, co
     }
     if (first) t0 = bench_wall_ms();
     if (timed) bench_timer_start(b->timer);
-    s = gpuprims_radix_sort(b->ctx, keys, vals, r->order);
-    if (end_call(b, res, ms, i, s, "gpuprims_radix_sort", t0) != 0) {
+    s = sort_call(sort, b->ctx, keys, vals, r->order);
+    if (end_call(b, res, ms, i, s, sort_call_name(sort), t0) != 0) {
       free(ms);
       return -1;
     }
@@ -968,14 +1015,16 @@ static int source_read(const sort_source *src, size_t off, size_t cnt, size_t ks
 
 /* Checks a sorted result `p` (ours, or CUB's when ours failed) on its own:
  * in order, the input's keys, and for pairs (values = input index) a
- * permutation with every key at its index's input key, equal keys in
- * increasing index order. Compares it with `ref` (the host backend) and
- * `cub` when given, every key and value bitwise. Returns 1 when `p` passed
- * everything asked of it; *cub_agrees gets 1/0 for p vs cub. */
+ * permutation with every key at its index's input key, and for the stable
+ * radix sort equal keys in increasing index order. Compares it with `ref`
+ * (the host backend) and `cub` when given, every key bitwise, and every value
+ * too for radix sort (unstable sorts may order equal keys' values apart).
+ * Returns 1 when `p` passed everything asked of it; *cub_agrees gets 1/0 for
+ * p vs cub. */
 static int check_sort(const row_spec *r, size_t n, const void *h_keys, sort_source *p, sort_source *ref,
                       sort_source *cub, int *cub_agrees, const char *what) {
   const size_t ks = dtype_size(r->dtype), vs = r->values ? dtype_size(r->values) : 0;
-  const int desc = r->order == GPUPRIMS_ORDER_DESCENDING;
+  const int desc = r->order == GPUPRIMS_ORDER_DESCENDING, stable = r->sort == SORT_RADIX;
   char m_ref_k_name[64], m_ref_v_name[64], m_cub_k_name[64], m_cub_v_name[64];
   mismatch m_ref_k = {m_ref_k_name, 0, 0, "", ""}, m_ref_v = {m_ref_v_name, 0, 0, "", ""};
   mismatch m_cub_k = {m_cub_k_name, 0, 0, "", ""}, m_cub_v = {m_cub_v_name, 0, 0, "", ""};
@@ -999,10 +1048,12 @@ static int check_sort(const row_spec *r, size_t n, const void *h_keys, sort_sour
   if (!vs && (keyset_init(&in_set, ks) != 0 || keyset_init(&out_set, ks) != 0)) goto oom;
   if (vs && !(seen = (unsigned char *)calloc(n / 8 + 1, 1))) goto oom;
   for (k = 0; k < nsrc; ++k) {
+    /* Values: p's always (pairs); the others' only to compare them (stable). */
+    const size_t src_vs = k == 0 || stable ? vs : 0;
     sort_source *src = srcs[k];
     src->ck = (unsigned char *)malloc(CHUNK * ks);
-    src->cv = vs ? (unsigned char *)malloc(CHUNK * vs) : NULL;
-    if (!src->ck || (vs && !src->cv)) goto oom;
+    src->cv = src_vs ? (unsigned char *)malloc(CHUNK * src_vs) : NULL;
+    if (!src->ck || (src_vs && !src->cv)) goto oom;
   }
   if (!vs)
     for (i = 0; i < n; ++i) keyset_add(&in_set, load_bits(h_keys, ks, i));
@@ -1010,7 +1061,7 @@ static int check_sort(const row_spec *r, size_t n, const void *h_keys, sort_sour
   for (off = 0; off < n; off += CHUNK) {
     size_t cnt = n - off < CHUNK ? n - off : CHUNK;
     for (k = 0; k < nsrc; ++k)
-      if (source_read(srcs[k], off, cnt, ks, vs) != 0) goto done;
+      if (source_read(srcs[k], off, cnt, ks, srcs[k]->cv ? vs : 0) != 0) goto done;
     for (i = 0; i < cnt; ++i) {
       const size_t at = off + i;
       const uint64_t key = load_bits(p->ck, ks, i);
@@ -1024,7 +1075,7 @@ static int check_sort(const row_spec *r, size_t n, const void *h_keys, sort_sour
           seen[v / 8] |= (unsigned char)(1u << (v % 8));
           if (load_bits(h_keys, ks, (size_t)v) != key && pair_bad++ == 0) pair_first = at;
         }
-        if (at > 0 && rank == prev_rank && v <= prev_val && stab_bad++ == 0) stab_first = at;
+        if (stable && at > 0 && rank == prev_rank && v <= prev_val && stab_bad++ == 0) stab_first = at;
         prev_val = v;
       } else {
         keyset_add(&out_set, key);
@@ -1033,13 +1084,13 @@ static int check_sort(const row_spec *r, size_t n, const void *h_keys, sort_sour
       if (ref) {
         if (memcmp(p->ck + i * ks, ref->ck + i * ks, ks) != 0)
           mismatch_note(&m_ref_k, r->dtype, at, p->ck + i * ks, ref->ck + i * ks);
-        if (vs && memcmp(p->cv + i * vs, ref->cv + i * vs, vs) != 0)
+        if (ref->cv && memcmp(p->cv + i * vs, ref->cv + i * vs, vs) != 0)
           mismatch_note(&m_ref_v, r->values, at, p->cv + i * vs, ref->cv + i * vs);
       }
       if (cub) {
         if (memcmp(p->ck + i * ks, cub->ck + i * ks, ks) != 0)
           mismatch_note(&m_cub_k, r->dtype, at, p->ck + i * ks, cub->ck + i * ks);
-        if (vs && memcmp(p->cv + i * vs, cub->cv + i * vs, vs) != 0)
+        if (cub->cv && memcmp(p->cv + i * vs, cub->cv + i * vs, vs) != 0)
           mismatch_note(&m_cub_v, r->values, at, p->cv + i * vs, cub->cv + i * vs);
       }
     }
@@ -1102,7 +1153,7 @@ static void run_sort_row(bench *b, const row_spec *r, size_t n, uint64_t seed, r
   memset(res, 0, sizeof *res);
   res->spec = r;
   res->n = n;
-  res->ms = res->host_ms = res->cub_ms = res->cub_rb_ms = res->cub_map_ms = -1.0;
+  res->ms = res->host_ms = res->cub_ms = res->cub_rb_ms = res->cub_map_ms = res->radix_ms = -1.0;
   res->cub_agrees = -1;
   res->check = 0;
   res->ref_skipped = n > o->ref_max;
@@ -1132,7 +1183,7 @@ static void run_sort_row(bench *b, const row_spec *r, size_t n, uint64_t seed, r
     report_status("gpuprims_buffer_from_host / gpuprims_buffer_create", s);
     goto done;
   }
-  ours_ok = time_sort_ours(b, r, keys, keys0, vals, vals0, res) == 0;
+  ours_ok = time_sort_ours(b, r->sort, r, keys, keys0, vals, vals0, res) == 0;
   ours.keys = keys;
   ours.vals = vals;
 
@@ -1148,8 +1199,8 @@ static void run_sort_row(bench *b, const row_spec *r, size_t n, uint64_t seed, r
       d_cub_keys = cubref_malloc(n * ks);
       d_cub_vals = vs ? cubref_malloc(n * vs) : NULL;
       if (d_cub_keys && (!vs || d_cub_vals))
-        res->cub_ms = cubref_radix_sort_ms(r->dtype, r->values, r->order, dk0, d_cub_keys, dv0, d_cub_vals, n,
-                                           o->warmup, o->reps, b->cub_stream);
+        res->cub_ms = (r->sort == SORT_QUICK ? cubref_merge_sort_ms : cubref_radix_sort_ms)(
+            r->dtype, r->values, r->order, dk0, d_cub_keys, dv0, d_cub_vals, n, o->warmup, o->reps, b->cub_stream);
     }
     if (res->cub_ms < 0) {
       printf("  ! %s: CUB reference failed: %s\n", what, cubref_last_error());
@@ -1162,10 +1213,30 @@ static void run_sort_row(bench *b, const row_spec *r, size_t n, uint64_t seed, r
     }
   }
 
-  /* The host backend on the same data, unless n > --ref-max. */
+  /* Quicksort rows: radix sort on the same data and buffers, for reference,
+   * then one more quicksort (untimed) so that the buffers hold its output. */
+  if (ours_ok && r->sort == SORT_QUICK) {
+    result radix;
+    memset(&radix, 0, sizeof radix);
+    if (time_sort_ours(b, SORT_RADIX, r, keys, keys0, vals, vals0, &radix) == 0) res->radix_ms = radix.ms;
+    else failures++;
+    ours_ok = sort_restore(b, keys, keys0, vals, vals0) == 0;
+    if (ours_ok) {
+      s = gpuprims_quicksort(b->ctx, keys, vals, r->order);
+      if (s == GPUPRIMS_STATUS_OK) s = gpuprims_context_synchronize(b->ctx);
+      if (s != GPUPRIMS_STATUS_OK) {
+        report_status("gpuprims_quicksort (checked call)", s);
+        ours_ok = 0;
+      }
+    }
+  }
+
+  /* The host backend on the same data, unless n > --ref-max: its radix sort
+   * (keys only for quicksort rows, whose values are not compared). */
   if (!res->ref_skipped) {
+    const int ref_vals = vs && r->sort == SORT_RADIX;
     s = gpuprims_buffer_from_host(b->ref, r->dtype, h_keys, n, &hkeys);
-    if (s == GPUPRIMS_STATUS_OK && vs) s = gpuprims_buffer_from_host(b->ref, r->values, h_vals, n, &hvals);
+    if (s == GPUPRIMS_STATUS_OK && ref_vals) s = gpuprims_buffer_from_host(b->ref, r->values, h_vals, n, &hvals);
     if (s == GPUPRIMS_STATUS_OK) s = gpuprims_radix_sort(b->ref, hkeys, hvals, r->order);
     if (s != GPUPRIMS_STATUS_OK) {
       report_status("reference (host backend) gpuprims_radix_sort", s);
@@ -1213,14 +1284,15 @@ done:
  * anchors' "min-bytes"). */
 static double row_bytes(const result *r) {
   double b = (double)r->n * (double)dtype_size(r->spec->dtype);
-  if (r->spec->is_sort) return 2.0 * (b + (double)r->n * (double)dtype_size(r->spec->values));
+  if (r->spec->sort) return 2.0 * (b + (double)r->n * (double)dtype_size(r->spec->values));
   return r->spec->is_scan ? 2.0 * b : b;
 }
 
-static int dtype_width = 5; /* the dtype column: the longest label of the rows run */
+/* Column widths: the longest primitive, dtype label and full label of the rows run. */
+static int prim_width = 14, dtype_width = 5, label_width = 20;
 
 static void print_header(int with_cub) {
-  printf("%-14s %-*s %11s %10s %9s %-5s", "primitive", dtype_width, "dtype", "n", "ms", "GB/s", "check");
+  printf("%-*s %-*s %11s %10s %9s %-5s", prim_width, "primitive", dtype_width, "dtype", "n", "ms", "GB/s", "check");
   if (with_cub) printf(" %10s %9s %6s %-4s", "cub ms", "cub GB/s", "ratio", "cub=");
   printf("\n");
 }
@@ -1232,7 +1304,7 @@ static void print_row(const result *r, int with_cub) {
     if (r->ms > 0) snprintf(gbs, sizeof gbs, "%.1f", row_bytes(r) / (r->ms * 1e6));
   }
   row_dtype_label(r->spec, dt, sizeof dt);
-  printf("%-14s %-*s %11zu %10s %9s %-5s", r->spec->primitive, dtype_width, dt, r->n, ms, gbs,
+  printf("%-*s %-*s %11zu %10s %9s %-5s", prim_width, r->spec->primitive, dtype_width, dt, r->n, ms, gbs,
          r->check ? (r->ref_skipped ? "OK*" : "OK") : "FAIL");
   if (with_cub) {
     if (r->cub_ms >= 0) {
@@ -1266,7 +1338,7 @@ int main(int argc, char **argv) {
   result *results;
   uint32_t ver = gpuprims_version(), cccl;
   double first_total = 0.0;
-  int with_cub = 0, own_cub_stream = 0, any_sort = 0, any_skipped = 0;
+  int with_cub = 0, own_cub_stream = 0, any_sort = 0, any_quick = 0, any_skipped = 0;
   size_t nrows_run = 0;
   const double wall0 = bench_wall_ms();
 
@@ -1346,10 +1418,11 @@ int main(int argc, char **argv) {
     }
   }
   printf("columns: n elements; ms the median call; GB/s the bytes a call must move / ms; check OK when the\n"
-         "result equals the host backend's (sorts: order, content, stability too)%s. Rows print as they finish;\n"
-         "the summary at the end repeats the table with the notes. README.md explains more.\n",
-         with_cub ? "; cub ms, cub GB/s: CUB on the same data and stream; ratio = cub ms / ms (> 1: faster than\n"
-                    "CUB); cub= yes: CUB's result equals ours" : "");
+         "result equals the host backend's (sorts: order, content; radix sort: stability too)%s. Rows print as\n"
+         "they finish; the summary at the end repeats the table with the notes. README.md explains more.\n",
+         with_cub ? "; cub ms, cub GB/s: CUB on the same data and stream (quicksort rows: DeviceMergeSort,\n"
+                    "the other sort rows: DeviceRadixSort); ratio = cub ms / ms (> 1: faster than CUB); cub= yes:\n"
+                    "CUB's result equals ours (quicksort rows: the keys)" : "");
   results = (result *)calloc(NROWS * (size_t)opt.nsizes, sizeof *results);
   if (!results) return 2;
   for (r = 0; r < NROWS; ++r) {
@@ -1357,6 +1430,8 @@ int main(int argc, char **argv) {
     if (!row_selected(&opt, &ROWS[r])) continue;
     row_dtype_label(&ROWS[r], dt, sizeof dt);
     if ((int)strlen(dt) > dtype_width) dtype_width = (int)strlen(dt);
+    if ((int)strlen(ROWS[r].primitive) > prim_width) prim_width = (int)strlen(ROWS[r].primitive);
+    if (prim_width + 1 + dtype_width > label_width) label_width = prim_width + 1 + dtype_width;
   }
   print_header(with_cub);
   for (r = 0; r < NROWS; ++r) {
@@ -1365,12 +1440,13 @@ int main(int argc, char **argv) {
     for (k = 0; k < (size_t)opt.nsizes; ++k) {
       uint64_t seed = opt.seed ^ ((uint64_t)(r + 1) * 0xD1B54A32D192ED03ull) ^ ((uint64_t)opt.sizes[k] << 7);
       result *res = &results[nres++];
-      if (ROWS[r].is_sort) run_sort_row(&b, &ROWS[r], row_n(&ROWS[r], opt.sizes[k]), seed, res);
+      if (ROWS[r].sort) run_sort_row(&b, &ROWS[r], row_n(&ROWS[r], opt.sizes[k]), seed, res);
       else run_row(&b, &ROWS[r], opt.sizes[k], seed, res);
       res->first_of_row = k == 0;
       print_row(res, with_cub);
       if (res->first_ms > 0) first_total += res->first_ms;
-      if (ROWS[r].is_sort) any_sort = 1;
+      if (ROWS[r].sort) any_sort = 1;
+      if (ROWS[r].sort == SORT_QUICK) any_quick = 1;
       if (res->ref_skipped) any_skipped = 1;
     }
   }
@@ -1419,19 +1495,47 @@ int main(int argc, char **argv) {
     for (k = 0; k < nres; ++k) {
       const result *x = &results[k];
       char label[64];
-      if (!x->spec->is_sort) continue;
+      if (!x->spec->sort) continue;
       row_label(x->spec, label, sizeof label);
-      printf("  %-26s %11zu", label, x->n);
+      printf("  %-*s %11zu", label_width, label, x->n);
       if (x->ms > 0) printf(" %8.2f", (double)x->n / (x->ms * 1e6));
       else printf(" %8s", "-");
       if (x->cub_ms > 0) printf(" / %8.2f", (double)x->n / (x->cub_ms * 1e6));
       printf(" Gkeys/s\n");
     }
   }
+  if (any_quick) {
+    printf("quicksort rows: merge ms: CUB's comparison sort, DeviceMergeSort::SortKeysCopy / SortPairsCopy with\n"
+           "a less-than comparator (the cub ms column); radix ms: gpuprims_radix_sort on the same data and\n"
+           "buffers, timed the same way; ratios > 1: quicksort is faster:\n"
+           "  %-*s %11s %12s %10s %10s %8s %8s\n",
+           label_width, "row", "n", "quicksort ms", "radix ms", "merge ms", "radix/q", "merge/q");
+    for (k = 0; k < nres; ++k) {
+      const result *x = &results[k];
+      const double q = x->ms, figs[2] = {x->radix_ms, x->cub_ms};
+      char label[64];
+      int f;
+      if (x->spec->sort != SORT_QUICK) continue;
+      row_label(x->spec, label, sizeof label);
+      printf("  %-*s %11zu", label_width, label, x->n);
+      if (q > 0) printf(" %12.4f", q);
+      else printf(" %12s", "-");
+      for (f = 0; f < 2; ++f) {
+        if (figs[f] >= 0) printf(" %10.4f", figs[f]);
+        else printf(" %10s", "-");
+      }
+      for (f = 0; f < 2; ++f) {
+        if (figs[f] > 0 && q > 0) printf(" %8.2f", figs[f] / q);
+        else printf(" %8s", "-");
+      }
+      printf("\n");
+    }
+  }
   if (any_skipped)
     printf("OK*: n > --ref-max %zu: not sorted on the host backend for the check; checked for order, for the\n"
-           "input's keys (pairs: a permutation of the indices, each key the input's at its index, equal keys\n"
-           "in input order: the stable sort exactly) and, where CUB ran (cub= column), bitwise against CUB\n",
+           "input's keys (pairs: a permutation of the indices, each key the input's at its index; radix sort:\n"
+           "equal keys in input order, the stable sort exactly) and, where CUB ran (cub= column), bitwise\n"
+           "against CUB\n",
            opt.ref_max);
   select_summary();
   if (opt.life) life_summary();
