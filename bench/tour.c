@@ -27,27 +27,42 @@
  * 1e-5) against the running sum of magnitudes. The MAX row always uses
  * reals in [-1000, 1000) and exact comparison (a maximum does not round).
  *
- * Sort rows (gpuprims_radix_sort, in place): keys u32, pairs u32/u32 (values
- * = input index), keys f32 descending (random finite bit patterns, no zeros and
- * no NaN: CUB orders -0.0 == +0.0 and NaNs by their bits, gpuprims -0.0 < +0.0
- * and NaN last), keys u64 at half the size column (2^27 at the 2^28 column:
- * the anchor's size), keys u8, keys u16, keys u32 already sorted, keys u32
- * strictly reversed (distinct values). Each timed call sorts the same unsorted
- * input: before every call the work buffers are restored from a pristine copy
- * with gpuprims_buffer_copy and the context is synchronized, all before the
- * timer starts (events: the start event is recorded on an idle stream, as for
- * CUB), so the copy is never inside the timed region. CUB:
- * DeviceRadixSort::SortKeys / SortPairs / SortKeysDescending out of place from
- * the pristine buffers into buffers of its own, as the anchors called it.
- * Checks of each sort row: the output is in order (the library's total order
- * for floats), holds the input's keys (an exact histogram for u8/u16, two
- * 64-bit hash sums otherwise; pairs: the values are a permutation of the
- * indices, every key equals the input key at its value's index, equal keys
- * keep increasing indices: that is the stable sort exactly); every key and
- * value bitwise against the host backend's gpuprims_radix_sort when n <=
- * --ref-max (default 2^28, so all of the default sizes; larger rows print
- * "OK*"); every key (and value) bitwise against CUB's output (both sorts are
- * stable).
+ * Sort rows, "sort ..." (gpuprims_radix_sort, in place): keys u32, pairs
+ * u32/u32 (values = input index), keys f32 descending (random finite bit
+ * patterns, no zeros and no NaN: CUB orders -0.0 == +0.0 and NaNs by their
+ * bits, gpuprims -0.0 < +0.0 and NaN last), keys u64 at half the size column
+ * (2^27 at the 2^28 column: the anchor's size), keys u8, keys u16, keys u32
+ * already sorted, keys u32 strictly reversed (distinct values). Each timed
+ * call sorts the same unsorted input: before every call the work buffers are
+ * restored from a pristine copy with gpuprims_buffer_copy and the context is
+ * synchronized, all before the timer starts (events: the start event is
+ * recorded on an idle stream, as for CUB), so the copy is never inside the
+ * timed region. CUB: DeviceRadixSort::SortKeys / SortPairs /
+ * SortKeysDescending out of place from the pristine buffers into buffers of
+ * its own, as the anchors called it. Checks of each sort row: the output is
+ * in order (the library's total order for floats), holds the input's keys (an
+ * exact histogram for u8/u16, two 64-bit hash sums otherwise; pairs: the
+ * values are a permutation of the indices, every key equals the input key at
+ * its value's index, equal keys keep increasing indices: that is the stable
+ * sort exactly); every key and value bitwise against the host backend's
+ * gpuprims_radix_sort when n <= --ref-max (default 2^28, so all of the
+ * default sizes; larger rows print "OK*"); every key (and value) bitwise
+ * against CUB's output (both sorts are stable).
+ *
+ * Quicksort rows, "quicksort ..." (gpuprims_quicksort, issue 8; ascending, all
+ * at the size column): keys u32 random, sorted, reversed (as above), all equal
+ * (one random value), 4 values (four distinct random values in random order),
+ * organ pipe (i < n/2 ? i : n-1-i); pairs u32/u32 (values = input index); keys
+ * f32 (as above: no NaN, no zeros); keys u64. Timed as the radix rows. CUB:
+ * its comparison sort, DeviceMergeSort::SortKeysCopy / SortPairsCopy with a
+ * less-than comparator, out of place from the pristine buffers. Beside it,
+ * gpuprims_radix_sort timed on the same data and buffers (the summary's
+ * "radix ms"); one more quicksort call then leaves the checked output. The
+ * checks are the radix rows' less what an unstable sort may do differently:
+ * no stability check, and only the keys compared bitwise against the host
+ * backend's gpuprims_radix_sort (keys only) and CUB's merge sort (neither
+ * sort is stable, so equal keys' values may differ); pairs are still checked
+ * for a permutation of the indices with every key the input's at its index.
  *
  * Exit status: 0 all checks passed, 1 a check or a call failed, 2 usage or
  * setup error.
@@ -231,17 +246,19 @@ static void usage(FILE *f) {
           "                 real: uniform reals in [-1,1), checked with --ftol\n"
           "  --ftol X       relative tolerance of float sums, against the running sum of |x|\n"
           "                 (default 0 for int data, 1e-5 for real data)\n"
-          "  --only TEXT    run only rows whose \"primitive dtype\" contains TEXT (e.g. \"scan\", \"sum f32\",\n"
-          "                 \"sort\", \"sort keys u32\", \"sort pairs u32\", \"sort keys f32 desc\", \"sort keys u64\",\n"
-          "                 \"sort keys u32 sorted\", \"sort keys u32 reversed\")\n"
+          "  --only TEXT    run only rows whose \"primitive dtype\" contains TEXT as whole words (e.g.\n"
+          "                 \"scan\", \"sum f32\", \"sort\" (radix sort), \"sort keys u32\", \"sort pairs u32\",\n"
+          "                 \"sort keys f32 desc\", \"sort keys u64\", \"sort keys u32 sorted\", \"sort keys u32 reversed\",\n"
+          "                 \"quicksort\", \"quicksort keys u32\" (all its inputs), \"quicksort keys u32 organ pipe\",\n"
+          "                 \"keys u32\" (both sorts))\n"
           "  --no-cub       skip the CUB reference even when built with it\n"
           "  Life rows (life_bench.c) run in the full tour (no --sizes) or when --only contains \"life\"\n"
           "  --precompile   call gpuprims_context_precompile before the rows and print its wall time\n"
           "                 (\"precompile ms: X\"); the rows' first calls then compile nothing\n"
           "  --ref-max N    sort rows of more than N elements (number or 2^K; default 2^28) are not sorted\n"
           "                 on the host backend for the check (~8 s a row at 2^28 on 16 cores): they are\n"
-          "                 checked for order, content and (pairs) stability, and bitwise against CUB when\n"
-          "                 it runs; their check column says \"OK*\"\n"
+          "                 checked for order, content and (radix sort pairs) stability, and bitwise against\n"
+          "                 CUB when it runs; their check column says \"OK*\"\n"
           "Environment: GPUPRIMS_BACKEND=cuda|host overrides the default backend.\n");
 }
 
@@ -1319,11 +1336,17 @@ static void print_row(const result *r, int with_cub) {
   printf("\n");
 }
 
+/* --only: TEXT as whole words of the label, so that "sort" picks the radix
+ * sort rows ("sort keys u32") and not "quicksort keys u32" or "... sorted". */
 static int row_selected(const options *o, const row_spec *r) {
   char label[64];
+  const char *at;
+  const size_t len = o->only ? strlen(o->only) : 0;
   if (!o->only) return 1;
   row_label(r, label, sizeof label);
-  return strstr(label, o->only) != NULL;
+  for (at = strstr(label, o->only); at; at = strstr(at + 1, o->only))
+    if ((at == label || at[-1] == ' ') && (at[len] == '\0' || at[len] == ' ')) return 1;
+  return 0;
 }
 
 /* ------------------------------------------------------------------------ */
