@@ -39,6 +39,7 @@
 // Instantiated by key and value width and float keys or not: -DGP_KEY_BYTES=1|2|4|8
 // -DGP_VALUE_BYTES=0|1|2|4|8 -DGP_KEY_FLOAT=0|1; tuning -DGP_BLOCK_THREADS -DGP_ITEMS
 // -DGP_RANK_GROUP (partition), -DGP_SMALL_BLOCK_THREADS -DGP_SMALL_ITEMS
+// -DGP_SMALL_MIN_BLOCKS -DGP_LARGE_MIN_BLOCKS (blocks an SM of each sort)
 // -DGP_BUCKET_TARGET, and the dynamic shared memory the host gives the sorting kernels
 // at most, -DGP_SMALL_SMEM_BYTES -DGP_SAMPLE_SMEM_BYTES; -DGP_COPY_CHUNK
 // (src/backend/cuda/quicksort.rs).
@@ -508,7 +509,7 @@ struct SpanSort {
 };
 static_assert(sizeof(typename SpanSort<LARGE_BLOCK>::Storage) <= GP_SMALL_SMEM_BYTES, "the host's small-sort shared memory");
 
-extern "C" __global__ void __launch_bounds__(SMALL_BLOCK, 2)
+extern "C" __global__ void __launch_bounds__(SMALL_BLOCK, GP_SMALL_MIN_BLOCKS)
 qs_small(const K *src, K *dst, const V *vsrc, V *vdst, const Span *spans, const u32 *count, u32 key_order) {
     if (blockIdx.x >= *count) return;
     extern __shared__ __align__(16) unsigned char dynamic_smem[];
@@ -516,7 +517,7 @@ qs_small(const K *src, K *dst, const V *vsrc, V *vdst, const Span *spans, const 
     S::run(src, dst, vsrc, vdst, spans[blockIdx.x], Order(key_order), *reinterpret_cast<typename S::Storage *>(dynamic_smem));
 }
 
-extern "C" __global__ void __launch_bounds__(LARGE_BLOCK)
+extern "C" __global__ void __launch_bounds__(LARGE_BLOCK, GP_LARGE_MIN_BLOCKS)
 qs_large(const K *src, K *dst, const V *vsrc, V *vdst, const Span *spans, const u32 *count, u32 key_order) {
     if (blockIdx.x >= *count) return;
     extern __shared__ __align__(16) unsigned char dynamic_smem[];

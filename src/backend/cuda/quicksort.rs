@@ -103,6 +103,8 @@ pub fn module(key_bytes: usize, value_bytes: usize, float_keys: bool) -> ModuleS
             format!("-DGP_SMALL_BLOCK_THREADS={}", p.small_block),
             format!("-DGP_SMALL_ITEMS={}", p.small_items),
             format!("-DGP_BUCKET_TARGET={}", p.bucket_target),
+            format!("-DGP_SMALL_MIN_BLOCKS={}", knob("quicksort.small_min_blocks", 3)),
+            format!("-DGP_LARGE_MIN_BLOCKS={}", knob("quicksort.large_min_blocks", 2)),
             format!("-DGP_SMALL_SMEM_BYTES={}", block_sort_bytes(p.large_block(), p.small_items, key_bytes, value_bytes)),
             format!("-DGP_SAMPLE_SMEM_BYTES={}", block_sort_bytes(SAMPLE_BLOCK, SAMPLE_ITEMS as u32, key_bytes, 0)),
             format!("-DGP_COPY_CHUNK={COPY_CHUNK}"),
@@ -139,12 +141,14 @@ fn level_bound(len: usize, key_bytes: usize) -> usize {
     knob("quicksort.max_levels", default as u32) as usize
 }
 
-/// What the host needs of a level's counts (kernels: LevelCounts; the sorts and copies
-/// read theirs on the device).
+/// What a level read back (kernels: LevelCounts).
 #[derive(Clone, Copy)]
 struct LevelCounts {
     next_segments: usize,
     next_tiles: usize,
+    small: usize,
+    large: usize,
+    copies: usize,
 }
 
 /// Device addresses of one level's lists (in the step scratch).
@@ -347,15 +351,28 @@ pub fn sort(
             )?;
         }
         let read_back = ReadBack::issue(shared, stream, level_counts)?;
-        let most_spans = (active * BUCKETS) as u64;
+        // Few segments: the sorts and copies go on grids for the most there can be
+        // (blocks past the count return at once), to run while the host waits. Many:
+        // those idle blocks would cost more than the wait, so the grids are exact.
+        let most_spans = active * BUCKETS;
+        let overlap = most_spans <= knob("quicksort.overlap_blocks", 4096) as usize;
+        let mut got = None;
+        if !overlap {
+            got = Some(read_back.wait(shared)?);
+        }
+        let grid = |exact: Option<usize>, most: usize| exact.unwrap_or(most) as u64;
         unsafe {
-            for (kernel, block, bytes, spans, field) in [
-                (small_sort, p.small_block, small_bytes, list.small, SMALL_FIELD),
-                (large_sort, p.large_block(), large_bytes, list.large, LARGE_FIELD),
+            for (kernel, block, bytes, spans, field, exact) in [
+                (small_sort, p.small_block, small_bytes, list.small, SMALL_FIELD, got.map(|g| g.small)),
+                (large_sort, p.large_block(), large_bytes, list.large, LARGE_FIELD, got.map(|g| g.large)),
             ] {
+                let blocks = grid(exact, most_spans);
+                if blocks == 0 {
+                    continue;
+                }
                 launch_with_shared(
                     kernel,
-                    most_spans,
+                    blocks,
                     block,
                     bytes,
                     stream,
@@ -370,10 +387,11 @@ pub fn sort(
                     ],
                 )?;
             }
-            if !from_alternate {
+            let copies = grid(got.map(|g| g.copies), most_spans + len / COPY_CHUNK + 1);
+            if !from_alternate && copies > 0 {
                 launch(
                     copy_k,
-                    most_spans + (len / COPY_CHUNK + 1) as u64,
+                    copies,
                     COPY_BLOCK,
                     stream,
                     &[
@@ -387,7 +405,10 @@ pub fn sort(
                 )?;
             }
         }
-        let got = read_back.wait(shared)?;
+        let got = match got {
+            Some(g) => g,
+            None => read_back.wait(shared)?,
+        };
         if got.next_segments == 0 {
             return Ok(());
         }
@@ -420,10 +441,10 @@ impl ReadBack {
         Ok(read_back)
     }
 
-    fn wait(self, shared: &CudaShared) -> Result<LevelCounts> {
+    fn wait(&self, shared: &CudaShared) -> Result<LevelCounts> {
         // SAFETY: a live event, recorded after the copy.
         unsafe { drv::event::synchronize(self.done) }.during("waiting for a quicksort level (an earlier kernel may have failed)")?;
-        let mut words = [0u32; 2];
+        let mut words = [0u32; 5];
         for (i, w) in words.iter_mut().enumerate() {
             // SAFETY: the copy has completed; the slot holds LEVEL_BYTES bytes.
             *w = unsafe { std::ptr::read_volatile((shared.result_slot.host as *const u32).add(i)) };
@@ -431,6 +452,9 @@ impl ReadBack {
         Ok(LevelCounts {
             next_segments: words[0] as usize,
             next_tiles: words[1] as usize,
+            small: words[2] as usize,
+            large: words[3] as usize,
+            copies: words[4] as usize,
         })
     }
 }
