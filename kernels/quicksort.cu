@@ -118,19 +118,30 @@ static_assert(sizeof(LevelCounts) == 32, "the host's LEVEL_BYTES");
 
 __device__ __forceinline__ int bit_length(u64 x) { return x == 0 ? 0 : 64 - __clzll((long long)x); }
 
+// The in-order (sorted) position of node i (1 ..= 255) of a complete search tree of
+// depth 8 in breadth-first ("Eytzinger") layout.
+__device__ __forceinline__ u32 sorted_position(u32 i) {
+    const int depth = 31 - __clz(i);
+    return ((2 * (i - (1u << depth)) + 1) << (7 - depth)) - 1;
+}
+
 // The bucket of an ordered key within its segment.
 struct Buckets {
     u32 kind, param;
     K lo;
     const K *table;  // KIND_PLAIN, KIND_EQUAL: the splitters, padded to 256 with ALL_ONES
+    const K *tree;   // the first 255 of them as a search tree (tree[i], i = 1 ..= 255)
 
     __device__ __forceinline__ u32 of(K k) const {
         if (kind == KIND_VALUE) return u32(K(k - lo) >> param);
-        // How many splitters lie below k (the padding never does).
-        u32 r = 0;
+        // How many splitters lie below k (the padding never does). The tree's top
+        // levels are a few words that whole warps read at once, and each deeper level
+        // lies in consecutive words, so lanes rarely meet in a shared-memory bank (a
+        // binary search of the sorted table conflicts at every late step).
+        u32 i = 1;
 #pragma unroll
-        for (u32 step = BUCKETS / 2; step; step >>= 1)
-            if (table[r + step - 1] < k) r += step;
+        for (int level = 0; level < 8; ++level) i = 2 * i + (tree[i] < k);
+        const u32 r = i - BUCKETS;
         if (kind == KIND_EQUAL) return 2 * r + (r < param && table[r] == k);
         return r;
     }
@@ -250,9 +261,11 @@ struct TileJob {
     usize first;           // its first key
     u32 valid;             // its keys (TILE but in the segment's last tile)
     K table[BUCKETS];
+    K tree[BUCKETS];  // table[0 .. 255) as a search tree (Buckets::tree)
 };
 
-__device__ __forceinline__ void begin_tile(const Segment *segs, const u32 *tile_owner, const K *splitters, TileJob &job) {
+__device__ __forceinline__ void begin_tile(const Segment *segs, const u32 *tile_owner, const K *splitters, TileJob &job,
+                                           bool with_splitters) {
     if (threadIdx.x == 0) {
         const u32 index = tile_owner[blockIdx.x];
         job.seg = segs[index];
@@ -263,8 +276,12 @@ __device__ __forceinline__ void begin_tile(const Segment *segs, const u32 *tile_
         job.valid = left < TILE ? u32(left) : TILE;
     }
     __syncthreads();
-    if (job.seg.kind != KIND_VALUE)
-        for (u32 i = threadIdx.x; i < BUCKETS; i += BLOCK) job.table[i] = splitters[(usize)job.seg_index * BUCKETS + i];
+    if (with_splitters && job.seg.kind != KIND_VALUE)
+        for (u32 i = threadIdx.x; i < BUCKETS; i += BLOCK) {
+            const K *table = splitters + (usize)job.seg_index * BUCKETS;
+            job.table[i] = table[i];
+            if (i > 0) job.tree[i] = table[sorted_position(i)];
+        }
     __syncthreads();
 }
 
@@ -273,7 +290,7 @@ __device__ __forceinline__ void begin_tile(const Segment *segs, const u32 *tile_
 __device__ __forceinline__ void load_tile(const K *src, const TileJob &job, const Order &order, K (&key)[ITEMS],
                                           u32 (&bucket)[ITEMS]) {
     const u32 lane = threadIdx.x % gp::WARP, span = threadIdx.x / gp::WARP * gp::WARP * ITEMS;
-    const Buckets buckets{job.seg.kind, job.seg.param, K(job.seg.lo), job.table};
+    const Buckets buckets{job.seg.kind, job.seg.param, K(job.seg.lo), job.table, job.tree};
 #pragma unroll
     for (int j = 0; j < ITEMS; ++j) {
         const u32 i = span + j * gp::WARP + lane;
@@ -291,7 +308,7 @@ qs_count(const K *src, const Segment *segs, const u32 *tile_owner, const K *spli
          u32 level_tiles, u32 key_order) {
     __shared__ typename Rank::Storage rank;
     __shared__ TileJob job;
-    begin_tile(segs, tile_owner, splitters, job);
+    begin_tile(segs, tile_owner, splitters, job, true);
     K key[ITEMS];
     u32 bucket[ITEMS];
     load_tile(src, job, Order(key_order), key, bucket);
@@ -334,7 +351,7 @@ qs_scatter(const K *src, K *dst, const V *vsrc, V *vdst, const Segment *segs, co
     __shared__ u8 staged_bucket[TILE];
     __shared__ usize dest[BUCKETS];  // + place in the tile's bucket order = output index
     __shared__ TileJob job;
-    begin_tile(segs, tile_owner, splitters, job);
+    begin_tile(segs, tile_owner, splitters, job, false);  // the count pass left each key's bucket
     const u32 valid = job.valid;
     K key[ITEMS];
     u32 bucket[ITEMS], rank[ITEMS];
