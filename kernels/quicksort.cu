@@ -38,7 +38,7 @@
 //
 // Instantiated by key and value width and float keys or not: -DGP_KEY_BYTES=1|2|4|8
 // -DGP_VALUE_BYTES=0|1|2|4|8 -DGP_KEY_FLOAT=0|1; tuning -DGP_BLOCK_THREADS -DGP_ITEMS
-// -DGP_RANK_GROUP (partition), -DGP_SMALL_BLOCK_THREADS -DGP_SMALL_ITEMS
+// -DGP_RANK_GROUP (partition), -DGP_SMALL_BLOCK_THREADS -DGP_LARGE_BLOCK_THREADS -DGP_SMALL_ITEMS
 // -DGP_SMALL_MIN_BLOCKS -DGP_LARGE_MIN_BLOCKS (blocks an SM of each sort)
 // -DGP_BUCKET_TARGET, and the dynamic shared memory the host gives the sorting kernels
 // at most, -DGP_SMALL_SMEM_BYTES -DGP_SAMPLE_SMEM_BYTES; -DGP_COPY_CHUNK
@@ -63,12 +63,13 @@ constexpr bool HAS_VALUES = false;
 constexpr int BLOCK = GP_BLOCK_THREADS;
 constexpr int ITEMS = GP_ITEMS;
 constexpr u32 TILE = (u32)BLOCK * ITEMS;
-// Small segments are sorted by one block of one of two sizes: the smaller at twice
-// the occupancy, the larger for those that overflow it.
+// Small segments are sorted by one block of one of two sizes: the smaller at higher
+// occupancy, the larger for those that overflow it.
 constexpr int SMALL_BLOCK = GP_SMALL_BLOCK_THREADS;
 constexpr int SMALL_ITEMS = GP_SMALL_ITEMS;
 constexpr u32 SMALL_TILE = (u32)SMALL_BLOCK * SMALL_ITEMS;
-constexpr int LARGE_BLOCK = 2 * SMALL_BLOCK;
+constexpr int LARGE_BLOCK = GP_LARGE_BLOCK_THREADS;
+static_assert(LARGE_BLOCK > SMALL_BLOCK, "the large sort takes what overflows the small one");
 constexpr u32 LARGE_TILE = (u32)LARGE_BLOCK * SMALL_ITEMS;
 // A segment splits into about len / BUCKET_TARGET buckets (2 to 256), so its
 // children mostly fit the smaller sort.

@@ -39,12 +39,13 @@ const SAMPLE_ITEMS: usize = 8;
 const CHILDREN_BLOCK: u32 = BUCKETS as u32;
 const COPY_BLOCK: u32 = 256;
 
-/// Tuning: the partition's block and keys per thread, the small sort's (the large
-/// sort's block is twice the small one's), and the keys a bucket is aimed at.
+/// Tuning: the partition's block and keys per thread, the small and large sorts'
+/// blocks and keys per thread, and the keys a bucket is aimed at.
 struct Policy {
     block: u32,
     items: u32,
     small_block: u32,
+    large_block: u32,
     small_items: u32,
     bucket_target: u32,
 }
@@ -57,7 +58,10 @@ fn policy(key_bytes: usize, value_bytes: usize) -> Policy {
     Policy {
         block: knob("quicksort.block", 256),
         items: knob(&format!("quicksort.items{widest}"), items),
+        // Measured on the H100 (BENCHMARKS.md): 256 threads at three blocks an SM beat
+        // 384 at two (which would take more of a 256 x 256 split's segments).
         small_block: knob("quicksort.small_block", 256),
+        large_block: knob("quicksort.large_block", 512),
         small_items: knob("quicksort.small_items", 16),
         bucket_target: knob("quicksort.bucket_target", 3072),
     }
@@ -67,11 +71,8 @@ impl Policy {
     fn tile(&self) -> usize {
         (self.block * self.items) as usize
     }
-    fn large_block(&self) -> u32 {
-        2 * self.small_block
-    }
     fn large_tile(&self) -> usize {
-        (self.large_block() * self.small_items) as usize
+        (self.large_block * self.small_items) as usize
     }
 }
 
@@ -101,11 +102,12 @@ pub fn module(key_bytes: usize, value_bytes: usize, float_keys: bool) -> ModuleS
             format!("-DGP_ITEMS={}", p.items),
             format!("-DGP_RANK_GROUP={}", knob("quicksort.rank_group", 4)),
             format!("-DGP_SMALL_BLOCK_THREADS={}", p.small_block),
+            format!("-DGP_LARGE_BLOCK_THREADS={}", p.large_block),
             format!("-DGP_SMALL_ITEMS={}", p.small_items),
             format!("-DGP_BUCKET_TARGET={}", p.bucket_target),
             format!("-DGP_SMALL_MIN_BLOCKS={}", knob("quicksort.small_min_blocks", 3)),
             format!("-DGP_LARGE_MIN_BLOCKS={}", knob("quicksort.large_min_blocks", 2)),
-            format!("-DGP_SMALL_SMEM_BYTES={}", block_sort_bytes(p.large_block(), p.small_items, key_bytes, value_bytes)),
+            format!("-DGP_SMALL_SMEM_BYTES={}", block_sort_bytes(p.large_block, p.small_items, key_bytes, value_bytes)),
             format!("-DGP_SAMPLE_SMEM_BYTES={}", block_sort_bytes(SAMPLE_BLOCK, SAMPLE_ITEMS as u32, key_bytes, 0)),
             format!("-DGP_COPY_CHUNK={COPY_CHUNK}"),
         ],
@@ -180,7 +182,7 @@ pub fn sort(
     let v = variant(key_bytes, value_bytes, float_keys);
     let load = |kernel| shared.loader.function(sources::QUICKSORT, v, kernel, || module(key_bytes, value_bytes, float_keys));
     let small_bytes = block_sort_bytes(p.small_block, p.small_items, key_bytes, value_bytes);
-    let large_bytes = block_sort_bytes(p.large_block(), p.small_items, key_bytes, value_bytes);
+    let large_bytes = block_sort_bytes(p.large_block, p.small_items, key_bytes, value_bytes);
     let sample_bytes = block_sort_bytes(SAMPLE_BLOCK, SAMPLE_ITEMS as u32, key_bytes, 0);
     let order_bits = key_order(key_dtype, order);
     let values_ptr = values.map_or(0, |(m, _)| m.ptr);
@@ -252,7 +254,7 @@ pub fn sort(
             return launch_with_shared(
                 large_sort,
                 1,
-                p.large_block(),
+                p.large_block,
                 large_bytes,
                 stream,
                 &[
@@ -364,7 +366,7 @@ pub fn sort(
         unsafe {
             for (kernel, block, bytes, spans, field, exact) in [
                 (small_sort, p.small_block, small_bytes, list.small, SMALL_FIELD, got.map(|g| g.small)),
-                (large_sort, p.large_block(), large_bytes, list.large, LARGE_FIELD, got.map(|g| g.large)),
+                (large_sort, p.large_block, large_bytes, list.large, LARGE_FIELD, got.map(|g| g.large)),
             ] {
                 let blocks = grid(exact, most_spans);
                 if blocks == 0 {
