@@ -331,15 +331,6 @@ qs_count(const K *src, const Segment *segs, const u32 *tile_owner, const K *spli
     if (blockIdx.x == 0 && threadIdx.x == 0) counts[(usize)BUCKETS * level_tiles] = 0;
 }
 
-// A thread's items into their places in shared memory, for those that exist.
-template <class T>
-__device__ __forceinline__ void to_bucket_order(T *staging, const T (&items)[ITEMS], const u32 (&rank)[ITEMS], u32 valid) {
-    const u32 first = threadIdx.x / gp::WARP * gp::WARP * ITEMS + threadIdx.x % gp::WARP;
-#pragma unroll
-    for (int j = 0; j < ITEMS; ++j)
-        if (first + j * gp::WARP < valid) staging[rank[j]] = items[j];
-}
-
 // Three blocks an SM: registers capped at 85 (at 256 threads).
 extern "C" __global__ void __launch_bounds__(BLOCK, 3)
 qs_scatter(const K *src, K *dst, const V *vsrc, V *vdst, const Segment *segs, const u32 *tile_owner, const K *splitters,
@@ -373,12 +364,13 @@ qs_scatter(const K *src, K *dst, const V *vsrc, V *vdst, const Segment *segs, co
         const u32 before = region[threadIdx.x * job.seg.tiles + job.local] - region[0];
         dest[threadIdx.x] = job.seg.start + before - offset;  // wraps back when a place is added
     }
-    to_bucket_order(s.keys, key, rank, valid);
+    const u32 first = threadIdx.x / gp::WARP * gp::WARP * ITEMS + threadIdx.x % gp::WARP;  // item 0's element
+    gp::to_rank_order(s.keys, key, rank, first, valid);
     {
-        const u32 first = threadIdx.x / gp::WARP * gp::WARP * ITEMS + threadIdx.x % gp::WARP;
+        u8 bucket_byte[ITEMS];
 #pragma unroll
-        for (int j = 0; j < ITEMS; ++j)
-            if (first + j * gp::WARP < valid) staged_bucket[rank[j]] = u8(bucket[j]);
+        for (int j = 0; j < ITEMS; ++j) bucket_byte[j] = u8(bucket[j]);
+        gp::to_rank_order(staged_bucket, bucket_byte, rank, first, valid);
     }
     __syncthreads();
     u32 out_bucket[ITEMS];
@@ -399,7 +391,7 @@ qs_scatter(const K *src, K *dst, const V *vsrc, V *vdst, const Segment *segs, co
             if (i < valid) value[j] = vsrc[job.first + i];
         }
         __syncthreads();  // every key has left s.keys
-        to_bucket_order(s.values, value, rank, valid);
+        gp::to_rank_order(s.values, value, rank, first, valid);
         __syncthreads();
 #pragma unroll
         for (int k = 0; k < ITEMS; ++k) {
