@@ -55,3 +55,48 @@ pub(super) fn segmented_select(values: &HostMemory, dtype: DType, len: usize, ro
     });
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::Memory;
+
+    fn memory<T: Copy>(xs: &[T]) -> Memory {
+        let mem = HostMemory::zeroed(std::mem::size_of_val(xs)).unwrap();
+        // SAFETY: a fresh allocation of exactly xs' bytes.
+        unsafe { mem.typed_mut::<T>(xs.len()).copy_from_slice(xs) };
+        Memory::Host(mem)
+    }
+
+    fn run(values: &[f32], offsets: &[u32], ranks: Option<&[u64]>) -> Result<Vec<f32>> {
+        let nrows = offsets.len() - 1;
+        let (v, o, out) = (memory(values), memory(offsets), memory(&vec![f32::from_bits(0xA5A5A5A5); nrows]));
+        let k = ranks.map(memory);
+        let rows = Rows { offsets: &o, offsets_dtype: DType::U32, nrows, ranks: k.as_ref().map(|m| (m, DType::U64)) };
+        segmented_select(v.as_host()?, DType::F32, values.len(), &rows, out.as_host()?)?;
+        // SAFETY: out holds nrows f32.
+        Ok(unsafe { out.as_host()?.typed::<f32>(nrows).to_vec() })
+    }
+
+    #[test]
+    fn rows_follow_the_total_order() {
+        let values = [9.0, f32::NAN, -0.0, 0.0, f32::NEG_INFINITY, 1.0, f32::INFINITY, -f32::NAN, 7.0];
+        // rows [1, 4), [4, 8), [8, 9): a gap before the first row
+        let got = run(&values, &[1, 4, 8, 9], None).unwrap();
+        assert_eq!(got[0].to_bits(), 0.0f32.to_bits()); // median of NaN, -0.0, +0.0: +0.0
+        assert_eq!(got[1], 1.0); // lower median of -inf, 1, +inf, NaN
+        assert_eq!(got[2], 7.0);
+        let got = run(&values, &[1, 4, 8, 9], Some(&[2, 3, 0])).unwrap();
+        assert!(got[0].is_nan() && got[1].is_nan());
+    }
+
+    #[test]
+    fn the_first_bad_row_is_named() {
+        let values = [0.0f32; 10];
+        let message = |e: crate::error::Error| e.to_string();
+        assert!(message(run(&values, &[0, 2, 2, 5, 3], None).unwrap_err()).starts_with("row 1: empty"));
+        assert!(message(run(&values, &[0, 2, 4, 5, 3], None).unwrap_err()).starts_with("row 3: offsets decrease"));
+        assert!(message(run(&values, &[0, 2, 4, 11], None).unwrap_err()).starts_with("row 2: ends past"));
+        assert!(message(run(&values, &[0, 2, 4, 6], Some(&[1, 2, 0])).unwrap_err()).starts_with("row 1: rank ks[1] = 2"));
+    }
+}
