@@ -188,14 +188,20 @@ pub fn segmented_select(
     let mut state = shared.lock()?;
     let stream = state.stream;
     let (counters, seq) = begin_call(&mut state)?;
-    let list_bytes = round_up(nrows * 4);
-    let ids = state.scratch.ensure(stream, CLASSES * list_bytes)?;
+    // CLASSES lists of nrows ids, one after another (the kernel's row_ids).
+    let list_bytes = nrows * 4;
+    let ids = state.scratch.ensure(stream, round_up(CLASSES * list_bytes))?;
     let flags = if offsets.1 { OFFSETS_U64 } else { 0 }
         | match ranks {
             Some((_, wide)) => RANKS_GIVEN | if wide { RANKS_U64 } else { 0 },
             None => 0,
         };
     let ranks_ptr = ranks.map_or(0, |(m, _)| m.ptr);
+    // No earlier content of the slot may pass for this call's report.
+    let slot = shared.result_slot.host as *mut Report;
+    // SAFETY: the pinned slot holds a Report; no kernel writes it now (the state lock
+    // is held and the last user waited for its result).
+    unsafe { std::ptr::write_volatile(std::ptr::addr_of_mut!((*slot).seq), 0) };
     // SAFETY: arguments match segsel_bucket; offsets hold nrows + 1 entries and ranks
     // nrows, the scratch CLASSES lists of nrows ids, the counters COUNTERS_BYTES, the
     // mapped slot a Report.
