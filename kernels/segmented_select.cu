@@ -12,12 +12,14 @@
 //                   sized from its count:
 //   segsel_warp     rows up to WARP * WARP_ITEMS keys: one warp a row, several rows a
 //                   block, keys in registers (common/warp_radix_select.cuh);
-//   segsel_mid, segsel_wide
-//                   rows up to MID_BLOCK * MID_ITEMS and WIDE_BLOCK * WIDE_ITEMS keys:
-//                   one block a row, keys in registers (common/block_radix_select.cuh);
+//   segsel_mid, segsel_wide, segsel_wider
+//                   rows up to MID_BLOCK * MID_ITEMS, WIDE_BLOCK * WIDE_ITEMS and
+//                   WIDER_BLOCK * WIDER_ITEMS keys: one block a row, keys in registers
+//                   (common/block_radix_select.cuh);
 //   segsel_long     longer rows, any length: one block a row, one read of the row per
 //                   digit from global memory (a histogram of the digit among the keys
-//                   matching the prefix so far, the bucket of the rank kept).
+//                   matching the prefix so far, one copy per warp, the bucket of the
+//                   rank kept).
 //
 // Keys are compared as ordered patterns (common/radix_key.cuh), so one module serves
 // every dtype of a width; the answer is the pattern turned back into the key (every NaN
@@ -43,13 +45,19 @@ constexpr int MID_BLOCK = GP_MID_BLOCK;
 constexpr int MID_ITEMS = GP_MID_ITEMS;
 constexpr int WIDE_BLOCK = GP_WIDE_BLOCK;
 constexpr int WIDE_ITEMS = GP_WIDE_ITEMS;
+constexpr int WIDER_BLOCK = GP_WIDER_BLOCK;
+constexpr int WIDER_ITEMS = GP_WIDER_ITEMS;
 constexpr int LONG_BLOCK = GP_LONG_BLOCK;
+// Short rows are many and each is a few dependent steps: keys up to 4 bytes fit 32
+// registers, so a full SM's worth of warps can be resident (wider keys would spill).
+constexpr int WARP_MIN_BLOCKS = GP_KEY_BYTES <= 4 ? 2048 / WARP_BLOCK : 1;
 
 // Length classes, in the order of the report's counts.
-constexpr u32 CLASS_WARP = 0, CLASS_MID = 1, CLASS_WIDE = 2, CLASS_LONG = 3, CLASSES = 4;
+constexpr u32 CLASS_WARP = 0, CLASS_MID = 1, CLASS_WIDE = 2, CLASS_WIDER = 3, CLASS_LONG = 4, CLASSES = 5;
 constexpr u64 WARP_MAX = (u64)gp::WARP * WARP_ITEMS;
 constexpr u64 MID_MAX = (u64)MID_BLOCK * MID_ITEMS;
 constexpr u64 WIDE_MAX = (u64)WIDE_BLOCK * WIDE_ITEMS;
+constexpr u64 WIDER_MAX = (u64)WIDER_BLOCK * WIDER_ITEMS;
 
 // Flags from the host.
 constexpr u32 OFFSETS_U64 = 1;
@@ -96,7 +104,11 @@ struct Rows {
 };
 
 __device__ __forceinline__ u32 length_class(u64 n) {
-    return n <= WARP_MAX ? CLASS_WARP : n <= MID_MAX ? CLASS_MID : n <= WIDE_MAX ? CLASS_WIDE : CLASS_LONG;
+    return n <= WARP_MAX ? CLASS_WARP
+           : n <= MID_MAX ? CLASS_MID
+           : n <= WIDE_MAX ? CLASS_WIDE
+           : n <= WIDER_MAX ? CLASS_WIDER
+                            : CLASS_LONG;
 }
 
 // The last block: publishes the counts and the first fault, then zeroes the counters.
@@ -152,7 +164,7 @@ segsel_bucket(const void *offsets, const void *ranks, u32 flags, u64 nrows, u64 
         const u32 peers = __ballot_sync(gp::FULL_MASK, cls == k);
         u32 base = 0;
         if (peers && lane == __ffs(peers) - 1) base = atomicAdd(&block_counts[k], __popc(peers));
-        base = __shfl_sync(gp::FULL_MASK, base, __ffs(peers | 1) - 1);
+        base = __shfl_sync(gp::FULL_MASK, base, peers ? __ffs(peers) - 1 : 0);
         if (cls == k) {
             in_warp = __popc(peers & ((1u << lane) - 1));
             warp_base = base;
@@ -184,7 +196,7 @@ __device__ __forceinline__ Row row_at(const Rows &rows, u64 row, u64 len) {
     return Row{begin, end, rows.rank(row, end - begin)};
 }
 
-extern "C" __global__ void __launch_bounds__(WARP_BLOCK)
+extern "C" __global__ void __launch_bounds__(WARP_BLOCK, WARP_MIN_BLOCKS)
 segsel_warp(const U *values, u64 len, const void *offsets, const void *ranks, u32 flags, const u32 *ids, u32 count,
             U *out, u32 key_order) {
     const Rows rows{offsets, ranks, flags};
@@ -244,23 +256,35 @@ segsel_wide(const U *values, u64 len, const void *offsets, const void *ranks, u3
     select_in_block<WIDE_BLOCK, WIDE_ITEMS>(values, len, rows, ids, out, key_order);
 }
 
+extern "C" __global__ void __launch_bounds__(WIDER_BLOCK)
+segsel_wider(const U *values, u64 len, const void *offsets, const void *ranks, u32 flags, const u32 *ids, U *out,
+             u32 key_order) {
+    const Rows rows{offsets, ranks, flags};
+    select_in_block<WIDER_BLOCK, WIDER_ITEMS>(values, len, rows, ids, out, key_order);
+}
+
 // Rows of any length: one read of the row per digit, LOADS keys a thread in flight.
+// Each warp counts into its own histogram (u32: a warp sees at most a 32nd of a row,
+// and no buffer holds 2^37 keys), so the first digit, which every key has, does not
+// pile all the block's atomics onto 256 counters.
 extern "C" __global__ void __launch_bounds__(LONG_BLOCK)
 segsel_long(const U *values, u64 len, const void *offsets, const void *ranks, u32 flags, const u32 *ids, U *out,
             u32 key_order) {
-    const Rows rows{offsets, ranks, flags};
-    constexpr int LOADS = 4;
-    __shared__ unsigned long long counts[RADIX];
+    constexpr int LOADS = 8, WARPS = LONG_BLOCK / gp::WARP;
+    __shared__ u32 counts[WARPS][RADIX];
+    __shared__ u64 totals[RADIX];
     __shared__ gp::Bucket<u64> chosen;
+    const Rows rows{offsets, ranks, flags};
     const u32 id = ids[blockIdx.x];
     const Row r = row_at(rows, id, len);
     const u64 n = r.end - r.begin;
     const U *row = values + r.begin;
     const KeyOrder order(key_order);
+    u32 *mine = counts[threadIdx.x / gp::WARP];
     u64 rank = min(r.rank, n - 1);
     U prefix = 0, mask = 0;
     for (int shift = (int)sizeof(U) * 8 - RADIX_BITS; shift >= 0; shift -= RADIX_BITS) {
-        for (int d = threadIdx.x; d < RADIX; d += LONG_BLOCK) counts[d] = 0;
+        for (int d = threadIdx.x; d < WARPS * RADIX; d += LONG_BLOCK) (&counts[0][0])[d] = 0;
         __syncthreads();
         for (u64 first = threadIdx.x; first < n; first += (u64)LOADS * LONG_BLOCK) {
             U x[LOADS];
@@ -273,12 +297,18 @@ segsel_long(const U *values, u64 len, const void *offsets, const void *ranks, u3
             for (int u = 0; u < LOADS; ++u) {
                 const U k = order.ordered(x[u]);
                 if (first + (u64)u * LONG_BLOCK < n && ((k ^ prefix) & mask) == 0)
-                    atomicAdd(&counts[u32(k >> shift) & (RADIX - 1)], 1ull);
+                    atomicAdd(&mine[u32(k >> shift) & (RADIX - 1)], 1u);
             }
         }
         __syncthreads();
+        for (int d = threadIdx.x; d < RADIX; d += LONG_BLOCK) {
+            u64 t = 0;
+            for (int w = 0; w < WARPS; ++w) t += counts[w][d];
+            totals[d] = t;
+        }
+        __syncthreads();
         if (threadIdx.x < gp::WARP) {
-            const gp::Bucket<u64> b = gp::find_bucket<u64, RADIX>((const u64 *)counts, rank);
+            const gp::Bucket<u64> b = gp::find_bucket<u64, RADIX>(totals, rank);
             if (threadIdx.x == 0) chosen = b;
         }
         __syncthreads();

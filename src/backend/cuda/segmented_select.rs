@@ -6,12 +6,10 @@
 //! launched (so `out` is untouched); otherwise each non-empty class gets one launch,
 //! sized from its count. The offsets never travel to the host.
 
-use std::sync::atomic::{fence, Ordering};
-
 use cudarc::driver::result as drv;
-use cudarc::driver::sys::{self, CUdeviceptr, CUfunction, CUstream};
+use cudarc::driver::sys::{CUdeviceptr, CUfunction, CUstream};
 
-use super::context::{round_up, CudaShared, State};
+use super::context::{round_up, CudaShared, State, RESULT_SLOT_BYTES};
 use super::driver::DriverContext;
 use super::launch::{launch, Arg};
 use super::loader::ModuleSpec;
@@ -26,7 +24,7 @@ use crate::dtype::{DType, Order};
 use crate::error::{internal, unsupported, Result};
 
 /// Length classes (kernels/segmented_select.cu: CLASS_*), in the report's order.
-const CLASSES: usize = 4;
+const CLASSES: usize = 5;
 const BUCKET_BLOCK: u32 = 256;
 /// Flags of the rows (kernels/segmented_select.cu).
 const OFFSETS_U64: u32 = 1;
@@ -36,8 +34,9 @@ const RANKS_U64: u32 = 4;
 const COUNTERS_BYTES: usize = 64;
 
 /// Block sizes and keys a thread of each class: rows up to 32 * warp_items keys take a
-/// warp, up to mid_block * mid_items and wide_block * wide_items a block holding them
-/// in registers, longer ones a block reading the row once a digit.
+/// warp, up to mid_block * mid_items, wide_block * wide_items and wider_block *
+/// wider_items a block holding them in registers, longer ones a block reading the row
+/// once a digit.
 struct Policy {
     warp_block: u32,
     warp_items: u32,
@@ -45,6 +44,8 @@ struct Policy {
     mid_items: u32,
     wide_block: u32,
     wide_items: u32,
+    wider_block: u32,
+    wider_items: u32,
     long_block: u32,
 }
 
@@ -56,6 +57,8 @@ fn policy() -> Policy {
         mid_items: knob("segsel.mid_items", 8),
         wide_block: knob("segsel.wide_block", 256),
         wide_items: knob("segsel.wide_items", 16),
+        wider_block: knob("segsel.wider_block", 512),
+        wider_items: knob("segsel.wider_items", 16),
         long_block: knob("segsel.long_block", 1024),
     }
 }
@@ -74,6 +77,8 @@ pub fn module(key_bytes: usize, float_keys: bool) -> ModuleSpec {
             format!("-DGP_MID_ITEMS={}", p.mid_items),
             format!("-DGP_WIDE_BLOCK={}", p.wide_block),
             format!("-DGP_WIDE_ITEMS={}", p.wide_items),
+            format!("-DGP_WIDER_BLOCK={}", p.wider_block),
+            format!("-DGP_WIDER_ITEMS={}", p.wider_items),
             format!("-DGP_LONG_BLOCK={}", p.long_block),
         ],
     }
@@ -106,38 +111,19 @@ struct Report {
     seq: u32,
 }
 
-/// Waits until the bucketing launch numbered `seq` has written its report, and reads
-/// it. Polling the mapped slot returns as soon as the last block has written it; the
-/// stream is queried now and then, so a failed launch is an error, not a hang.
-/// GPUPRIMS_TUNE="segsel.poll=0" waits for the stream instead.
+const _: () = assert!(std::mem::size_of::<Report>() <= RESULT_SLOT_BYTES);
+
+/// Waits for the bucketing launch numbered `seq` and reads the report its last block
+/// wrote to the mapped slot.
 fn wait_for_report(shared: &CudaShared, stream: CUstream, seq: u32) -> Result<Report> {
-    let slot = shared.result_slot.host as *const Report;
+    CudaShared::wait(stream)?;
     // SAFETY: the slot is pinned host memory of RESULT_SLOT_BYTES >= size_of::<Report>(),
-    // aligned to a page; the device writes it, so every read is volatile.
-    let seq_now = || unsafe { std::ptr::read_volatile(std::ptr::addr_of!((*slot).seq)) };
-    if knob("segsel.poll", 1) == 0 {
-        CudaShared::wait(stream)?;
-    } else {
-        let mut spins: u32 = 0;
-        while seq_now() != seq {
-            spins = spins.wrapping_add(1);
-            if spins % 1024 == 0 {
-                // SAFETY: a live stream.
-                match unsafe { sys::cuStreamQuery(stream) } {
-                    sys::CUresult::CUDA_ERROR_NOT_READY => {}
-                    sys::CUresult::CUDA_SUCCESS => break,
-                    e => e.result().during("waiting for the rows' check (an earlier kernel may have failed)")?,
-                }
-            }
-            std::hint::spin_loop();
-        }
-    }
-    fence(Ordering::Acquire);
-    if seq_now() != seq {
+    // aligned to a page, written by the finished launch.
+    let report = unsafe { std::ptr::read_volatile(shared.result_slot.host as *const Report) };
+    if report.seq != seq {
         return Err(internal("the rows' check finished without its report"));
     }
-    // SAFETY: as above; the device wrote every field before `seq`.
-    Ok(unsafe { std::ptr::read_volatile(slot) })
+    Ok(report)
 }
 
 /// The device counters (allocated and zeroed on first use; every bucketing launch
@@ -230,8 +216,8 @@ pub fn segmented_select(
     }
     let p = policy();
     let key_order = radix_sort::key_order(dtype, Order::Ascending);
-    let kernels = ["segsel_warp", "segsel_mid", "segsel_wide", "segsel_long"];
-    let blocks = [p.warp_block, p.mid_block, p.wide_block, p.long_block];
+    let kernels = ["segsel_warp", "segsel_mid", "segsel_wide", "segsel_wider", "segsel_long"];
+    let blocks = [p.warp_block, p.mid_block, p.wide_block, p.wider_block, p.long_block];
     for class in 0..CLASSES {
         let count = report.counts[class] as u64;
         if count == 0 {
