@@ -78,8 +78,9 @@ struct Counters {
     u32 ticket;  // blocks done
 };
 
-// What the last block writes to the host's mapped memory; `seq` last, so the host may
-// poll it (src/backend/cuda/segmented_select.rs reads the same layout).
+// What the last block writes to the host's mapped memory, numbered by the call, which
+// src/backend/cuda/segmented_select.rs checks after the stream has finished (it reads
+// the same layout).
 struct Report {
     u32 counts[CLASSES];
     u64 row;               // the first bad row
@@ -132,7 +133,8 @@ __device__ __forceinline__ void publish(const Rows &rows, Counters *ctr, Report 
     } else {
         r->fault = 0;
     }
-    __threadfence_system();
+    // No system fence: the host reads the report once the stream has finished, which
+    // orders every write of the launch before it.
     r->seq = seq;
 }
 
