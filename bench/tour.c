@@ -66,6 +66,7 @@
 
 #include "cub_reference.h"
 #include "gpuprims.h"
+#include "segmented_select_bench.h"
 #include "select_bench.h"
 #include "bench_util.h"
 #include "life_bench.h"
@@ -213,6 +214,7 @@ static void usage(FILE *f) {
           "                 \"sort keys u32 sorted\", \"sort keys u32 reversed\")\n"
           "  --no-cub       skip the CUB reference even when built with it\n"
           "  Life rows (life_bench.c) run in the full tour (no --sizes) or when --only contains \"life\"\n"
+          "  Segmented-select rows (segmented_select_bench.c) have their own sizes; --only \"segsel\" runs them alone\n"
           "  --precompile   call gpuprims_context_precompile before the rows and print its wall time\n"
           "                 (\"precompile ms: X\"); the rows' first calls then compile nothing\n"
           "  --ref-max N    sort rows of more than N elements (number or 2^K; default 2^28) are not sorted\n"
@@ -1376,6 +1378,7 @@ int main(int argc, char **argv) {
   }
 
   failures += select_tour(b.ctx, b.timer, b.cub_stream, opt.only, opt.reps, opt.sizes, opt.nsizes);
+  failures += segmented_select_tour(b.ctx, b.timer, b.cub_stream, opt.only, opt.reps);
   if (opt.life) failures += life_tour(b.ctx, b.ref, b.timer, opt.only, opt.reps);
 
   /* Each row's first call (at its first size): the kernel compiles it needed
@@ -1434,6 +1437,7 @@ int main(int argc, char **argv) {
            "in input order: the stable sort exactly) and, where CUB ran (cub= column), bitwise against CUB\n",
            opt.ref_max);
   select_summary();
+  segmented_select_summary();
   if (opt.life) life_summary();
   printf("first-calls total ms: %.3f (sum over the %zu rows, at each size, of the first call, %s)\n", first_total,
          nrows_run, b.on_cuda ? "kernel compiles included" : "host backend: nothing to compile");

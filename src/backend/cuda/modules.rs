@@ -5,7 +5,7 @@
 
 use super::loader::ModuleSpec;
 use super::sources::Source;
-use super::{life, quicksort, radix_sort, reduce, scan, select};
+use super::{life, quicksort, radix_sort, reduce, scan, segmented_select, select};
 
 /// One module as a planner instantiates it.
 pub struct Module {
@@ -25,6 +25,7 @@ pub fn all() -> Vec<Module> {
     all.extend(radix_sort::modules());
     all.extend(quicksort::modules());
     all.extend(select::modules());
+    all.extend(segmented_select::modules());
     all.extend(life::modules());
     all
 }
@@ -65,5 +66,6 @@ mod tests {
         // Selection: 4 key widths, and float keys of 4 and 8 bytes.
         assert_eq!(count("select.cu"), 6);
         assert_eq!(count("topk.cu"), 6);
+        assert_eq!(count("segmented_select.cu"), 6);
     }
 }
