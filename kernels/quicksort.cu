@@ -24,9 +24,10 @@
 //                 bucket: nothing (empty), finished (one key, or a single value: copied
 //                 home if it lies in the alternate buffer), a small or large segment
 //                 (sorted by one block), or a segment of the next level;
-//   qs_small, qs_large  one block a segment of up to SMALL_TILE or LARGE_TILE keys:
-//                 sorted in shared memory on the bits in which its keys can differ,
-//                 written home;
+//   qs_small, qs_large  (kernels/quicksort_small.cu, a module of its own so the two
+//                 compile side by side on the first call) one block a segment of up to
+//                 SMALL_TILE or LARGE_TILE keys: sorted in shared memory on the bits in
+//                 which its keys can differ, written home;
 //   qs_copy       finished segments brought home from the alternate buffer.
 //
 // Levels alternate between the keys and the alternate buffer; the host reads back
@@ -43,81 +44,10 @@
 // -DGP_BUCKET_TARGET, and the dynamic shared memory the host gives the sorting kernels
 // at most, -DGP_SMALL_SMEM_BYTES -DGP_SAMPLE_SMEM_BYTES; -DGP_COPY_CHUNK
 // (src/backend/cuda/quicksort.rs).
-#include "common/types.cuh"
-#include "common/radix_key.cuh"
+#include "quicksort_state.cuh"
 #include "common/block_radix_rank.cuh"
-#include "common/block_radix_sort.cuh"
 #include "common/block_scan.cuh"
 #include "common/tile_io.cuh"
-
-typedef gp::BitsOf<GP_KEY_BYTES>::type K;
-typedef gp::KeyOrder<K, GP_KEY_FLOAT> Order;
-#if GP_VALUE_BYTES > 0
-typedef gp::BitsOf<GP_VALUE_BYTES>::type V;
-constexpr bool HAS_VALUES = true;
-#else
-typedef u8 V;  // unused
-constexpr bool HAS_VALUES = false;
-#endif
-
-constexpr int BLOCK = GP_BLOCK_THREADS;
-constexpr int ITEMS = GP_ITEMS;
-constexpr u32 TILE = (u32)BLOCK * ITEMS;
-// Small segments are sorted by one block of one of two sizes: the smaller at higher
-// occupancy, the larger for those that overflow it.
-constexpr int SMALL_BLOCK = GP_SMALL_BLOCK_THREADS;
-constexpr int SMALL_ITEMS = GP_SMALL_ITEMS;
-constexpr u32 SMALL_TILE = (u32)SMALL_BLOCK * SMALL_ITEMS;
-constexpr int LARGE_BLOCK = GP_LARGE_BLOCK_THREADS;
-static_assert(LARGE_BLOCK > SMALL_BLOCK, "the large sort takes what overflows the small one");
-constexpr u32 LARGE_TILE = (u32)LARGE_BLOCK * SMALL_ITEMS;
-// A segment splits into about len / BUCKET_TARGET buckets (2 to 256), so its
-// children mostly fit the smaller sort.
-constexpr u32 BUCKET_TARGET = GP_BUCKET_TARGET;
-constexpr int SAMPLE_BLOCK = 512;
-constexpr int SAMPLE_ITEMS = 8;
-constexpr u32 SAMPLES = (u32)SAMPLE_BLOCK * SAMPLE_ITEMS;
-constexpr int BUCKETS = 256;
-constexpr u32 COPY_CHUNK = GP_COPY_CHUNK;
-constexpr int KEY_BITS = sizeof(K) * 8;
-constexpr K ALL_ONES = K(~K(0));
-static_assert(LARGE_TILE <= 65536, "small sorts carry 16-bit positions");
-static_assert(BLOCK >= BUCKETS && SAMPLE_BLOCK >= BUCKETS, "a thread per bucket");
-
-// How a segment splits. Its parent sets SAMPLE or VALUE; qs_splitters turns SAMPLE
-// into PLAIN or EQUAL.
-constexpr u32 KIND_SAMPLE = 0;  // splitters to be drawn from a sample
-constexpr u32 KIND_PLAIN = 1;   // B - 1 distinct splitters: bucket b holds (s[b-1], s[b]]
-constexpr u32 KIND_EQUAL = 2;   // m distinct splitters: bucket 2r holds (s[r-1], s[r]), 2r+1 keys equal to s[r]
-constexpr u32 KIND_VALUE = 3;   // bucket b holds keys lo + [b, b + 1) * 2^shift
-
-// A segment of a level, in the layout src/backend/cuda/quicksort.rs allocates.
-struct Segment {
-    usize start, len;
-    u64 lo, hi;             // every key of the segment lies in [lo, hi] (ordered patterns)
-    u32 tile_first, tiles;  // its tiles in the level's tile list
-    u32 kind;
-    u32 param;              // PLAIN: the buckets; EQUAL: the distinct splitters; VALUE: the shift
-};
-static_assert(sizeof(Segment) == 48, "the host's SEGMENT_BYTES");
-
-// A stretch of keys for one block: a small segment to sort or a chunk to copy home.
-struct Span {
-    usize start;
-    u32 len;
-    u32 bits;  // small segments: the bits of hi - lo (the sort orders keys by k - lo)
-    u64 lo;    // small segments: their lowest possible (ordered) key
-    u64 unused;
-};
-static_assert(sizeof(Span) == 32, "the host's SPAN_BYTES");
-
-// What a level leaves for the host to read back (to size the next launches).
-struct LevelCounts {
-    u32 next_segments, next_tiles, small, large, copies, unused[3];
-};
-static_assert(sizeof(LevelCounts) == 32, "the host's LEVEL_BYTES");
-
-__device__ __forceinline__ int bit_length(u64 x) { return x == 0 ? 0 : 64 - __clzll((long long)x); }
 
 // The in-order (sorted) position of node i (1 ..= 255) of a complete search tree of
 // depth 8 in breadth-first ("Eytzinger") layout.
@@ -460,80 +390,8 @@ qs_children(const Segment *segs, const K *splitters, const u32 *starts, Segment 
 }
 
 // ----------------------------------------------------------------------------------
-// Small segments and copies home
+// Copies home
 // ----------------------------------------------------------------------------------
-
-template <int SORT_BLOCK>
-struct SpanSort {
-    typedef gp::BlockRadixSort<K, SORT_BLOCK, SMALL_ITEMS, 8, u16> Sort;
-    static constexpr u32 TILE = (u32)SORT_BLOCK * SMALL_ITEMS;
-    union Storage {
-        typename Sort::Storage sort;
-        K keys[TILE];
-        V values[HAS_VALUES ? TILE : 1];
-    };
-
-    // Puts dst[i] = src[from[i]] for the span's elements, through shared memory, so
-    // dst may be src.
-    template <class T>
-    __device__ __forceinline__ static void permute(const T *src, T *dst, const u16 (&from)[SMALL_ITEMS], u32 len,
-                                                   T *staging) {
-#pragma unroll
-        for (int k = 0; k < SMALL_ITEMS; ++k) {
-            const u32 i = k * SORT_BLOCK + threadIdx.x;
-            if (i < len) staging[i] = src[i];
-        }
-        __syncthreads();
-#pragma unroll
-        for (int k = 0; k < SMALL_ITEMS; ++k) {
-            const u32 i = k * SORT_BLOCK + threadIdx.x;
-            if (i < len) dst[i] = staging[from[k]];
-        }
-        __syncthreads();
-    }
-
-    // Sorts the span of src (ordered by `order`) into the same span of dst.
-    __device__ __forceinline__ static void run(const K *src, K *dst, const V *vsrc, V *vdst, const Span span,
-                                               const Order &order, Storage &s) {
-        K keys[SMALL_ITEMS];
-        u16 position[SMALL_ITEMS];
-#pragma unroll
-        for (int j = 0; j < SMALL_ITEMS; ++j) {
-            const u32 e = Sort::element(j);
-            keys[j] = e < span.len ? K(order.ordered(src[span.start + e]) - K(span.lo)) : K(0);
-            position[j] = u16(e);
-        }
-        Sort::sort(keys, position, span.len, s.sort, int(span.bits));
-        // Keys move unchanged (NaN payloads survive): each sorted place takes the key
-        // from the position the sort carried there.
-        u16 from[SMALL_ITEMS];
-#pragma unroll
-        for (int k = 0; k < SMALL_ITEMS; ++k) {
-            const u32 i = k * SORT_BLOCK + threadIdx.x;
-            from[k] = i < span.len ? s.sort.payload[i] : u16(0);
-        }
-        __syncthreads();
-        permute(src + span.start, dst + span.start, from, span.len, s.keys);
-        if constexpr (HAS_VALUES) permute(vsrc + span.start, vdst + span.start, from, span.len, s.values);
-    }
-};
-static_assert(sizeof(typename SpanSort<LARGE_BLOCK>::Storage) <= GP_SMALL_SMEM_BYTES, "the host's small-sort shared memory");
-
-extern "C" __global__ void __launch_bounds__(SMALL_BLOCK, GP_SMALL_MIN_BLOCKS)
-qs_small(const K *src, K *dst, const V *vsrc, V *vdst, const Span *spans, const u32 *count, u32 key_order) {
-    if (blockIdx.x >= *count) return;
-    extern __shared__ __align__(16) unsigned char dynamic_smem[];
-    typedef SpanSort<SMALL_BLOCK> S;
-    S::run(src, dst, vsrc, vdst, spans[blockIdx.x], Order(key_order), *reinterpret_cast<typename S::Storage *>(dynamic_smem));
-}
-
-extern "C" __global__ void __launch_bounds__(LARGE_BLOCK, GP_LARGE_MIN_BLOCKS)
-qs_large(const K *src, K *dst, const V *vsrc, V *vdst, const Span *spans, const u32 *count, u32 key_order) {
-    if (blockIdx.x >= *count) return;
-    extern __shared__ __align__(16) unsigned char dynamic_smem[];
-    typedef SpanSort<LARGE_BLOCK> S;
-    S::run(src, dst, vsrc, vdst, spans[blockIdx.x], Order(key_order), *reinterpret_cast<typename S::Storage *>(dynamic_smem));
-}
 
 extern "C" __global__ void __launch_bounds__(256)
 qs_copy(K *keys, const K *alt, V *values, const V *alt_values, const Span *spans, const u32 *count) {

@@ -16,7 +16,8 @@ use super::memory::DeviceMemory;
 use super::modules::Module;
 use super::radix_sort::key_order;
 use super::scan::scan_locked;
-use super::sources;
+use super::precompile;
+use super::sources::{self, Source};
 use super::tuning::knob;
 use crate::dtype::{DType, Op, Order, ScanMode};
 use crate::error::{internal, unsupported, Result};
@@ -88,12 +89,13 @@ fn block_sort_bytes(block: u32, items: u32, key_bytes: usize, value_bytes: usize
     round_up(sort.max(tile * value_bytes)) as u32
 }
 
-/// The module for keys of `key_bytes` (floats or integers) and values of
-/// `value_bytes` (0: none).
-pub fn module(key_bytes: usize, value_bytes: usize, float_keys: bool) -> ModuleSpec {
+/// The module of `source` (kernels/quicksort.cu, the partition, or
+/// kernels/quicksort_small.cu, the block sorts) for keys of `key_bytes` (floats or
+/// integers) and values of `value_bytes` (0: none); both take the same options.
+pub fn module(source: Source, key_bytes: usize, value_bytes: usize, float_keys: bool) -> ModuleSpec {
     let p = policy(key_bytes, value_bytes);
     ModuleSpec {
-        source: sources::QUICKSORT,
+        source,
         options: vec![
             format!("-DGP_KEY_BYTES={key_bytes}"),
             format!("-DGP_VALUE_BYTES={value_bytes}"),
@@ -119,18 +121,23 @@ fn variant(key_bytes: usize, value_bytes: usize, float_keys: bool) -> u32 {
     (key_bytes * 16 + value_bytes) as u32 | (float_keys as u32) << 8
 }
 
-/// Every module of the quicksort, for gpuprims_context_precompile (modules.rs): the
-/// same (key width, value width, float keys) set as the radix sort's.
+/// Every module of the quicksort, for gpuprims_context_precompile (modules.rs): both
+/// sources for the same (key width, value width, float keys) set as the radix sort's.
 pub fn modules() -> Vec<Module> {
     let floats = |k: usize| if k >= 4 { vec![false, true] } else { vec![false] };
-    [1, 2, 4, 8]
+    let widths: Vec<(usize, usize, bool)> = [1, 2, 4, 8]
         .into_iter()
         .flat_map(|k| [0, 1, 2, 4, 8].into_iter().flat_map(move |v| floats(k).into_iter().map(move |f| (k, v, f))))
-        .map(|(k, v, f)| Module {
-            source: sources::QUICKSORT,
-            variant: variant(k, v, f),
-            spec: module(k, v, f),
-            label: format!("keys {k}B{} values {v}B", if f { " float" } else { "" }),
+        .collect();
+    [sources::QUICKSORT, sources::QUICKSORT_SMALL]
+        .into_iter()
+        .flat_map(|source| {
+            widths.iter().map(move |&(k, v, f)| Module {
+                source,
+                variant: variant(k, v, f),
+                spec: module(source, k, v, f),
+                label: format!("keys {k}B{} values {v}B", if f { " float" } else { "" }),
+            })
         })
         .collect()
 }
@@ -180,7 +187,19 @@ pub fn sort(
     let (tile, large_tile) = (p.tile(), p.large_tile());
     let max_levels = level_bound(len, key_bytes);
     let v = variant(key_bytes, value_bytes, float_keys);
-    let load = |kernel| shared.loader.function(sources::QUICKSORT, v, kernel, || module(key_bytes, value_bytes, float_keys));
+    // On the first call the two modules compile side by side.
+    precompile::compile_unloaded(
+        shared,
+        &[
+            (sources::QUICKSORT, v, &|| module(sources::QUICKSORT, key_bytes, value_bytes, float_keys)),
+            (sources::QUICKSORT_SMALL, v, &|| module(sources::QUICKSORT_SMALL, key_bytes, value_bytes, float_keys)),
+        ],
+    )?;
+    let load_from = |source: Source, kernel| {
+        shared.loader.function(source, v, kernel, || module(source, key_bytes, value_bytes, float_keys))
+    };
+    let load = |kernel| load_from(sources::QUICKSORT, kernel);
+    let load_sort = |kernel| load_from(sources::QUICKSORT_SMALL, kernel);
     let small_bytes = block_sort_bytes(p.small_block, p.small_items, key_bytes, value_bytes);
     let large_bytes = block_sort_bytes(p.large_block, p.small_items, key_bytes, value_bytes);
     let sample_bytes = block_sort_bytes(SAMPLE_BLOCK, SAMPLE_ITEMS as u32, key_bytes, 0);
@@ -189,7 +208,7 @@ pub fn sort(
 
     let mut state = shared.lock()?;
     let stream = state.stream;
-    let (init, large_sort) = (load("qs_init")?, load("qs_large")?);
+    let (init, large_sort) = (load("qs_init")?, load_sort("qs_large")?);
 
     // Scratch for the whole sort: alternate keys and values, two levels' segments
     // (every segment of a level holds more than a large tile), the tiles' owners, the
@@ -275,7 +294,7 @@ pub fn sort(
         load("qs_count")?,
         load("qs_scatter")?,
         load("qs_children")?,
-        load("qs_small")?,
+        load_sort("qs_small")?,
         load("qs_copy")?,
     );
     let (mut segs, mut next_segs) = (segs_a, segs_b);

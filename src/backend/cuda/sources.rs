@@ -22,6 +22,7 @@ pub const HEADERS: &[(&str, &str)] = &[
     ("common/ordered_compact.cuh", include_str!("../../../kernels/common/ordered_compact.cuh")),
     ("common/block_radix_sort.cuh", include_str!("../../../kernels/common/block_radix_sort.cuh")),
     ("select_state.cuh", include_str!("../../../kernels/select_state.cuh")),
+    ("quicksort_state.cuh", include_str!("../../../kernels/quicksort_state.cuh")),
 ];
 
 /// One device algorithm's source file.
@@ -35,6 +36,8 @@ pub const REDUCE: Source = Source { name: "reduce.cu", text: include_str!("../..
 pub const SCAN: Source = Source { name: "scan.cu", text: include_str!("../../../kernels/scan.cu") };
 pub const RADIX_SORT: Source = Source { name: "radix_sort.cu", text: include_str!("../../../kernels/radix_sort.cu") };
 pub const QUICKSORT: Source = Source { name: "quicksort.cu", text: include_str!("../../../kernels/quicksort.cu") };
+pub const QUICKSORT_SMALL: Source =
+    Source { name: "quicksort_small.cu", text: include_str!("../../../kernels/quicksort_small.cu") };
 pub const SELECT: Source = Source { name: "select.cu", text: include_str!("../../../kernels/select.cu") };
 pub const TOPK: Source = Source { name: "topk.cu", text: include_str!("../../../kernels/topk.cu") };
 pub const SEGMENTED_SELECT: Source =
