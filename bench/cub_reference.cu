@@ -5,8 +5,10 @@
 // storage allocated once outside the timed region. The difference: the work
 // runs on the caller's stream (the one the tour hands to gpuprims too), and on
 // the caller's device data (gpuprims' own buffers).
+#include <cub/block/block_radix_sort.cuh>
 #include <cub/device/device_merge_sort.cuh>
 #include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_segmented_sort.cuh>
 #include <cub/device/device_reduce.cuh>
 #include <cub/device/device_scan.cuh>
 #include <cub/version.cuh>
@@ -448,6 +450,83 @@ double cubref_merge_sort_ms(uint32_t key_dtype, uint32_t value_dtype, uint32_t o
     if (desc) return merge_sort_t<K, V, Greater>(d_keys_in, d_keys_out, d_values_in, d_values_out, n, warmup, reps, s);
     return merge_sort_t<K, V, Less>(d_keys_in, d_keys_out, d_values_in, d_values_out, n, warmup, reps, s);
   });
+}
+
+}  // extern "C"
+
+namespace {
+
+// Each row sorted by one block in registers, its lower median written: the anchors'
+// row_median_radix (shared/anchors/cub_anchors.cu), for any key type. Rows hold at most
+// THREADS * ITEMS keys; the missing ones are the largest key, so they sort last.
+template <class T> __device__ __forceinline__ T largest_key();
+template <> __device__ __forceinline__ uint16_t largest_key<uint16_t>() { return 0xFFFF; }
+template <> __device__ __forceinline__ float largest_key<float>() { return __int_as_float(0x7f800000); }
+
+template <class T, int THREADS, int ITEMS>
+__global__ void row_median_block_sort(const T *data, const uint32_t *offsets, T *out) {
+  using Sort = cub::BlockRadixSort<T, THREADS, ITEMS>;
+  __shared__ typename Sort::TempStorage tmp;
+  const uint32_t row = blockIdx.x, beg = offsets[row], len = offsets[row + 1] - beg;
+  T keys[ITEMS];
+  for (int i = 0; i < ITEMS; ++i) {
+    const uint32_t idx = threadIdx.x * ITEMS + i;
+    keys[i] = idx < len ? data[beg + idx] : largest_key<T>();
+  }
+  Sort(tmp).Sort(keys);
+  const uint32_t m = (len - 1) / 2;
+  for (int i = 0; i < ITEMS; ++i)
+    if (threadIdx.x * ITEMS + i == m) out[row] = keys[i];
+}
+
+template <class T, int THREADS, int ITEMS>
+double row_median_t(const void *d_values, const void *d_offsets, size_t nrows, void *d_out, int warmup, int reps,
+                    cudaStream_t s) {
+  auto call = [&](void *temp, size_t &bytes) -> cudaError_t {
+    if (!temp) {
+      bytes = 0;
+      return cudaSuccess;
+    }
+    row_median_block_sort<T, THREADS, ITEMS>
+        <<<(unsigned)nrows, THREADS, 0, s>>>((const T *)d_values, (const uint32_t *)d_offsets, (T *)d_out);
+    return cudaGetLastError();
+  };
+  return time_cub(call, warmup, reps, s, [](auto &) { return true; });
+}
+
+template <class T>
+double segmented_sort_t(const void *d_values, void *d_sorted, size_t n, const void *d_offsets, size_t nrows,
+                        int warmup, int reps, cudaStream_t s) {
+  const uint32_t *offsets = (const uint32_t *)d_offsets;
+  auto call = [&](void *temp, size_t &bytes) {
+    return cub::DeviceSegmentedSort::SortKeys(temp, bytes, (const T *)d_values, (T *)d_sorted, (int64_t)n,
+                                              (int64_t)nrows, offsets, offsets + 1, s);
+  };
+  return time_cub(call, warmup, reps, s, [](auto &) { return true; });
+}
+
+}  // namespace
+
+extern "C" {
+
+double cubref_row_median_block_sort_ms(uint32_t dtype, const void *d_values, const void *d_offsets, size_t nrows,
+                                       size_t max_row, void *d_out, int warmup, int reps, void *stream) {
+  cudaStream_t s = (cudaStream_t)stream;
+  if (dtype == GPUPRIMS_DTYPE_U16 && max_row <= 128)
+    return row_median_t<uint16_t, 128, 1>(d_values, d_offsets, nrows, d_out, warmup, reps, s);
+  if (dtype == GPUPRIMS_DTYPE_F32 && max_row <= 5120)
+    return row_median_t<float, 512, 10>(d_values, d_offsets, nrows, d_out, warmup, reps, s);
+  return unsupported("row median by BlockRadixSort (dtype, or rows that long)", dtype, 0);
+}
+
+double cubref_segmented_sort_ms(uint32_t dtype, const void *d_values, void *d_sorted, size_t n, const void *d_offsets,
+                                size_t nrows, int warmup, int reps, void *stream) {
+  cudaStream_t s = (cudaStream_t)stream;
+  switch (dtype) {
+    case GPUPRIMS_DTYPE_U16: return segmented_sort_t<uint16_t>(d_values, d_sorted, n, d_offsets, nrows, warmup, reps, s);
+    case GPUPRIMS_DTYPE_F32: return segmented_sort_t<float>(d_values, d_sorted, n, d_offsets, nrows, warmup, reps, s);
+    default: return unsupported("segmented sort", dtype, 0);
+  }
 }
 
 }  // extern "C"

@@ -101,6 +101,19 @@ double cubref_merge_sort_ms(uint32_t key_dtype, uint32_t value_dtype, uint32_t o
                             void *d_keys_out, const void *d_values_in, void *d_values_out, size_t n, int warmup,
                             int reps, void *stream);
 
+/* The lower median of each of nrows rows (offsets: nrows + 1 u32 entries) into d_out,
+ * each row sorted by one block with cub::BlockRadixSort (the anchors' row_median_radix):
+ * u16 rows of at most 128 keys (128 threads x 1) or f32 rows of at most 5120 (512 x 10),
+ * longest row max_row. Timing as cubref_reduce_ms. -2: not wired. */
+double cubref_row_median_block_sort_ms(uint32_t dtype, const void *d_values, const void *d_offsets, size_t nrows,
+                                       size_t max_row, void *d_out, int warmup, int reps, void *stream);
+
+/* cub::DeviceSegmentedSort::SortKeys of the nrows rows (offsets: nrows + 1 u32 entries)
+ * of n u16 or f32 keys from d_values into d_sorted (n elements; what lies outside the
+ * rows is left as it was). Timing as cubref_reduce_ms. -2: not wired. */
+double cubref_segmented_sort_ms(uint32_t dtype, const void *d_values, void *d_sorted, size_t n, const void *d_offsets,
+                                size_t nrows, int warmup, int reps, void *stream);
+
 #ifdef __cplusplus
 }
 #endif

@@ -53,3 +53,15 @@ double cubref_merge_sort_ms(uint32_t key_dtype, uint32_t value_dtype, uint32_t o
   return cubref_radix_sort_ms(key_dtype, value_dtype, order, d_keys_in, d_keys_out, d_values_in, d_values_out, n,
                               warmup, reps, stream);
 }
+double cubref_row_median_block_sort_ms(uint32_t dtype, const void *d_values, const void *d_offsets, size_t nrows,
+                                       size_t max_row, void *d_out, int warmup, int reps, void *stream) {
+  (void)dtype; (void)d_values; (void)d_offsets; (void)nrows; (void)max_row; (void)d_out; (void)warmup; (void)reps;
+  (void)stream;
+  return -2.0;
+}
+double cubref_segmented_sort_ms(uint32_t dtype, const void *d_values, void *d_sorted, size_t n, const void *d_offsets,
+                                size_t nrows, int warmup, int reps, void *stream) {
+  (void)dtype; (void)d_values; (void)d_sorted; (void)n; (void)d_offsets; (void)nrows; (void)warmup; (void)reps;
+  (void)stream;
+  return -2.0;
+}

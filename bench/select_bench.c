@@ -43,33 +43,6 @@ static void print_row(const select_row *r) {
   fflush(stdout);
 }
 
-/* The median of `reps` timed calls of `call` (after 2 untimed ones); < 0 on failure. */
-typedef gpuprims_status (*select_call)(void *arg);
-static double time_call(bench_timer *timer, int reps, select_call call, void *arg, const char *what) {
-  double *ms = (double *)malloc(sizeof(double) * (size_t)reps), m;
-  int i;
-  if (!ms) return -1.0;
-  for (i = -2; i < reps; ++i) {
-    gpuprims_status s;
-    double t;
-    bench_timer_start(timer);
-    s = call(arg);
-    t = bench_timer_stop_ms(timer);
-    if (s != GPUPRIMS_STATUS_OK || t < 0) {
-      char err[256];
-      gpuprims_last_error(err, sizeof err);
-      printf("  ! %s: %s (%s)\n", what, gpuprims_status_name(s), err);
-      free(ms);
-      return -1.0;
-    }
-    if (i >= 0) ms[i] = t;
-  }
-  qsort(ms, (size_t)reps, sizeof(double), bench_cmp_double);
-  m = ms[reps / 2];
-  free(ms);
-  return m;
-}
-
 typedef struct {
   gpuprims_context *ctx;
   gpuprims_buffer *in, *values, *indices;
@@ -148,7 +121,7 @@ static int kth_row(gpuprims_context *ctx, bench_timer *timer, void *stream, gpup
     free(h);
     return 1;
   }
-  r->ms = time_call(timer, reps, call_kth, &a, "gpuprims_select_kth");
+  r->ms = bench_time_call(timer, reps, call_kth, &a, "gpuprims_select_kth");
   r->cub_ms = cub_sort(a.in, t, GPUPRIMS_ORDER_ASCENDING, n, reps, stream, (size_t)a.k, 1, &want);
   memset(a.value, 0xA5, sizeof a.value);
   if (r->ms >= 0 && call_kth(&a) == GPUPRIMS_STATUS_OK && r->cub_ms >= 0) {
@@ -181,7 +154,7 @@ static int topk_row(gpuprims_context *ctx, bench_timer *timer, void *stream, siz
       (with_indices && gpuprims_buffer_create(ctx, GPUPRIMS_DTYPE_U64, k, &a.indices) != GPUPRIMS_STATUS_OK))
     failed = 1;
   if (!failed) {
-    r->ms = time_call(timer, reps, call_topk, &a, "gpuprims_topk");
+    r->ms = bench_time_call(timer, reps, call_topk, &a, "gpuprims_topk");
     r->cub_ms = cub_sort(a.in, GPUPRIMS_DTYPE_F32, GPUPRIMS_ORDER_DESCENDING, n, reps, stream, 0, k, want);
     if (r->ms < 0) failed = 1;
   }

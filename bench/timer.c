@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_util.h"
 #include "cub_reference.h"
 
 struct bench_timer {
@@ -101,4 +102,29 @@ double bench_timer_stop_ms(bench_timer *t) {
   }
   if (gpuprims_context_synchronize(t->ctx) != GPUPRIMS_STATUS_OK) return -1.0;
   return bench_wall_ms() - t->wall_start;
+}
+
+double bench_time_call(bench_timer *timer, int reps, bench_call call, void *arg, const char *what) {
+  double *ms = (double *)malloc(sizeof(double) * (size_t)reps), m;
+  int i;
+  if (!ms) return -1.0;
+  for (i = -2; i < reps; ++i) {
+    gpuprims_status s;
+    double t;
+    bench_timer_start(timer);
+    s = call(arg);
+    t = bench_timer_stop_ms(timer);
+    if (s != GPUPRIMS_STATUS_OK || t < 0) {
+      char err[256];
+      gpuprims_last_error(err, sizeof err);
+      printf("  ! %s: %s (%s)\n", what, gpuprims_status_name(s), err);
+      free(ms);
+      return -1.0;
+    }
+    if (i >= 0) ms[i] = t;
+  }
+  qsort(ms, (size_t)reps, sizeof(double), bench_cmp_double);
+  m = ms[reps / 2];
+  free(ms);
+  return m;
 }

@@ -44,4 +44,10 @@ double bench_timer_stop_ms(bench_timer *t);
 /* Wall-clock milliseconds since an arbitrary fixed point (CLOCK_MONOTONIC). */
 double bench_wall_ms(void);
 
+/* The median of `reps` timed calls of call(arg) (after 2 untimed ones), each between
+ * bench_timer_start and bench_timer_stop_ms; < 0 when a call fails (its status and the
+ * library's message are printed, naming `what`). */
+typedef gpuprims_status (*bench_call)(void *arg);
+double bench_time_call(bench_timer *timer, int reps, bench_call call, void *arg, const char *what);
+
 #endif /* GPUPRIMS_BENCH_TIMER_H */

@@ -81,6 +81,7 @@
 
 #include "cub_reference.h"
 #include "gpuprims.h"
+#include "segmented_select_bench.h"
 #include "select_bench.h"
 #include "bench_util.h"
 #include "life_bench.h"
@@ -253,6 +254,7 @@ static void usage(FILE *f) {
           "                 \"keys u32\" (both sorts))\n"
           "  --no-cub       skip the CUB reference even when built with it\n"
           "  Life rows (life_bench.c) run in the full tour (no --sizes) or when --only contains \"life\"\n"
+          "  Segmented-select rows (segmented_select_bench.c) have their own sizes; --only \"segsel\" runs them alone\n"
           "  --precompile   call gpuprims_context_precompile before the rows and print its wall time\n"
           "                 (\"precompile ms: X\"); the rows' first calls then compile nothing\n"
           "  --ref-max N    sort rows of more than N elements (number or 2^K; default 2^28) are not sorted\n"
@@ -1475,6 +1477,7 @@ int main(int argc, char **argv) {
   }
 
   failures += select_tour(b.ctx, b.timer, b.cub_stream, opt.only, opt.reps, opt.sizes, opt.nsizes);
+  failures += segmented_select_tour(b.ctx, b.timer, b.cub_stream, opt.only, opt.reps);
   if (opt.life) failures += life_tour(b.ctx, b.ref, b.timer, opt.only, opt.reps);
 
   /* Each row's first call (at its first size): the kernel compiles it needed
@@ -1561,6 +1564,7 @@ int main(int argc, char **argv) {
            "against CUB\n",
            opt.ref_max);
   select_summary();
+  segmented_select_summary();
   if (opt.life) life_summary();
   printf("first-calls total ms: %.3f (sum over the %zu rows, at each size, of the first call, %s)\n", first_total,
          nrows_run, b.on_cuda ? "kernel compiles included" : "host backend: nothing to compile");

@@ -1,7 +1,7 @@
 // test_hpp: the C++ wrapper gpuprims.hpp on the default backend (GPUPRIMS_BACKEND may
 // choose it), checked against plain loops: context, buffer<T> for several element types
 // (dtype from T, move-only), reduce, reduce into a buffer, scan (in place and out of
-// place), radix sort of keys and of pairs, select_kth and topk, a life_grid, precompile,
+// place), radix sort of keys and of pairs, select_kth, topk and segmented_select, a life_grid, precompile,
 // and failures as gpuprims::error carrying the status and the library's message.
 #include <gpuprims.hpp>
 
@@ -164,6 +164,27 @@ static void check_type(gp::context &ctx, std::mt19937_64 &rng, std::size_t n) {
     if (i > 0 && top_values[i] == top_values[i - 1])
       CHECK(top_at[i] > top_at[i - 1], "topk ties lowest index first, dtype %u", (unsigned)d);
   }
+
+  // Segmented select: rows [1, 1 + n/3) and [1 + n/3, n), medians and ranks 0 / last.
+  if (n >= 6) {
+    const std::vector<std::uint32_t> offs = {1, static_cast<std::uint32_t>(1 + n / 3), static_cast<std::uint32_t>(n)};
+    auto offsets = gp::buffer<std::uint32_t>::from_host(ctx, offs);
+    gp::buffer<T> row_out(ctx, 2);
+    std::vector<std::vector<T>> rows(2);
+    for (std::size_t r = 0; r < 2; ++r) {
+      rows[r].assign(data.begin() + offs[r], data.begin() + offs[r + 1]);
+      std::sort(rows[r].begin(), rows[r].end());
+    }
+    gp::segmented_select(ctx, buf, offsets, row_out);
+    std::vector<T> medians = row_out.to_host();
+    for (std::size_t r = 0; r < 2; ++r)
+      CHECK(medians[r] == rows[r][(rows[r].size() - 1) / 2], "segmented_select median of row %zu, dtype %u", r, (unsigned)d);
+    const std::vector<std::uint64_t> ranks = {0, rows[1].size() - 1};
+    auto ks = gp::buffer<std::uint64_t>::from_host(ctx, ranks);
+    gp::segmented_select(ctx, buf, offsets, ks, row_out);
+    std::vector<T> picked = row_out.to_host();
+    CHECK(picked[0] == rows[0][0] && picked[1] == rows[1].back(), "segmented_select ranks 0 and last, dtype %u", (unsigned)d);
+  }
 }
 
 // Life through gp::life_grid: a blinker on a torus, RLE in and out, rule errors.
@@ -202,6 +223,10 @@ static void check_errors(gp::context &ctx) {
                [&] { gp::context bad(static_cast<gp::backend>(99)); });
   expect_error("a negative device", GPUPRIMS_STATUS_INVALID_ARGUMENT, "device",
                [&] { gp::context bad(gp::backend::host, -1); });
+  auto offsets = gp::buffer<std::uint64_t>::from_host(ctx, std::vector<std::uint64_t>{0, 2, 2, 5});
+  gp::buffer<int32_t> row_out(ctx, 3);
+  expect_error("segmented_select with an empty row", GPUPRIMS_STATUS_INVALID_ARGUMENT, "row 1:",
+               [&] { gp::segmented_select(ctx, in, offsets, row_out); });
 
   // Moved-from handles are empty: using them throws, destroying them is harmless.
   gp::buffer<int32_t> moved = std::move(in);

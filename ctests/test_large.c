@@ -8,11 +8,12 @@
  *
  * Radix sort: a u8 buffer of 2^31 + 1000 keys (a closed-form pattern whose histogram is
  * counted while writing, the smallest key planted last and past 2^31, the largest first)
- * sorted ascending, keys only, then the same buffer descending; each verified by reading
- * back in chunks: nondecreasing (nonincreasing) and the per-value counts equal to the
- * input's. The sort needs one more buffer of the keys' size as temporary device memory:
- * OUT_OF_MEMORY from it is a skip (exit 77) when nothing failed before. On the host
- * backend the sort needs about 18 bytes per key more (some 40 GB).
+ * sorted ascending, keys only, then the same buffer descending, then the quicksort the
+ * same two ways; each verified by reading back in chunks: nondecreasing (nonincreasing)
+ * and the per-value counts equal to the input's. The radix sort needs one more buffer of
+ * the keys' size as temporary device memory, the quicksort that and a byte a key:
+ * OUT_OF_MEMORY from them is a skip (exit 77) when nothing failed before. On the host
+ * backend the radix sort needs about 18 bytes per key more (some 40 GB).
  *
  * Selection: a u16 buffer of 2^31 + 1000 keys (odd values from a closed form, two zeros
  * planted past 2^31): select_kth of ranks 0, the median and n - 1 against a histogram
@@ -214,7 +215,7 @@ static void fill_sort8(uint8_t *chunk, size_t off, size_t cnt) {
 
 /* Reads b back in chunks: ordered (nondecreasing ascending, nonincreasing descending) and
  * the per-value counts equal to want[]. */
-static void verify_sorted8(gpuprims_buffer *b, gpuprims_order o, const size_t *want, uint8_t *chunk) {
+static void verify_sorted8(gpuprims_buffer *b, const char *sort, gpuprims_order o, const size_t *want, uint8_t *chunk) {
   size_t got[256], off, i, bad = 0, first_bad = 0;
   int desc = o == GPUPRIMS_ORDER_DESCENDING, v, first_v = -1;
   uint8_t prev = desc ? 255 : 0;
@@ -229,12 +230,12 @@ static void verify_sorted8(gpuprims_buffer *b, gpuprims_order o, const size_t *w
       got[x]++;
     }
   }
-  TU_CHECKF(bad == 0, "u8 radix sort %s of %zu keys: %zu keys out of order, the first at index %zu",
+  TU_CHECKF(bad == 0, "u8 %s %s of %zu keys: %zu keys out of order, the first at index %zu", sort,
             desc ? "descending" : "ascending", (size_t)NS, bad, first_bad);
   for (v = 0; v < 256; v++)
     if (got[v] != want[v] && first_v < 0) first_v = v;
-  TU_CHECKF(first_v < 0, "u8 radix sort %s of %zu keys: the counts differ from the input's, first for key %d (%zu, expected %zu)",
-            desc ? "descending" : "ascending", (size_t)NS, first_v, first_v < 0 ? (size_t)0 : got[first_v],
+  TU_CHECKF(first_v < 0, "u8 %s %s of %zu keys: the counts differ from the input's, first for key %d (%zu, expected %zu)",
+            sort, desc ? "descending" : "ascending", (size_t)NS, first_v, first_v < 0 ? (size_t)0 : got[first_v],
             first_v < 0 ? (size_t)0 : want[first_v]);
 }
 
@@ -257,25 +258,27 @@ static int large_sort_u8(gpuprims_context *ctx, gpuprims_buffer *b) {
   }
   printf("test_large: u8 sort keys n=%zu written (%.1f s)\n", (size_t)NS, seconds() - t0);
 
-  /* ascending, then the same buffer descending */
-  for (step = 0; step < 2; step++) {
-    gpuprims_order o = step == 0 ? GPUPRIMS_ORDER_ASCENDING : GPUPRIMS_ORDER_DESCENDING;
-    const char *on = step == 0 ? "ascending" : "descending";
-    s = gpuprims_radix_sort(ctx, b, NULL, o);
+  /* the radix sort ascending, then the same buffer descending; then the quicksort the
+   * same two ways (from sorted input, then from the opposite order) */
+  for (step = 0; step < 4; step++) {
+    gpuprims_order o = step % 2 == 0 ? GPUPRIMS_ORDER_ASCENDING : GPUPRIMS_ORDER_DESCENDING;
+    const char *on = step % 2 == 0 ? "ascending" : "descending";
+    const char *sort = step < 2 ? "radix sort" : "quicksort";
+    s = step < 2 ? gpuprims_radix_sort(ctx, b, NULL, o) : gpuprims_quicksort(ctx, b, NULL, o);
     if (s == GPUPRIMS_STATUS_OK) s = gpuprims_context_synchronize(ctx);
     if (s == GPUPRIMS_STATUS_OUT_OF_MEMORY) {
       char err[1024];
       tu_last_error_text(err, sizeof err);
-      printf("test_large: u8 radix sort %s: OUT_OF_MEMORY (%s)\n", on, err);
+      printf("test_large: u8 %s %s: OUT_OF_MEMORY (%s)\n", sort, on, err);
       ran = 0;
       break;
     }
-    if (!TU_CHECKF(s == GPUPRIMS_STATUS_OK, "u8 radix sort %s of %zu keys: status %s", on, (size_t)NS,
+    if (!TU_CHECKF(s == GPUPRIMS_STATUS_OK, "u8 %s %s of %zu keys: status %s", sort, on, (size_t)NS,
                    tu_status_name(s)))
       break;
-    printf("test_large: u8 sorted %s (%.1f s)\n", on, seconds() - t0);
-    verify_sorted8(b, o, want, chunk);
-    printf("test_large: u8 sort %s verified (%.1f s)\n", on, seconds() - t0);
+    printf("test_large: u8 %s %s (%.1f s)\n", sort, on, seconds() - t0);
+    verify_sorted8(b, sort, o, want, chunk);
+    printf("test_large: u8 %s %s verified (%.1f s)\n", sort, on, seconds() - t0);
   }
   free(chunk);
   return ran;

@@ -591,6 +591,31 @@ gpuprims_status gpuprims_topk(gpuprims_context *ctx,
                               gpuprims_buffer *out_indices);
 
 /*
+ For each row of `values`, the element of a given rank within the row: row r is
+ values[offsets[r] .. offsets[r + 1]), its rank ks[r] (0-based, ascending, in the
+ library's total order: -inf < … < -0.0 < +0.0 < … < +inf < NaN, every NaN one value;
+ a NaN result is the canonical quiet NaN on CUDA), or its lower median
+ (rowlen - 1) / 2 when `ks` is NULL; the result goes to out[r].
+
+ `offsets` holds nrows + 1 U32 or U64 entries (else TYPE_MISMATCH; no entry at all:
+ SIZE_MISMATCH); `ks` nrows U32 or U64 entries, `out` nrows elements of values' dtype
+ (else TYPE_MISMATCH or SIZE_MISMATCH); `out` must not share memory with the others
+ (INVALID_ARGUMENT). Rows lie one after another (offsets never decrease) but need not
+ cover the buffer: the first may start past 0 and the last end before values' length.
+ A bad row (offsets decreasing, ending past values, an empty row, a rank past its
+ row) is INVALID_ARGUMENT naming the first such row ("row 12: ..."), with `out`
+ untouched. On CUDA the rows are checked on the device while they
+ are sorted by length, and the call waits for that check (not for the selection,
+ which runs on in stream order); at most 2^31 - 1 rows there (more: UNSUPPORTED).
+ No rows (offsets of one entry): nothing to do.
+ */
+gpuprims_status gpuprims_segmented_select(gpuprims_context *ctx,
+                                          const gpuprims_buffer *values,
+                                          const gpuprims_buffer *offsets,
+                                          const gpuprims_buffer *ks,
+                                          gpuprims_buffer *out);
+
+/*
  Sorts `keys` in place, ascending or descending, with a stable least-significant-digit
  radix sort; `values` (NULL, or a buffer of any dtype with keys' length) are moved
  with their keys. Floats follow -inf < … < -0.0 < +0.0 < … < +inf < NaN (NaN last

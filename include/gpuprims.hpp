@@ -303,6 +303,21 @@ void topk(context &ctx, const buffer<T> &in, order ord, buffer<T> &values, buffe
       gpuprims_topk(ctx.get(), in.get(), values.size(), static_cast<gpuprims_order>(ord), values.get(), indices.get()));
 }
 
+/* For each row r of values, [offsets[r], offsets[r + 1]), its lower median into out[r]
+ * (out holds offsets.size() - 1 elements). O is std::uint32_t or std::uint64_t. */
+template <class T, class O>
+void segmented_select(context &ctx, const buffer<T> &values, const buffer<O> &offsets, buffer<T> &out) {
+  detail::check(gpuprims_segmented_select(ctx.get(), values.get(), offsets.get(), nullptr, out.get()));
+}
+
+/* As above, the element of rank ks[r] (0-based, ascending) of each row. K is
+ * std::uint32_t or std::uint64_t. */
+template <class T, class O, class K>
+void segmented_select(context &ctx, const buffer<T> &values, const buffer<O> &offsets, const buffer<K> &ks,
+                      buffer<T> &out) {
+  detail::check(gpuprims_segmented_select(ctx.get(), values.get(), offsets.get(), ks.get(), out.get()));
+}
+
 enum class boundary : gpuprims_life_boundary { torus = GPUPRIMS_LIFE_TORUS, dead = GPUPRIMS_LIFE_DEAD };
 
 /* A Game of Life grid (gpuprims_life_grid): bit-packed cells on the context's backend. */

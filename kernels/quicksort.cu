@@ -24,9 +24,10 @@
 //                 bucket: nothing (empty), finished (one key, or a single value: copied
 //                 home if it lies in the alternate buffer), a small or large segment
 //                 (sorted by one block), or a segment of the next level;
-//   qs_small, qs_large  one block a segment of up to SMALL_TILE or LARGE_TILE keys:
-//                 sorted in shared memory on the bits in which its keys can differ,
-//                 written home;
+//   qs_small, qs_large  (kernels/quicksort_small.cu, a module of its own so the two
+//                 compile side by side on the first call) one block a segment of up to
+//                 SMALL_TILE or LARGE_TILE keys: sorted in shared memory on the bits in
+//                 which its keys can differ, written home;
 //   qs_copy       finished segments brought home from the alternate buffer.
 //
 // Levels alternate between the keys and the alternate buffer; the host reads back
@@ -38,98 +39,40 @@
 //
 // Instantiated by key and value width and float keys or not: -DGP_KEY_BYTES=1|2|4|8
 // -DGP_VALUE_BYTES=0|1|2|4|8 -DGP_KEY_FLOAT=0|1; tuning -DGP_BLOCK_THREADS -DGP_ITEMS
-// -DGP_RANK_GROUP (partition), -DGP_SMALL_BLOCK_THREADS -DGP_SMALL_ITEMS
+// -DGP_RANK_GROUP (partition), -DGP_SMALL_BLOCK_THREADS -DGP_LARGE_BLOCK_THREADS -DGP_SMALL_ITEMS
+// -DGP_SMALL_MIN_BLOCKS -DGP_LARGE_MIN_BLOCKS (blocks an SM of each sort)
 // -DGP_BUCKET_TARGET, and the dynamic shared memory the host gives the sorting kernels
 // at most, -DGP_SMALL_SMEM_BYTES -DGP_SAMPLE_SMEM_BYTES; -DGP_COPY_CHUNK
 // (src/backend/cuda/quicksort.rs).
-#include "common/types.cuh"
-#include "common/radix_key.cuh"
+#include "quicksort_state.cuh"
 #include "common/block_radix_rank.cuh"
-#include "common/block_radix_sort.cuh"
 #include "common/block_scan.cuh"
 #include "common/tile_io.cuh"
 
-typedef gp::BitsOf<GP_KEY_BYTES>::type K;
-typedef gp::KeyOrder<K, GP_KEY_FLOAT> Order;
-#if GP_VALUE_BYTES > 0
-typedef gp::BitsOf<GP_VALUE_BYTES>::type V;
-constexpr bool HAS_VALUES = true;
-#else
-typedef u8 V;  // unused
-constexpr bool HAS_VALUES = false;
-#endif
-
-constexpr int BLOCK = GP_BLOCK_THREADS;
-constexpr int ITEMS = GP_ITEMS;
-constexpr u32 TILE = (u32)BLOCK * ITEMS;
-// Small segments are sorted by one block of one of two sizes: the smaller at twice
-// the occupancy, the larger for those that overflow it.
-constexpr int SMALL_BLOCK = GP_SMALL_BLOCK_THREADS;
-constexpr int SMALL_ITEMS = GP_SMALL_ITEMS;
-constexpr u32 SMALL_TILE = (u32)SMALL_BLOCK * SMALL_ITEMS;
-constexpr int LARGE_BLOCK = 2 * SMALL_BLOCK;
-constexpr u32 LARGE_TILE = (u32)LARGE_BLOCK * SMALL_ITEMS;
-// A segment splits into about len / BUCKET_TARGET buckets (2 to 256), so its
-// children mostly fit the smaller sort.
-constexpr u32 BUCKET_TARGET = GP_BUCKET_TARGET;
-constexpr int SAMPLE_BLOCK = 512;
-constexpr int SAMPLE_ITEMS = 8;
-constexpr u32 SAMPLES = (u32)SAMPLE_BLOCK * SAMPLE_ITEMS;
-constexpr int BUCKETS = 256;
-constexpr u32 COPY_CHUNK = GP_COPY_CHUNK;
-constexpr int KEY_BITS = sizeof(K) * 8;
-constexpr K ALL_ONES = K(~K(0));
-static_assert(LARGE_TILE <= 65536, "small sorts carry 16-bit positions");
-static_assert(BLOCK >= BUCKETS && SAMPLE_BLOCK >= BUCKETS, "a thread per bucket");
-
-// How a segment splits. Its parent sets SAMPLE or VALUE; qs_splitters turns SAMPLE
-// into PLAIN or EQUAL.
-constexpr u32 KIND_SAMPLE = 0;  // splitters to be drawn from a sample
-constexpr u32 KIND_PLAIN = 1;   // B - 1 distinct splitters: bucket b holds (s[b-1], s[b]]
-constexpr u32 KIND_EQUAL = 2;   // m distinct splitters: bucket 2r holds (s[r-1], s[r]), 2r+1 keys equal to s[r]
-constexpr u32 KIND_VALUE = 3;   // bucket b holds keys lo + [b, b + 1) * 2^shift
-
-// A segment of a level, in the layout src/backend/cuda/quicksort.rs allocates.
-struct Segment {
-    usize start, len;
-    u64 lo, hi;             // every key of the segment lies in [lo, hi] (ordered patterns)
-    u32 tile_first, tiles;  // its tiles in the level's tile list
-    u32 kind;
-    u32 param;              // PLAIN: the buckets; EQUAL: the distinct splitters; VALUE: the shift
-};
-static_assert(sizeof(Segment) == 48, "the host's SEGMENT_BYTES");
-
-// A stretch of keys for one block: a small segment to sort or a chunk to copy home.
-struct Span {
-    usize start;
-    u32 len;
-    u32 bits;  // small segments: the bits of hi - lo (the sort orders keys by k - lo)
-    u64 lo;    // small segments: their lowest possible (ordered) key
-    u64 unused;
-};
-static_assert(sizeof(Span) == 32, "the host's SPAN_BYTES");
-
-// What a level leaves for the host to read back (to size the next launches).
-struct LevelCounts {
-    u32 next_segments, next_tiles, small, large, copies, unused[3];
-};
-static_assert(sizeof(LevelCounts) == 32, "the host's LEVEL_BYTES");
-
-__device__ __forceinline__ int bit_length(u64 x) { return x == 0 ? 0 : 64 - __clzll((long long)x); }
+// The in-order (sorted) position of node i (1 ..= 255) of a complete search tree of
+// depth 8 in breadth-first ("Eytzinger") layout.
+__device__ __forceinline__ u32 sorted_position(u32 i) {
+    const int depth = 31 - __clz(i);
+    return ((2 * (i - (1u << depth)) + 1) << (7 - depth)) - 1;
+}
 
 // The bucket of an ordered key within its segment.
 struct Buckets {
     u32 kind, param;
     K lo;
     const K *table;  // KIND_PLAIN, KIND_EQUAL: the splitters, padded to 256 with ALL_ONES
+    const K *tree;   // the first 255 of them as a search tree (tree[i], i = 1 ..= 255)
 
     __device__ __forceinline__ u32 of(K k) const {
         if (kind == KIND_VALUE) return u32(K(k - lo) >> param);
-        // How many splitters lie below k (the padding never does).
-        u32 r = 0;
+        // How many splitters lie below k (the padding never does). The tree's top
+        // levels are a few words that whole warps read at once, and each deeper level
+        // lies in consecutive words, so lanes rarely meet in a shared-memory bank (a
+        // binary search of the sorted table conflicts at every late step).
+        u32 i = 1;
 #pragma unroll
-        for (u32 step = BUCKETS / 2; step; step >>= 1)
-            if (table[r + step - 1] < k) r += step;
+        for (int level = 0; level < 8; ++level) i = 2 * i + (tree[i] < k);
+        const u32 r = i - BUCKETS;
         if (kind == KIND_EQUAL) return 2 * r + (r < param && table[r] == k);
         return r;
     }
@@ -249,9 +192,11 @@ struct TileJob {
     usize first;           // its first key
     u32 valid;             // its keys (TILE but in the segment's last tile)
     K table[BUCKETS];
+    K tree[BUCKETS];  // table[0 .. 255) as a search tree (Buckets::tree)
 };
 
-__device__ __forceinline__ void begin_tile(const Segment *segs, const u32 *tile_owner, const K *splitters, TileJob &job) {
+__device__ __forceinline__ void begin_tile(const Segment *segs, const u32 *tile_owner, const K *splitters, TileJob &job,
+                                           bool with_splitters) {
     if (threadIdx.x == 0) {
         const u32 index = tile_owner[blockIdx.x];
         job.seg = segs[index];
@@ -262,8 +207,12 @@ __device__ __forceinline__ void begin_tile(const Segment *segs, const u32 *tile_
         job.valid = left < TILE ? u32(left) : TILE;
     }
     __syncthreads();
-    if (job.seg.kind != KIND_VALUE)
-        for (u32 i = threadIdx.x; i < BUCKETS; i += BLOCK) job.table[i] = splitters[(usize)job.seg_index * BUCKETS + i];
+    if (with_splitters && job.seg.kind != KIND_VALUE)
+        for (u32 i = threadIdx.x; i < BUCKETS; i += BLOCK) {
+            const K *table = splitters + (usize)job.seg_index * BUCKETS;
+            job.table[i] = table[i];
+            if (i > 0) job.tree[i] = table[sorted_position(i)];
+        }
     __syncthreads();
 }
 
@@ -272,7 +221,7 @@ __device__ __forceinline__ void begin_tile(const Segment *segs, const u32 *tile_
 __device__ __forceinline__ void load_tile(const K *src, const TileJob &job, const Order &order, K (&key)[ITEMS],
                                           u32 (&bucket)[ITEMS]) {
     const u32 lane = threadIdx.x % gp::WARP, span = threadIdx.x / gp::WARP * gp::WARP * ITEMS;
-    const Buckets buckets{job.seg.kind, job.seg.param, K(job.seg.lo), job.table};
+    const Buckets buckets{job.seg.kind, job.seg.param, K(job.seg.lo), job.table, job.tree};
 #pragma unroll
     for (int j = 0; j < ITEMS; ++j) {
         const u32 i = span + j * gp::WARP + lane;
@@ -290,7 +239,7 @@ qs_count(const K *src, const Segment *segs, const u32 *tile_owner, const K *spli
          u32 level_tiles, u32 key_order) {
     __shared__ typename Rank::Storage rank;
     __shared__ TileJob job;
-    begin_tile(segs, tile_owner, splitters, job);
+    begin_tile(segs, tile_owner, splitters, job, true);
     K key[ITEMS];
     u32 bucket[ITEMS];
     load_tile(src, job, Order(key_order), key, bucket);
@@ -312,15 +261,6 @@ qs_count(const K *src, const Segment *segs, const u32 *tile_owner, const K *spli
     if (blockIdx.x == 0 && threadIdx.x == 0) counts[(usize)BUCKETS * level_tiles] = 0;
 }
 
-// A thread's items into their places in shared memory, for those that exist.
-template <class T>
-__device__ __forceinline__ void to_bucket_order(T *staging, const T (&items)[ITEMS], const u32 (&rank)[ITEMS], u32 valid) {
-    const u32 first = threadIdx.x / gp::WARP * gp::WARP * ITEMS + threadIdx.x % gp::WARP;
-#pragma unroll
-    for (int j = 0; j < ITEMS; ++j)
-        if (first + j * gp::WARP < valid) staging[rank[j]] = items[j];
-}
-
 // Three blocks an SM: registers capped at 85 (at 256 threads).
 extern "C" __global__ void __launch_bounds__(BLOCK, 3)
 qs_scatter(const K *src, K *dst, const V *vsrc, V *vdst, const Segment *segs, const u32 *tile_owner, const K *splitters,
@@ -333,7 +273,7 @@ qs_scatter(const K *src, K *dst, const V *vsrc, V *vdst, const Segment *segs, co
     __shared__ u8 staged_bucket[TILE];
     __shared__ usize dest[BUCKETS];  // + place in the tile's bucket order = output index
     __shared__ TileJob job;
-    begin_tile(segs, tile_owner, splitters, job);
+    begin_tile(segs, tile_owner, splitters, job, false);  // the count pass left each key's bucket
     const u32 valid = job.valid;
     K key[ITEMS];
     u32 bucket[ITEMS], rank[ITEMS];
@@ -354,12 +294,13 @@ qs_scatter(const K *src, K *dst, const V *vsrc, V *vdst, const Segment *segs, co
         const u32 before = region[threadIdx.x * job.seg.tiles + job.local] - region[0];
         dest[threadIdx.x] = job.seg.start + before - offset;  // wraps back when a place is added
     }
-    to_bucket_order(s.keys, key, rank, valid);
+    const u32 first = threadIdx.x / gp::WARP * gp::WARP * ITEMS + threadIdx.x % gp::WARP;  // item 0's element
+    gp::to_rank_order(s.keys, key, rank, first, valid);
     {
-        const u32 first = threadIdx.x / gp::WARP * gp::WARP * ITEMS + threadIdx.x % gp::WARP;
+        u8 bucket_byte[ITEMS];
 #pragma unroll
-        for (int j = 0; j < ITEMS; ++j)
-            if (first + j * gp::WARP < valid) staged_bucket[rank[j]] = u8(bucket[j]);
+        for (int j = 0; j < ITEMS; ++j) bucket_byte[j] = u8(bucket[j]);
+        gp::to_rank_order(staged_bucket, bucket_byte, rank, first, valid);
     }
     __syncthreads();
     u32 out_bucket[ITEMS];
@@ -380,7 +321,7 @@ qs_scatter(const K *src, K *dst, const V *vsrc, V *vdst, const Segment *segs, co
             if (i < valid) value[j] = vsrc[job.first + i];
         }
         __syncthreads();  // every key has left s.keys
-        to_bucket_order(s.values, value, rank, valid);
+        gp::to_rank_order(s.values, value, rank, first, valid);
         __syncthreads();
 #pragma unroll
         for (int k = 0; k < ITEMS; ++k) {
@@ -449,80 +390,8 @@ qs_children(const Segment *segs, const K *splitters, const u32 *starts, Segment 
 }
 
 // ----------------------------------------------------------------------------------
-// Small segments and copies home
+// Copies home
 // ----------------------------------------------------------------------------------
-
-template <int SORT_BLOCK>
-struct SpanSort {
-    typedef gp::BlockRadixSort<K, SORT_BLOCK, SMALL_ITEMS, 8, u16> Sort;
-    static constexpr u32 TILE = (u32)SORT_BLOCK * SMALL_ITEMS;
-    union Storage {
-        typename Sort::Storage sort;
-        K keys[TILE];
-        V values[HAS_VALUES ? TILE : 1];
-    };
-
-    // Puts dst[i] = src[from[i]] for the span's elements, through shared memory, so
-    // dst may be src.
-    template <class T>
-    __device__ __forceinline__ static void permute(const T *src, T *dst, const u16 (&from)[SMALL_ITEMS], u32 len,
-                                                   T *staging) {
-#pragma unroll
-        for (int k = 0; k < SMALL_ITEMS; ++k) {
-            const u32 i = k * SORT_BLOCK + threadIdx.x;
-            if (i < len) staging[i] = src[i];
-        }
-        __syncthreads();
-#pragma unroll
-        for (int k = 0; k < SMALL_ITEMS; ++k) {
-            const u32 i = k * SORT_BLOCK + threadIdx.x;
-            if (i < len) dst[i] = staging[from[k]];
-        }
-        __syncthreads();
-    }
-
-    // Sorts the span of src (ordered by `order`) into the same span of dst.
-    __device__ __forceinline__ static void run(const K *src, K *dst, const V *vsrc, V *vdst, const Span span,
-                                               const Order &order, Storage &s) {
-        K keys[SMALL_ITEMS];
-        u16 position[SMALL_ITEMS];
-#pragma unroll
-        for (int j = 0; j < SMALL_ITEMS; ++j) {
-            const u32 e = Sort::element(j);
-            keys[j] = e < span.len ? K(order.ordered(src[span.start + e]) - K(span.lo)) : K(0);
-            position[j] = u16(e);
-        }
-        Sort::sort(keys, position, span.len, s.sort, int(span.bits));
-        // Keys move unchanged (NaN payloads survive): each sorted place takes the key
-        // from the position the sort carried there.
-        u16 from[SMALL_ITEMS];
-#pragma unroll
-        for (int k = 0; k < SMALL_ITEMS; ++k) {
-            const u32 i = k * SORT_BLOCK + threadIdx.x;
-            from[k] = i < span.len ? s.sort.payload[i] : u16(0);
-        }
-        __syncthreads();
-        permute(src + span.start, dst + span.start, from, span.len, s.keys);
-        if constexpr (HAS_VALUES) permute(vsrc + span.start, vdst + span.start, from, span.len, s.values);
-    }
-};
-static_assert(sizeof(typename SpanSort<LARGE_BLOCK>::Storage) <= GP_SMALL_SMEM_BYTES, "the host's small-sort shared memory");
-
-extern "C" __global__ void __launch_bounds__(SMALL_BLOCK, 2)
-qs_small(const K *src, K *dst, const V *vsrc, V *vdst, const Span *spans, const u32 *count, u32 key_order) {
-    if (blockIdx.x >= *count) return;
-    extern __shared__ __align__(16) unsigned char dynamic_smem[];
-    typedef SpanSort<SMALL_BLOCK> S;
-    S::run(src, dst, vsrc, vdst, spans[blockIdx.x], Order(key_order), *reinterpret_cast<typename S::Storage *>(dynamic_smem));
-}
-
-extern "C" __global__ void __launch_bounds__(LARGE_BLOCK)
-qs_large(const K *src, K *dst, const V *vsrc, V *vdst, const Span *spans, const u32 *count, u32 key_order) {
-    if (blockIdx.x >= *count) return;
-    extern __shared__ __align__(16) unsigned char dynamic_smem[];
-    typedef SpanSort<LARGE_BLOCK> S;
-    S::run(src, dst, vsrc, vdst, spans[blockIdx.x], Order(key_order), *reinterpret_cast<typename S::Storage *>(dynamic_smem));
-}
 
 extern "C" __global__ void __launch_bounds__(256)
 qs_copy(K *keys, const K *alt, V *values, const V *alt_values, const Span *spans, const u32 *count) {

@@ -194,16 +194,6 @@ extern "C" __global__ void __launch_bounds__(RADIX) radix_plan(usize n, Control 
 // One digit pass over one portion
 // ----------------------------------------------------------------------------------
 
-// A thread's items (warp-striped: item j is element first + j*32 of the tile) into
-// their places `rank` in shared memory, for those that exist (element < valid).
-template <class T>
-__device__ __forceinline__ void to_digit_order(T *staging, const T (&items)[ITEMS], const u32 (&rank)[ITEMS], u32 first,
-                                               u32 valid) {
-#pragma unroll
-    for (int j = 0; j < ITEMS; ++j)
-        if (first + j * gp::WARP < valid) staging[rank[j]] = items[j];
-}
-
 extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS)
 radix_pass(K *keys, K *alt, V *values, V *alt_values, usize n, usize portion_start, Control *ctl, u64 *state,
            u32 pass, u32 portion, u32 key_order, u32 epoch) {
@@ -282,7 +272,7 @@ radix_pass(K *keys, K *alt, V *values, V *alt_values, usize n, usize portion_sta
         // consecutive keys of a digit's run. Values follow the same way, to the places
         // their keys went (by `out_digit`).
         u32 out_digit[ITEMS];
-        to_digit_order(s.keys, key, rank, span + lane, valid);
+        gp::to_rank_order(s.keys, key, rank, span + lane, valid);
         __syncthreads();
 #pragma unroll
         for (int k = 0; k < ITEMS; ++k) {
@@ -296,7 +286,7 @@ radix_pass(K *keys, K *alt, V *values, V *alt_values, usize n, usize portion_sta
         if constexpr (HAS_VALUES) {
             if constexpr (!GP_EARLY_VALUES) load_values();
             __syncthreads();  // every key has left s.keys
-            to_digit_order(s.values, value, rank, span + lane, valid);
+            gp::to_rank_order(s.values, value, rank, span + lane, valid);
             __syncthreads();
 #pragma unroll
             for (int k = 0; k < ITEMS; ++k) {

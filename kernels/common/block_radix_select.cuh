@@ -31,18 +31,11 @@ struct BlockRadixSelect {
         for (int shift = BITS - RADIX_BITS; shift >= 0; shift -= RADIX_BITS) {
             for (int d = threadIdx.x; d < RADIX * RANKS; d += BLOCK) s.counts[d / RADIX][d % RADIX] = 0;
             __syncthreads();
-            // Samples often share their leading digits: lanes holding the same digit add
-            // it once, so a crowded bucket costs one atomic a warp, not one a key.
 #pragma unroll
             for (int j = 0; j < ITEMS; ++j) {
-                const u32 digit_of_key = u32(keys[j] >> shift) & (RADIX - 1);
+                const u32 digit = u32(keys[j] >> shift) & (RADIX - 1);
 #pragma unroll
-                for (int r = 0; r < RANKS; ++r) {
-                    const bool match = ((keys[j] ^ found[r]) & mask) == 0;
-                    const u32 digit = match ? digit_of_key : RADIX;
-                    const u32 peers = __match_any_sync(FULL_MASK, digit);
-                    if (match && (threadIdx.x % WARP) == __ffs(peers) - 1) atomicAdd(&s.counts[r][digit], __popc(peers));
-                }
+                for (int r = 0; r < RANKS; ++r) warp_count_digit(s.counts[r], digit, ((keys[j] ^ found[r]) & mask) == 0);
             }
             __syncthreads();
             if (threadIdx.x < WARP)

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use crate::dtype::{DType, Op, Order, ScanMode};
-use crate::error::{internal, invalid, Result};
+use crate::error::{internal, invalid, Error, Result};
 use crate::life::{Geometry, LifeEngine};
 
 /// Which backend a context runs on (ABI values of `gpuprims_backend`).
@@ -107,6 +107,10 @@ pub trait Backend: Send + Sync {
         out_values: &Memory,
         out_indices: Option<&Memory>,
     ) -> Result<()>;
+    /// For each row of `rows`, its element of the wanted rank (ascending) into `out`
+    /// (`rows.nrows` elements of `dtype`). The rows arrive unchecked: a bad row fails
+    /// the call with `RowFault::error` of the first one, before `out` is touched.
+    fn segmented_select(&self, values: &Memory, dtype: DType, len: usize, rows: &Rows, out: &Memory) -> Result<()>;
     /// A Life grid of dead cells on this backend (src/life).
     fn life_engine(&self, geometry: Geometry) -> Result<Box<dyn LifeEngine>>;
 }
@@ -115,6 +119,62 @@ pub trait Backend: Send + Sync {
 pub enum SelectOut<'a> {
     Host(&'a mut [u8]),
     Device(&'a Memory),
+}
+
+/// The rows of a segmented select: `nrows` + 1 offsets (U32 or U64) and, when given,
+/// one rank a row (U32 or U64); without ranks, each row's lower median.
+pub struct Rows<'a> {
+    pub offsets: &'a Memory,
+    pub offsets_dtype: DType,
+    pub nrows: usize,
+    pub ranks: Option<(&'a Memory, DType)>,
+}
+
+/// What is wrong with a row of a segmented select, in the order rows are checked
+/// (the codes of kernels/segmented_select.cu).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RowFault {
+    Decreasing = 1,
+    PastEnd = 2,
+    Empty = 3,
+    RankPastRow = 4,
+}
+
+impl RowFault {
+    /// The fault of a row [begin, end) of a buffer of `len` with the wanted rank
+    /// (`rank` is only asked for once the row is known to be non-empty).
+    pub fn of(begin: u64, end: u64, len: usize, rank: impl FnOnce(u64) -> u64) -> Option<RowFault> {
+        if end < begin {
+            Some(RowFault::Decreasing)
+        } else if end > len as u64 {
+            Some(RowFault::PastEnd)
+        } else if end == begin {
+            Some(RowFault::Empty)
+        } else if rank(end - begin) >= end - begin {
+            Some(RowFault::RankPastRow)
+        } else {
+            None
+        }
+    }
+
+    pub fn from_code(code: u32) -> Option<RowFault> {
+        [RowFault::Decreasing, RowFault::PastEnd, RowFault::Empty, RowFault::RankPastRow].into_iter().find(|f| *f as u32 == code)
+    }
+
+    /// The INVALID_ARGUMENT both backends report for the first bad row.
+    pub fn error(self, row: u64, begin: u64, end: u64, rank: u64, len: usize) -> Error {
+        let next = row + 1;
+        invalid(match self {
+            RowFault::Decreasing => format!("row {row}: offsets decrease (offsets[{next}] = {end} < offsets[{row}] = {begin})"),
+            RowFault::PastEnd => {
+                format!("row {row}: ends past the end of values (offsets[{next}] = {end}, values has {len} elements)")
+            }
+            RowFault::Empty => format!("row {row}: empty (offsets[{row}] = offsets[{next}] = {begin}); a row needs an element"),
+            RowFault::RankPastRow => {
+                format!("row {row}: rank ks[{row}] = {rank} is past the row's {} elements", end - begin)
+            }
+        })
+    }
 }
 
 /// The values that travel with sorted keys.

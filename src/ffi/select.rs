@@ -1,11 +1,12 @@
-//! gpuprims_select_kth, gpuprims_select_kth_to_buffer and gpuprims_topk.
+//! gpuprims_select_kth, gpuprims_select_kth_to_buffer, gpuprims_topk and
+//! gpuprims_segmented_select.
 
 use std::ffi::c_void;
 use std::sync::Arc;
 
 use super::types::*;
 use super::{aliased, guard, require, same_context, same_dtype, try_ref};
-use crate::backend::{Buffer, ContextShared, SelectOut};
+use crate::backend::{Buffer, ContextShared, Rows, SelectOut};
 use crate::dtype::{DType, Order};
 use crate::error::{invalid, Error, Result};
 
@@ -128,5 +129,75 @@ pub extern "C" fn gpuprims_topk(
             return Ok(());
         }
         c.backend.topk(&input.memory, input.dtype, input.len, k as usize, order, &values.memory, indices.map(|b| &b.memory))
+    })
+}
+
+/// Checks that `buf` holds U32 or U64 entries (TYPE_MISMATCH).
+fn index_dtype(buf: &Buffer, arg: &str) -> Result<DType> {
+    match buf.dtype {
+        DType::U32 | DType::U64 => Ok(buf.dtype),
+        other => Err(Error::TypeMismatch(format!("{arg} holds {}, must hold u32 or u64", other.name()))),
+    }
+}
+
+/// For each row of `values`, the element of a given rank within the row: row r is
+/// values[offsets[r] .. offsets[r + 1]), its rank ks[r] (0-based, ascending, in the
+/// library's total order: -inf < … < -0.0 < +0.0 < … < +inf < NaN, every NaN one value;
+/// a NaN result is the canonical quiet NaN on CUDA), or its lower median
+/// (rowlen - 1) / 2 when `ks` is NULL; the result goes to out[r].
+///
+/// `offsets` holds nrows + 1 U32 or U64 entries (else TYPE_MISMATCH; no entry at all:
+/// SIZE_MISMATCH); `ks` nrows U32 or U64 entries, `out` nrows elements of values' dtype
+/// (else TYPE_MISMATCH or SIZE_MISMATCH); `out` must not share memory with the others
+/// (INVALID_ARGUMENT). Rows lie one after another (offsets never decrease) but need not
+/// cover the buffer: the first may start past 0 and the last end before values' length.
+/// A bad row (offsets decreasing, ending past values, an empty row, a rank past its
+/// row) is INVALID_ARGUMENT naming the first such row ("row 12: ..."), with `out`
+/// untouched. On CUDA the rows are checked on the device while they
+/// are sorted by length, and the call waits for that check (not for the selection,
+/// which runs on in stream order); at most 2^31 - 1 rows there (more: UNSUPPORTED).
+/// No rows (offsets of one entry): nothing to do.
+#[no_mangle]
+pub extern "C" fn gpuprims_segmented_select(
+    ctx: *mut gpuprims_context,
+    values: *const gpuprims_buffer,
+    offsets: *const gpuprims_buffer,
+    ks: *const gpuprims_buffer,
+    out: *mut gpuprims_buffer,
+) -> gpuprims_status {
+    guard("gpuprims_segmented_select", || {
+        let c = try_ref(ctx, "ctx")?;
+        let input = try_ref(values, "values")?;
+        let offsets = try_ref(offsets, "offsets")?;
+        let ranks = if ks.is_null() { None } else { Some(try_ref(ks, "ks")?) };
+        let output = try_ref(out, "out")?;
+        same_context(c, input, "values")?;
+        same_context(c, offsets, "offsets")?;
+        same_context(c, output, "out")?;
+        let offsets_dtype = index_dtype(offsets, "offsets")?;
+        if offsets.len == 0 {
+            return Err(Error::SizeMismatch("offsets is empty; it must hold nrows + 1 entries".into()));
+        }
+        let nrows = offsets.len - 1;
+        let ranks = match ranks {
+            Some(r) => {
+                same_context(c, r, "ks")?;
+                let t = index_dtype(r, "ks")?;
+                if r.len != nrows {
+                    return Err(Error::SizeMismatch(format!("ks has {} entries, offsets gives {nrows} rows", r.len)));
+                }
+                Some((r, t))
+            }
+            None => None,
+        };
+        same_dtype(output, "out", input, "values")?;
+        if output.len != nrows {
+            return Err(Error::SizeMismatch(format!("out has {} elements, offsets gives {nrows} rows", output.len)));
+        }
+        if aliased(output, input) || aliased(output, offsets) || ranks.is_some_and(|(r, _)| aliased(output, r)) {
+            return Err(invalid("out shares memory with values, offsets or ks"));
+        }
+        let rows = Rows { offsets: &offsets.memory, offsets_dtype, nrows, ranks: ranks.map(|(r, t)| (&r.memory, t)) };
+        c.backend.segmented_select(&input.memory, input.dtype, input.len, &rows, &output.memory)
     })
 }

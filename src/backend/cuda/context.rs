@@ -115,6 +115,13 @@ impl Scratch {
     }
 }
 
+/// The segmented select's device counters (allocated and zeroed on first use; each
+/// call's kernels leave them zeroed) and its calls so far, which number the reports.
+pub struct SegselState {
+    pub counters: CUdeviceptr,
+    pub calls: u32,
+}
+
 /// What may change after the context is created; guarded by one lock.
 pub struct State {
     /// Where work is issued: the context's own stream or the caller's.
@@ -125,6 +132,7 @@ pub struct State {
     /// step may need more of (the quicksort's per-level lists): regrowing it loses
     /// nothing that `scratch` holds.
     pub step_scratch: Scratch,
+    pub segsel: SegselState,
 }
 
 /// A few bytes of pinned host memory the device writes results into directly.
@@ -183,6 +191,7 @@ impl CudaShared {
                 sync: SyncState { ptr: 0, word_capacity: 0, epoch: 1, tickets_issued: 0 },
                 scratch: Scratch { ptr: 0, bytes: 0 },
                 step_scratch: Scratch { ptr: 0, bytes: 0 },
+                segsel: SegselState { counters: 0, calls: 0 },
             }),
         })
     }
@@ -242,7 +251,7 @@ impl Drop for CudaShared {
             let _ = drv::ctx::set_current(self.context);
             let _ = sys::cuCtxSynchronize();
             let state = self.state.get_mut().unwrap_or_else(|p| p.into_inner());
-            for ptr in [state.sync.ptr, state.scratch.ptr, state.step_scratch.ptr] {
+            for ptr in [state.sync.ptr, state.scratch.ptr, state.step_scratch.ptr, state.segsel.counters] {
                 if ptr != 0 {
                     let _ = drv::free_async(ptr, self.own_stream);
                 }

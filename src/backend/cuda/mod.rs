@@ -15,6 +15,7 @@ mod quicksort;
 mod radix_sort;
 mod reduce;
 mod scan;
+mod segmented_select;
 mod select;
 mod sources;
 mod tuning;
@@ -27,7 +28,7 @@ use std::sync::Arc;
 use cudarc::driver::result as drv;
 use cudarc::driver::sys::{self, CUdeviceptr};
 
-use super::{Backend, BackendKind, Memory, SelectOut, SortValues};
+use super::{Backend, BackendKind, Memory, Rows, SelectOut, SortValues};
 use crate::dtype::{DType, Op, Order, ScanMode};
 use crate::error::{invalid, Error, Result};
 use crate::life::{Geometry, LifeEngine};
@@ -186,6 +187,15 @@ impl Backend for CudaBackend {
             None => None,
         };
         select::topk(&self.shared, input.as_device()?, dtype, len, k, order, out_values.as_device()?, indices)
+    }
+
+    fn segmented_select(&self, values: &Memory, dtype: DType, len: usize, rows: &Rows, out: &Memory) -> Result<()> {
+        let ranks = match rows.ranks {
+            Some((m, t)) => Some((m.as_device()?, t == DType::U64)),
+            None => None,
+        };
+        let offsets = (rows.offsets.as_device()?, rows.offsets_dtype == DType::U64);
+        segmented_select::segmented_select(&self.shared, values.as_device()?, dtype, len, offsets, rows.nrows, ranks, out.as_device()?)
     }
 
     fn life_engine(&self, geometry: Geometry) -> Result<Box<dyn LifeEngine>> {

@@ -5,7 +5,7 @@
 
 use super::loader::ModuleSpec;
 use super::sources::Source;
-use super::{life, quicksort, radix_sort, reduce, scan, select};
+use super::{life, quicksort, radix_sort, reduce, scan, segmented_select, select};
 
 /// One module as a planner instantiates it.
 pub struct Module {
@@ -25,6 +25,7 @@ pub fn all() -> Vec<Module> {
     all.extend(radix_sort::modules());
     all.extend(quicksort::modules());
     all.extend(select::modules());
+    all.extend(segmented_select::modules());
     all.extend(life::modules());
     all
 }
@@ -62,8 +63,10 @@ mod tests {
         assert_eq!(count("scan.cu"), 10);
         assert_eq!(count("radix_sort.cu"), 4 * 5 + 2 * 5);
         assert_eq!(count("quicksort.cu"), 4 * 5 + 2 * 5);
+        assert_eq!(count("quicksort_small.cu"), 4 * 5 + 2 * 5);
         // Selection: 4 key widths, and float keys of 4 and 8 bytes.
         assert_eq!(count("select.cu"), 6);
         assert_eq!(count("topk.cu"), 6);
+        assert_eq!(count("segmented_select.cu"), 6);
     }
 }

@@ -16,7 +16,8 @@ use super::memory::DeviceMemory;
 use super::modules::Module;
 use super::radix_sort::key_order;
 use super::scan::scan_locked;
-use super::sources;
+use super::precompile;
+use super::sources::{self, Source};
 use super::tuning::knob;
 use crate::dtype::{DType, Op, Order, ScanMode};
 use crate::error::{internal, unsupported, Result};
@@ -39,12 +40,13 @@ const SAMPLE_ITEMS: usize = 8;
 const CHILDREN_BLOCK: u32 = BUCKETS as u32;
 const COPY_BLOCK: u32 = 256;
 
-/// Tuning: the partition's block and keys per thread, the small sort's (the large
-/// sort's block is twice the small one's), and the keys a bucket is aimed at.
+/// Tuning: the partition's block and keys per thread, the small and large sorts'
+/// blocks and keys per thread, and the keys a bucket is aimed at.
 struct Policy {
     block: u32,
     items: u32,
     small_block: u32,
+    large_block: u32,
     small_items: u32,
     bucket_target: u32,
 }
@@ -57,7 +59,10 @@ fn policy(key_bytes: usize, value_bytes: usize) -> Policy {
     Policy {
         block: knob("quicksort.block", 256),
         items: knob(&format!("quicksort.items{widest}"), items),
+        // Measured on the H100 (BENCHMARKS.md): 256 threads at three blocks an SM beat
+        // 384 at two (which would take more of a 256 x 256 split's segments).
         small_block: knob("quicksort.small_block", 256),
+        large_block: knob("quicksort.large_block", 512),
         small_items: knob("quicksort.small_items", 16),
         bucket_target: knob("quicksort.bucket_target", 3072),
     }
@@ -67,11 +72,8 @@ impl Policy {
     fn tile(&self) -> usize {
         (self.block * self.items) as usize
     }
-    fn large_block(&self) -> u32 {
-        2 * self.small_block
-    }
     fn large_tile(&self) -> usize {
-        (self.large_block() * self.small_items) as usize
+        (self.large_block * self.small_items) as usize
     }
 }
 
@@ -87,12 +89,13 @@ fn block_sort_bytes(block: u32, items: u32, key_bytes: usize, value_bytes: usize
     round_up(sort.max(tile * value_bytes)) as u32
 }
 
-/// The module for keys of `key_bytes` (floats or integers) and values of
-/// `value_bytes` (0: none).
-pub fn module(key_bytes: usize, value_bytes: usize, float_keys: bool) -> ModuleSpec {
+/// The module of `source` (kernels/quicksort.cu, the partition, or
+/// kernels/quicksort_small.cu, the block sorts) for keys of `key_bytes` (floats or
+/// integers) and values of `value_bytes` (0: none); both take the same options.
+pub fn module(source: Source, key_bytes: usize, value_bytes: usize, float_keys: bool) -> ModuleSpec {
     let p = policy(key_bytes, value_bytes);
     ModuleSpec {
-        source: sources::QUICKSORT,
+        source,
         options: vec![
             format!("-DGP_KEY_BYTES={key_bytes}"),
             format!("-DGP_VALUE_BYTES={value_bytes}"),
@@ -101,9 +104,12 @@ pub fn module(key_bytes: usize, value_bytes: usize, float_keys: bool) -> ModuleS
             format!("-DGP_ITEMS={}", p.items),
             format!("-DGP_RANK_GROUP={}", knob("quicksort.rank_group", 4)),
             format!("-DGP_SMALL_BLOCK_THREADS={}", p.small_block),
+            format!("-DGP_LARGE_BLOCK_THREADS={}", p.large_block),
             format!("-DGP_SMALL_ITEMS={}", p.small_items),
             format!("-DGP_BUCKET_TARGET={}", p.bucket_target),
-            format!("-DGP_SMALL_SMEM_BYTES={}", block_sort_bytes(p.large_block(), p.small_items, key_bytes, value_bytes)),
+            format!("-DGP_SMALL_MIN_BLOCKS={}", knob("quicksort.small_min_blocks", 3)),
+            format!("-DGP_LARGE_MIN_BLOCKS={}", knob("quicksort.large_min_blocks", 2)),
+            format!("-DGP_SMALL_SMEM_BYTES={}", block_sort_bytes(p.large_block, p.small_items, key_bytes, value_bytes)),
             format!("-DGP_SAMPLE_SMEM_BYTES={}", block_sort_bytes(SAMPLE_BLOCK, SAMPLE_ITEMS as u32, key_bytes, 0)),
             format!("-DGP_COPY_CHUNK={COPY_CHUNK}"),
         ],
@@ -115,18 +121,23 @@ fn variant(key_bytes: usize, value_bytes: usize, float_keys: bool) -> u32 {
     (key_bytes * 16 + value_bytes) as u32 | (float_keys as u32) << 8
 }
 
-/// Every module of the quicksort, for gpuprims_context_precompile (modules.rs): the
-/// same (key width, value width, float keys) set as the radix sort's.
+/// Every module of the quicksort, for gpuprims_context_precompile (modules.rs): both
+/// sources for the same (key width, value width, float keys) set as the radix sort's.
 pub fn modules() -> Vec<Module> {
     let floats = |k: usize| if k >= 4 { vec![false, true] } else { vec![false] };
-    [1, 2, 4, 8]
+    let widths: Vec<(usize, usize, bool)> = [1, 2, 4, 8]
         .into_iter()
         .flat_map(|k| [0, 1, 2, 4, 8].into_iter().flat_map(move |v| floats(k).into_iter().map(move |f| (k, v, f))))
-        .map(|(k, v, f)| Module {
-            source: sources::QUICKSORT,
-            variant: variant(k, v, f),
-            spec: module(k, v, f),
-            label: format!("keys {k}B{} values {v}B", if f { " float" } else { "" }),
+        .collect();
+    [sources::QUICKSORT, sources::QUICKSORT_SMALL]
+        .into_iter()
+        .flat_map(|source| {
+            widths.iter().map(move |&(k, v, f)| Module {
+                source,
+                variant: variant(k, v, f),
+                spec: module(source, k, v, f),
+                label: format!("keys {k}B{} values {v}B", if f { " float" } else { "" }),
+            })
         })
         .collect()
 }
@@ -139,12 +150,14 @@ fn level_bound(len: usize, key_bytes: usize) -> usize {
     knob("quicksort.max_levels", default as u32) as usize
 }
 
-/// What the host needs of a level's counts (kernels: LevelCounts; the sorts and copies
-/// read theirs on the device).
+/// What a level read back (kernels: LevelCounts).
 #[derive(Clone, Copy)]
 struct LevelCounts {
     next_segments: usize,
     next_tiles: usize,
+    small: usize,
+    large: usize,
+    copies: usize,
 }
 
 /// Device addresses of one level's lists (in the step scratch).
@@ -174,16 +187,28 @@ pub fn sort(
     let (tile, large_tile) = (p.tile(), p.large_tile());
     let max_levels = level_bound(len, key_bytes);
     let v = variant(key_bytes, value_bytes, float_keys);
-    let load = |kernel| shared.loader.function(sources::QUICKSORT, v, kernel, || module(key_bytes, value_bytes, float_keys));
+    // On the first call the two modules compile side by side.
+    precompile::compile_unloaded(
+        shared,
+        &[
+            (sources::QUICKSORT, v, &|| module(sources::QUICKSORT, key_bytes, value_bytes, float_keys)),
+            (sources::QUICKSORT_SMALL, v, &|| module(sources::QUICKSORT_SMALL, key_bytes, value_bytes, float_keys)),
+        ],
+    )?;
+    let load_from = |source: Source, kernel| {
+        shared.loader.function(source, v, kernel, || module(source, key_bytes, value_bytes, float_keys))
+    };
+    let load = |kernel| load_from(sources::QUICKSORT, kernel);
+    let load_sort = |kernel| load_from(sources::QUICKSORT_SMALL, kernel);
     let small_bytes = block_sort_bytes(p.small_block, p.small_items, key_bytes, value_bytes);
-    let large_bytes = block_sort_bytes(p.large_block(), p.small_items, key_bytes, value_bytes);
+    let large_bytes = block_sort_bytes(p.large_block, p.small_items, key_bytes, value_bytes);
     let sample_bytes = block_sort_bytes(SAMPLE_BLOCK, SAMPLE_ITEMS as u32, key_bytes, 0);
     let order_bits = key_order(key_dtype, order);
     let values_ptr = values.map_or(0, |(m, _)| m.ptr);
 
     let mut state = shared.lock()?;
     let stream = state.stream;
-    let (init, large_sort) = (load("qs_init")?, load("qs_large")?);
+    let (init, large_sort) = (load("qs_init")?, load_sort("qs_large")?);
 
     // Scratch for the whole sort: alternate keys and values, two levels' segments
     // (every segment of a level holds more than a large tile), the tiles' owners, the
@@ -248,7 +273,7 @@ pub fn sort(
             return launch_with_shared(
                 large_sort,
                 1,
-                p.large_block(),
+                p.large_block,
                 large_bytes,
                 stream,
                 &[
@@ -269,7 +294,7 @@ pub fn sort(
         load("qs_count")?,
         load("qs_scatter")?,
         load("qs_children")?,
-        load("qs_small")?,
+        load_sort("qs_small")?,
         load("qs_copy")?,
     );
     let (mut segs, mut next_segs) = (segs_a, segs_b);
@@ -347,15 +372,28 @@ pub fn sort(
             )?;
         }
         let read_back = ReadBack::issue(shared, stream, level_counts)?;
-        let most_spans = (active * BUCKETS) as u64;
+        // Few segments: the sorts and copies go on grids for the most there can be
+        // (blocks past the count return at once), to run while the host waits. Many:
+        // those idle blocks would cost more than the wait, so the grids are exact.
+        let most_spans = active * BUCKETS;
+        let overlap = most_spans <= knob("quicksort.overlap_blocks", 4096) as usize;
+        let mut got = None;
+        if !overlap {
+            got = Some(read_back.wait(shared)?);
+        }
+        let grid = |exact: Option<usize>, most: usize| exact.unwrap_or(most) as u64;
         unsafe {
-            for (kernel, block, bytes, spans, field) in [
-                (small_sort, p.small_block, small_bytes, list.small, SMALL_FIELD),
-                (large_sort, p.large_block(), large_bytes, list.large, LARGE_FIELD),
+            for (kernel, block, bytes, spans, field, exact) in [
+                (small_sort, p.small_block, small_bytes, list.small, SMALL_FIELD, got.map(|g| g.small)),
+                (large_sort, p.large_block, large_bytes, list.large, LARGE_FIELD, got.map(|g| g.large)),
             ] {
+                let blocks = grid(exact, most_spans);
+                if blocks == 0 {
+                    continue;
+                }
                 launch_with_shared(
                     kernel,
-                    most_spans,
+                    blocks,
                     block,
                     bytes,
                     stream,
@@ -370,10 +408,11 @@ pub fn sort(
                     ],
                 )?;
             }
-            if !from_alternate {
+            let copies = grid(got.map(|g| g.copies), most_spans + len / COPY_CHUNK + 1);
+            if !from_alternate && copies > 0 {
                 launch(
                     copy_k,
-                    most_spans + (len / COPY_CHUNK + 1) as u64,
+                    copies,
                     COPY_BLOCK,
                     stream,
                     &[
@@ -387,7 +426,10 @@ pub fn sort(
                 )?;
             }
         }
-        let got = read_back.wait(shared)?;
+        let got = match got {
+            Some(g) => g,
+            None => read_back.wait(shared)?,
+        };
         if got.next_segments == 0 {
             return Ok(());
         }
@@ -420,10 +462,10 @@ impl ReadBack {
         Ok(read_back)
     }
 
-    fn wait(self, shared: &CudaShared) -> Result<LevelCounts> {
+    fn wait(&self, shared: &CudaShared) -> Result<LevelCounts> {
         // SAFETY: a live event, recorded after the copy.
         unsafe { drv::event::synchronize(self.done) }.during("waiting for a quicksort level (an earlier kernel may have failed)")?;
-        let mut words = [0u32; 2];
+        let mut words = [0u32; 5];
         for (i, w) in words.iter_mut().enumerate() {
             // SAFETY: the copy has completed; the slot holds LEVEL_BYTES bytes.
             *w = unsafe { std::ptr::read_volatile((shared.result_slot.host as *const u32).add(i)) };
@@ -431,6 +473,9 @@ impl ReadBack {
         Ok(LevelCounts {
             next_segments: words[0] as usize,
             next_tiles: words[1] as usize,
+            small: words[2] as usize,
+            large: words[3] as usize,
+            copies: words[4] as usize,
         })
     }
 }

@@ -94,7 +94,7 @@ pub fn modules() -> Vec<Module> {
 }
 
 /// The loader's key of the module for (key width, float keys).
-fn variant(key_bytes: usize, float_keys: bool) -> u32 {
+pub(super) fn variant(key_bytes: usize, float_keys: bool) -> u32 {
     (key_bytes * 16) as u32 | (float_keys as u32) << 8
 }
 

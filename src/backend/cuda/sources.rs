@@ -18,9 +18,11 @@ pub const HEADERS: &[(&str, &str)] = &[
     ("common/digit_lookback.cuh", include_str!("../../../kernels/common/digit_lookback.cuh")),
     ("common/radix_bucket.cuh", include_str!("../../../kernels/common/radix_bucket.cuh")),
     ("common/block_radix_select.cuh", include_str!("../../../kernels/common/block_radix_select.cuh")),
+    ("common/warp_radix_select.cuh", include_str!("../../../kernels/common/warp_radix_select.cuh")),
     ("common/ordered_compact.cuh", include_str!("../../../kernels/common/ordered_compact.cuh")),
     ("common/block_radix_sort.cuh", include_str!("../../../kernels/common/block_radix_sort.cuh")),
     ("select_state.cuh", include_str!("../../../kernels/select_state.cuh")),
+    ("quicksort_state.cuh", include_str!("../../../kernels/quicksort_state.cuh")),
 ];
 
 /// One device algorithm's source file.
@@ -34,8 +36,12 @@ pub const REDUCE: Source = Source { name: "reduce.cu", text: include_str!("../..
 pub const SCAN: Source = Source { name: "scan.cu", text: include_str!("../../../kernels/scan.cu") };
 pub const RADIX_SORT: Source = Source { name: "radix_sort.cu", text: include_str!("../../../kernels/radix_sort.cu") };
 pub const QUICKSORT: Source = Source { name: "quicksort.cu", text: include_str!("../../../kernels/quicksort.cu") };
+pub const QUICKSORT_SMALL: Source =
+    Source { name: "quicksort_small.cu", text: include_str!("../../../kernels/quicksort_small.cu") };
 pub const SELECT: Source = Source { name: "select.cu", text: include_str!("../../../kernels/select.cu") };
 pub const TOPK: Source = Source { name: "topk.cu", text: include_str!("../../../kernels/topk.cu") };
+pub const SEGMENTED_SELECT: Source =
+    Source { name: "segmented_select.cu", text: include_str!("../../../kernels/segmented_select.cu") };
 pub const LIFE: Source = Source { name: "life.cu", text: include_str!("../../../kernels/life.cu") };
 pub const LIFE_POPULATION: Source =
     Source { name: "life_population.cu", text: include_str!("../../../kernels/life_population.cu") };

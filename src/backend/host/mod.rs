@@ -5,6 +5,7 @@ mod life;
 mod memory;
 mod reduce;
 mod scan;
+mod segmented_select;
 mod select;
 mod sort;
 
@@ -12,7 +13,7 @@ pub use memory::HostMemory;
 
 use std::ffi::c_void;
 
-use super::{Backend, BackendKind, Memory, SelectOut, SortValues};
+use super::{Backend, BackendKind, Memory, Rows, SelectOut, SortValues};
 use crate::dtype::{DType, Op, Order, ScanMode};
 use crate::error::{unsupported, Result};
 use crate::life::{Geometry, LifeEngine};
@@ -177,6 +178,10 @@ impl Backend for HostBackend {
         };
         select::topk(input.as_host()?, dtype, len, k, order, out_values.as_host()?, indices);
         Ok(())
+    }
+
+    fn segmented_select(&self, values: &Memory, dtype: DType, len: usize, rows: &Rows, out: &Memory) -> Result<()> {
+        segmented_select::segmented_select(values.as_host()?, dtype, len, rows, out.as_host()?)
     }
 
     fn life_engine(&self, geometry: Geometry) -> Result<Box<dyn LifeEngine>> {

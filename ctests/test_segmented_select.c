@@ -1,0 +1,360 @@
+/*
+ * test_segmented_select: gpuprims_segmented_select for every dtype against a sequential
+ * reference: each row's keys sorted in C under the total order (test_util.h tu_sort_key:
+ * -inf < ... < -0.0 < +0.0 < ... < +inf < NaN, every NaN one value), the element of rank
+ * k read from there.
+ *
+ * Rows: random lengths 1..100, 1..5000, the edges of the CUDA length classes (256, 257,
+ * 1024, 1025, 4096, 4097, 8192, 8193) and a few long rows mixed in; the first row starts past 0 and
+ * the last ends before the buffer does. Row contents: random bits, the type's special
+ * values (NaNs of both signs, infinities, signed zeros, extremes) among random ones, all
+ * equal, 4 distinct values, a ramp. Offsets U32 and U64; ranks NULL (lower median), all
+ * 0, each row's last, random (U32 and U64). `out` is poisoned before every call, so an
+ * element never written fails; values must come back unchanged.
+ *
+ * Errors: every bad row (offsets decreasing, a row past the end of values, an empty row,
+ * a rank past its row) is INVALID_ARGUMENT whose message names the first bad row, with
+ * out untouched, also when a later block of rows holds another bad row; wrong dtypes
+ * (TYPE_MISMATCH), lengths (SIZE_MISMATCH), NULLs, another context's buffers, out sharing
+ * memory with an input.
+ *
+ * GPUPRIMS_TEST_QUICK=1: fewer rows and shorter long rows (for compute-sanitizer).
+ */
+#include "test_util.h"
+
+#define POISON 0xA5
+
+typedef struct {
+  gpuprims_context *ctx;
+  tu_rng rng;
+  int quick;
+} env_t;
+
+static uint64_t width_mask(size_t size) { return size == 8 ? UINT64_MAX : (((uint64_t)1 << (size * 8)) - 1); }
+
+/* A value a user would not expect a sort to get right by luck. */
+static uint64_t special_bits(const tu_dtype_info *d, tu_rng *r) {
+  static const uint64_t f32s[] = {0x7FC00000u, 0xFFC00000u, 0x7F800001u, 0xFFFFFFFFu, 0x7F800000u, 0xFF800000u,
+                                  0x00000000u, 0x80000000u, 0x00000001u, 0x7F7FFFFFu, 0xFF7FFFFFu, 0x80000001u};
+  static const uint64_t f64s[] = {0x7FF8000000000000ull, 0xFFF8000000000000ull, 0x7FF0000000000001ull,
+                                  0x7FF0000000000000ull, 0xFFF0000000000000ull, 0x0000000000000000ull,
+                                  0x8000000000000000ull, 0x0000000000000001ull, 0x7FEFFFFFFFFFFFFFull,
+                                  0xFFEFFFFFFFFFFFFFull};
+  if (d->is_float) {
+    if (d->size == 4) return f32s[tu_below(r, TU_ARRAY_LEN(f32s))];
+    return f64s[tu_below(r, TU_ARRAY_LEN(f64s))];
+  } else {
+    uint64_t mask = width_mask(d->size), sign = (uint64_t)1 << (d->size * 8 - 1);
+    uint64_t c[5];
+    c[0] = d->is_signed ? sign : 0;
+    c[1] = d->is_signed ? sign - 1 : mask;
+    c[2] = 0;
+    c[3] = mask;
+    c[4] = 1;
+    return c[tu_below(r, 5)];
+  }
+}
+
+enum { C_RANDOM, C_SPECIALS, C_ALL_EQUAL, C_FEW, C_RAMP, NUM_CONTENTS };
+
+/* Fills values[begin, end) with one kind of content. */
+static void fill_row(tu_rng *r, const tu_dtype_info *d, void *values, size_t begin, size_t end) {
+  uint64_t mask = width_mask(d->size), v[4];
+  size_t i;
+  switch ((int)tu_below(r, NUM_CONTENTS)) {
+    case C_RANDOM: tu_fill_bytes(r, (unsigned char *)values + begin * d->size, (end - begin) * d->size); break;
+    case C_SPECIALS:
+      for (i = begin; i < end; i++) tu_put_bits(d->id, values, i, tu_below(r, 2) ? special_bits(d, r) : tu_next(r) & mask);
+      break;
+    case C_ALL_EQUAL:
+      v[0] = tu_below(r, 2) ? special_bits(d, r) : tu_next(r) & mask;
+      for (i = begin; i < end; i++) tu_put_bits(d->id, values, i, v[0]);
+      break;
+    case C_FEW:
+      for (i = 0; i < 4; i++) v[i] = (i & 1) ? special_bits(d, r) : tu_next(r) & mask;
+      for (i = begin; i < end; i++) tu_put_bits(d->id, values, i, v[tu_below(r, 4)]);
+      break;
+    default:
+      for (i = begin; i < end; i++) {
+        int64_t x = (int64_t)(end - i) - (int64_t)(end - begin) / 2;
+        if (d->is_float) tu_put_f(d->id, values, i, (double)x * 0.25);
+        else tu_put_bits(d->id, values, i, (uint64_t)x);
+      }
+  }
+}
+
+static int cmp_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* The layout of one run: nrows + 1 offsets (the first past 0), len past the last. */
+typedef struct {
+  size_t nrows, len;
+  uint64_t *offsets;
+} layout;
+
+static void add_row(layout *l, size_t *cap, size_t n) {
+  if (l->nrows + 2 > *cap) {
+    *cap *= 2;
+    l->offsets = (uint64_t *)realloc(l->offsets, *cap * sizeof(uint64_t));
+    if (!l->offsets) TU_FATAL("out of memory");
+  }
+  l->offsets[l->nrows + 1] = l->offsets[l->nrows] + n;
+  l->nrows++;
+}
+
+static layout make_layout(env_t *e) {
+  static const size_t edges[] = {1, 2, 31, 32, 33, 255, 256, 257, 1023, 1024, 1025, 4095, 4096, 4097, 8191, 8192, 8193};
+  layout l;
+  size_t cap = 1024, i, shorts = e->quick ? 300 : 3000, mids = e->quick ? 20 : 200;
+  l.nrows = 0;
+  l.offsets = (uint64_t *)tu_xmalloc(cap * sizeof(uint64_t));
+  l.offsets[0] = 1 + tu_below(&e->rng, 40); /* a gap before the first row */
+  for (i = 0; i < shorts + mids; i++) {
+    /* mixed, not sorted by length: a mid row every few short ones */
+    size_t n = (i % (shorts / mids + 1) == 0) ? 1 + (size_t)tu_below(&e->rng, 5000) : 1 + (size_t)tu_below(&e->rng, 100);
+    add_row(&l, &cap, n);
+    if (i % 97 == 5) add_row(&l, &cap, edges[(i / 97) % TU_ARRAY_LEN(edges)]);
+  }
+  for (i = 0; i < TU_ARRAY_LEN(edges); i++) add_row(&l, &cap, edges[i]);
+  add_row(&l, &cap, e->quick ? 9000 : 70001);
+  add_row(&l, &cap, 3);
+  add_row(&l, &cap, e->quick ? 20000 : 300007);
+  add_row(&l, &cap, 1);
+  l.len = (size_t)l.offsets[l.nrows] + 1 + tu_below(&e->rng, 40); /* rows cover part of the buffer */
+  return l;
+}
+
+/* offsets (U32 or U64) or ranks as a buffer. */
+static gpuprims_buffer *index_buffer(env_t *e, gpuprims_dtype t, const uint64_t *v, size_t n) {
+  gpuprims_buffer *b;
+  if (t == GPUPRIMS_DTYPE_U64) return tu_buffer_from_host(e->ctx, t, v, n);
+  {
+    uint32_t *w = (uint32_t *)tu_xmalloc(n * 4);
+    size_t i;
+    for (i = 0; i < n; i++) w[i] = (uint32_t)v[i];
+    b = tu_buffer_from_host(e->ctx, t, w, n);
+    free(w);
+  }
+  return b;
+}
+
+enum { R_MEDIAN, R_ZERO, R_LAST, R_RANDOM, NUM_RANKS };
+static const char *RANK_NAMES[NUM_RANKS] = {"median (ks NULL)", "ranks 0", "ranks len-1", "random ranks"};
+
+static void check_dtype(env_t *e, const tu_dtype_info *d, const layout *l) {
+  const size_t es = d->size, nrows = l->nrows, len = l->len;
+  unsigned char *values = (unsigned char *)tu_xmalloc(len * es), *back = (unsigned char *)tu_xmalloc(len * es);
+  unsigned char *got = (unsigned char *)tu_xmalloc(nrows * es);
+  uint64_t *sorted = (uint64_t *)tu_xmalloc(len * sizeof(uint64_t)), *ranks = (uint64_t *)tu_xmalloc(nrows * 8);
+  gpuprims_buffer *vb, *out;
+  size_t row, i;
+  int ow, rk;
+  tu_fill_bytes(&e->rng, values, len * es); /* the gaps too */
+  for (row = 0; row < nrows; row++) fill_row(&e->rng, d, values, (size_t)l->offsets[row], (size_t)l->offsets[row + 1]);
+  /* the reference: each row's order keys, sorted */
+  for (i = 0; i < len; i++) sorted[i] = tu_sort_key(d, tu_get_bits(es, values, i));
+  for (row = 0; row < nrows; row++)
+    qsort(sorted + l->offsets[row], (size_t)(l->offsets[row + 1] - l->offsets[row]), 8, cmp_u64);
+  vb = tu_buffer_from_host(e->ctx, d->id, values, len);
+  out = tu_buffer_create(e->ctx, d->id, nrows);
+  for (ow = 0; ow < 2; ow++) {
+    const gpuprims_dtype ot = ow ? GPUPRIMS_DTYPE_U64 : GPUPRIMS_DTYPE_U32;
+    gpuprims_buffer *ob = index_buffer(e, ot, l->offsets, nrows + 1);
+    for (rk = 0; rk < NUM_RANKS; rk++) {
+      /* random ranks come as U32 with U32 offsets, U64 with U64 ones; the others the opposite */
+      const gpuprims_dtype kt = (rk == R_RANDOM) == (ow == 1) ? GPUPRIMS_DTYPE_U64 : GPUPRIMS_DTYPE_U32;
+      gpuprims_buffer *kb = NULL;
+      size_t bad = 0;
+      for (row = 0; row < nrows; row++) {
+        uint64_t n = l->offsets[row + 1] - l->offsets[row];
+        ranks[row] = rk == R_MEDIAN ? (n - 1) / 2 : rk == R_ZERO ? 0 : rk == R_LAST ? n - 1 : tu_below(&e->rng, n);
+      }
+      if (rk != R_MEDIAN) kb = index_buffer(e, kt, ranks, nrows);
+      tu_poison(out, nrows, es);
+      TU_EXPECT_OK(gpuprims_segmented_select(e->ctx, vb, ob, kb, out));
+      TU_REQUIRE_OK(gpuprims_buffer_read(out, 0, got, nrows));
+      for (row = 0; row < nrows; row++) {
+        uint64_t want = sorted[l->offsets[row] + ranks[row]], have = tu_sort_key(d, tu_get_bits(es, got, row));
+        if (want != have && bad++ < 3) {
+          TU_CHECKF(0, "%s, offsets %s, %s (%s): row %zu of %zu elements, rank %llu: order key 0x%llx, expected 0x%llx",
+                    d->name, ow ? "u64" : "u32", RANK_NAMES[rk], rk == R_MEDIAN ? "-" : kt == GPUPRIMS_DTYPE_U64 ? "u64" : "u32",
+                    row, (size_t)(l->offsets[row + 1] - l->offsets[row]), (unsigned long long)ranks[row],
+                    (unsigned long long)have, (unsigned long long)want);
+        }
+      }
+      TU_CHECKF(bad == 0, "%s, offsets %s, %s: %zu of %zu rows wrong", d->name, ow ? "u64" : "u32", RANK_NAMES[rk], bad,
+                nrows);
+      gpuprims_buffer_destroy(kb);
+    }
+    gpuprims_buffer_destroy(ob);
+  }
+  TU_REQUIRE_OK(gpuprims_buffer_read(vb, 0, back, len));
+  TU_CHECKF(memcmp(back, values, len * es) == 0, "%s: values changed", d->name);
+  gpuprims_buffer_destroy(vb);
+  gpuprims_buffer_destroy(out);
+  free(values);
+  free(back);
+  free(got);
+  free(sorted);
+  free(ranks);
+}
+
+/* A call expected to fail with `want`, whose message contains `needle`, leaving out as poisoned. */
+static void expect_fault(env_t *e, gpuprims_buffer *vb, gpuprims_buffer *ob, gpuprims_buffer *kb, gpuprims_buffer *out,
+                         size_t nrows, size_t es, gpuprims_status want, const char *needle, const char *what) {
+  char err[512];
+  unsigned char *got = (unsigned char *)tu_xmalloc(nrows * es);
+  size_t i, touched = 0;
+  tu_poison(out, nrows, es);
+  TU_EXPECT_STATUS(gpuprims_segmented_select(e->ctx, vb, ob, kb, out), want);
+  tu_last_error_text(err, sizeof err);
+  TU_CHECKF(strstr(err, needle) != NULL, "%s: the message \"%s\" does not name \"%s\"", what, err, needle);
+  TU_CHECKF(strstr(err, "gpuprims_segmented_select") != NULL, "%s: the message \"%s\" does not name the call", what, err);
+  TU_REQUIRE_OK(gpuprims_buffer_read(out, 0, got, nrows));
+  for (i = 0; i < nrows * es; i++) touched += got[i] != POISON;
+  TU_CHECKF(touched == 0, "%s: out was written (%zu bytes)", what, touched);
+  free(got);
+}
+
+/* offsets (as U32 and as U64) with a fault at row `row_bad`; ks optional. */
+static void bad_rows_case(env_t *e, const uint64_t *offsets, size_t nrows, size_t len, const uint64_t *ks,
+                          size_t row_bad, const char *what) {
+  const tu_dtype_info *d = tu_dtype(GPUPRIMS_DTYPE_F32);
+  float *values = (float *)tu_xmalloc(len * 4);
+  gpuprims_buffer *vb, *out;
+  char needle[64], label[160];
+  int ow;
+  size_t i;
+  for (i = 0; i < len; i++) values[i] = (float)i;
+  vb = tu_buffer_from_host(e->ctx, d->id, values, len);
+  out = tu_buffer_create(e->ctx, d->id, nrows);
+  snprintf(needle, sizeof needle, "row %zu:", row_bad);
+  for (ow = 0; ow < 2; ow++) {
+    gpuprims_dtype t = ow ? GPUPRIMS_DTYPE_U64 : GPUPRIMS_DTYPE_U32;
+    gpuprims_buffer *ob = index_buffer(e, t, offsets, nrows + 1);
+    gpuprims_buffer *kb = ks ? index_buffer(e, t, ks, nrows) : NULL;
+    snprintf(label, sizeof label, "%s (offsets %s)", what, ow ? "u64" : "u32");
+    expect_fault(e, vb, ob, kb, out, nrows, 4, GPUPRIMS_STATUS_INVALID_ARGUMENT, needle, label);
+    gpuprims_buffer_destroy(ob);
+    gpuprims_buffer_destroy(kb);
+  }
+  gpuprims_buffer_destroy(vb);
+  gpuprims_buffer_destroy(out);
+  free(values);
+}
+
+static void check_bad_rows(env_t *e) {
+  static const uint64_t decreasing[] = {0, 5, 3, 8};
+  static const uint64_t past_end[] = {2, 5, 9, 11}; /* len 10 */
+  static const uint64_t empty[] = {0, 3, 3, 6};
+  static const uint64_t ranked[] = {0, 3, 6, 10};
+  static const uint64_t ranks[] = {2, 0, 4}; /* row 2 has 4 elements */
+  const size_t big = e->quick ? 3000 : 50000;
+  uint64_t *offsets = (uint64_t *)tu_xmalloc((big + 1) * 8), *ks = (uint64_t *)tu_xmalloc(big * 8);
+  size_t i, first;
+  bad_rows_case(e, decreasing, 3, 10, NULL, 1, "offsets decreasing");
+  bad_rows_case(e, past_end, 3, 10, NULL, 2, "last row past the end");
+  bad_rows_case(e, empty, 3, 10, NULL, 1, "empty row");
+  bad_rows_case(e, ranked, 3, 10, ranks, 2, "rank past its row");
+  /* Many rows, faults of every kind far apart: the lowest row is named, whichever
+   * block of rows sees it first. */
+  for (i = 0; i <= big; i++) offsets[i] = 3 * i;
+  for (i = 0; i < big; i++) ks[i] = tu_below(&e->rng, 3);
+  first = big / 3 + tu_below(&e->rng, big / 3);
+  offsets[first + 1] = offsets[first]; /* row `first` empty, */
+  ks[first] = 0;
+  offsets[big - 2] = 1; /* offsets decrease at a later row, */
+  ks[big / 5 * 4] = 7;  /* a rank past a later row */
+  bad_rows_case(e, offsets, big, 3 * big, ks, first, "many rows, the first bad one named");
+  ks[first / 2] = 3; /* an earlier rank fault now comes first */
+  bad_rows_case(e, offsets, big, 3 * big, ks, first / 2, "many rows, an earlier rank fault");
+  for (i = 0; i <= big; i++) offsets[i] = 3 * i;
+  bad_rows_case(e, offsets, big, 3 * big - 1, NULL, big - 1, "many rows, the last past the end");
+  free(offsets);
+  free(ks);
+}
+
+static void check_arguments(env_t *e) {
+  static const uint64_t offs[] = {0, 2, 5};
+  static const uint32_t offs32[] = {0, 2, 5};
+  const uint64_t ks[] = {1, 2};
+  float values[6] = {3, 1, 2, 9, 8, 7};
+  gpuprims_context *other = NULL;
+  gpuprims_buffer *vb = tu_buffer_from_host(e->ctx, GPUPRIMS_DTYPE_F32, values, 6);
+  gpuprims_buffer *ob = tu_buffer_from_host(e->ctx, GPUPRIMS_DTYPE_U64, offs, 3);
+  gpuprims_buffer *kb = tu_buffer_from_host(e->ctx, GPUPRIMS_DTYPE_U64, ks, 2);
+  gpuprims_buffer *out = tu_buffer_create(e->ctx, GPUPRIMS_DTYPE_F32, 2);
+  gpuprims_buffer *o_i32 = tu_buffer_from_host(e->ctx, GPUPRIMS_DTYPE_I32, offs32, 3);
+  gpuprims_buffer *k_f32 = tu_buffer_from_host(e->ctx, GPUPRIMS_DTYPE_F32, values, 2);
+  gpuprims_buffer *k_short = tu_buffer_from_host(e->ctx, GPUPRIMS_DTYPE_U64, ks, 1);
+  gpuprims_buffer *out_f64 = tu_buffer_create(e->ctx, GPUPRIMS_DTYPE_F64, 2);
+  gpuprims_buffer *out_long = tu_buffer_create(e->ctx, GPUPRIMS_DTYPE_F32, 3);
+  gpuprims_buffer *o_empty = tu_buffer_create(e->ctx, GPUPRIMS_DTYPE_U32, 0);
+  gpuprims_buffer *o_one = tu_buffer_from_host(e->ctx, GPUPRIMS_DTYPE_U32, offs32, 1);
+  gpuprims_buffer *out_none = tu_buffer_create(e->ctx, GPUPRIMS_DTYPE_F32, 0);
+  gpuprims_buffer *vb2 = tu_buffer_from_host(e->ctx, GPUPRIMS_DTYPE_F32, values, 2);
+  gpuprims_buffer *foreign = NULL;
+  float got[2];
+
+  TU_EXPECT_OK(gpuprims_segmented_select(e->ctx, vb, ob, kb, out));
+  TU_REQUIRE_OK(gpuprims_buffer_read(out, 0, got, 2));
+  TU_CHECKF(got[0] == 3.0f && got[1] == 9.0f, "ranks 1, 2 of {3,1},{2,9,8}: got %g, %g", got[0], got[1]);
+  TU_EXPECT_OK(gpuprims_segmented_select(e->ctx, vb, ob, NULL, out));
+  TU_REQUIRE_OK(gpuprims_buffer_read(out, 0, got, 2));
+  TU_CHECKF(got[0] == 1.0f && got[1] == 8.0f, "medians of {3,1},{2,9,8}: got %g, %g", got[0], got[1]);
+  /* no rows: nothing to do */
+  TU_EXPECT_OK(gpuprims_segmented_select(e->ctx, vb, o_one, NULL, out_none));
+
+  expect_fault(e, vb, o_i32, kb, out, 2, 4, GPUPRIMS_STATUS_TYPE_MISMATCH, "offsets", "offsets of i32");
+  expect_fault(e, vb, ob, k_f32, out, 2, 4, GPUPRIMS_STATUS_TYPE_MISMATCH, "ks", "ks of f32");
+  expect_fault(e, vb, ob, k_short, out, 2, 4, GPUPRIMS_STATUS_SIZE_MISMATCH, "ks", "ks of 1 entry for 2 rows");
+  expect_fault(e, vb, o_empty, NULL, out, 2, 4, GPUPRIMS_STATUS_SIZE_MISMATCH, "offsets", "offsets empty");
+  expect_fault(e, vb, ob, kb, out_long, 3, 4, GPUPRIMS_STATUS_SIZE_MISMATCH, "out", "out of 3 for 2 rows");
+  expect_fault(e, vb, ob, kb, out_f64, 2, 8, GPUPRIMS_STATUS_TYPE_MISMATCH, "out", "out of f64 for f32 values");
+  expect_fault(e, vb2, ob, kb, vb2, 2, 4, GPUPRIMS_STATUS_INVALID_ARGUMENT, "shares memory", "out is values");
+  TU_EXPECT_STATUS(gpuprims_segmented_select(NULL, vb, ob, kb, out), GPUPRIMS_STATUS_NULL_ARGUMENT);
+  TU_EXPECT_STATUS(gpuprims_segmented_select(e->ctx, NULL, ob, kb, out), GPUPRIMS_STATUS_NULL_ARGUMENT);
+  TU_EXPECT_STATUS(gpuprims_segmented_select(e->ctx, vb, NULL, kb, out), GPUPRIMS_STATUS_NULL_ARGUMENT);
+  TU_EXPECT_STATUS(gpuprims_segmented_select(e->ctx, vb, ob, kb, NULL), GPUPRIMS_STATUS_NULL_ARGUMENT);
+  TU_EXPECT_STATUS(gpuprims_segmented_select(e->ctx, vb, (const gpuprims_buffer *)e->ctx, kb, out),
+                   GPUPRIMS_STATUS_INVALID_ARGUMENT);
+  TU_REQUIRE_OK(gpuprims_context_create(GPUPRIMS_BACKEND_HOST, 0, &other));
+  TU_REQUIRE_OK(gpuprims_buffer_from_host(other, GPUPRIMS_DTYPE_U64, ks, 2, &foreign));
+  TU_EXPECT_STATUS(gpuprims_segmented_select(e->ctx, vb, ob, foreign, out), GPUPRIMS_STATUS_CONTEXT_MISMATCH);
+  TU_EXPECT_STATUS(gpuprims_segmented_select(other, vb, ob, kb, out), GPUPRIMS_STATUS_CONTEXT_MISMATCH);
+  gpuprims_buffer_destroy(foreign);
+  gpuprims_context_destroy(other);
+  gpuprims_buffer_destroy(vb);
+  gpuprims_buffer_destroy(ob);
+  gpuprims_buffer_destroy(kb);
+  gpuprims_buffer_destroy(out);
+  gpuprims_buffer_destroy(o_i32);
+  gpuprims_buffer_destroy(k_f32);
+  gpuprims_buffer_destroy(k_short);
+  gpuprims_buffer_destroy(out_f64);
+  gpuprims_buffer_destroy(out_long);
+  gpuprims_buffer_destroy(o_empty);
+  gpuprims_buffer_destroy(o_one);
+  gpuprims_buffer_destroy(out_none);
+  gpuprims_buffer_destroy(vb2);
+}
+
+int main(void) {
+  env_t e;
+  layout l;
+  int i;
+  const char *q = getenv("GPUPRIMS_TEST_QUICK");
+  tu_rng_seed(&e.rng, tu_init("test_segmented_select"));
+  e.quick = q && *q && strcmp(q, "0") != 0;
+  e.ctx = tu_open_context();
+  check_arguments(&e);
+  check_bad_rows(&e);
+  l = make_layout(&e);
+  printf("%zu rows over %zu elements%s\n", l.nrows, l.len, e.quick ? " (quick)" : "");
+  for (i = 0; i < TU_NUM_DTYPES; i++) check_dtype(&e, &tu_dtypes()[i], &l);
+  free(l.offsets);
+  gpuprims_context_destroy(e.ctx);
+  return tu_finish();
+}

@@ -1,0 +1,78 @@
+// The quicksort's block sorts (see kernels/quicksort.cu): one block sorts one small
+// segment (up to SMALL_TILE keys) or large one (up to LARGE_TILE) in shared memory, on
+// the bits in which its keys can differ, and writes it home. A module of its own, so
+// its three sort instantiations compile beside the partition's on the first call.
+#include "quicksort_state.cuh"
+
+template <int SORT_BLOCK>
+struct SpanSort {
+    typedef gp::BlockRadixSort<K, SORT_BLOCK, SMALL_ITEMS, 8, u16> Sort;
+    static constexpr u32 TILE = (u32)SORT_BLOCK * SMALL_ITEMS;
+    union Storage {
+        typename Sort::Storage sort;
+        K keys[TILE];
+        V values[HAS_VALUES ? TILE : 1];
+    };
+
+    // Puts dst[i] = src[from[i]] for the span's elements, through shared memory, so
+    // dst may be src.
+    template <class T>
+    __device__ __forceinline__ static void permute(const T *src, T *dst, const u16 (&from)[SMALL_ITEMS], u32 len,
+                                                   T *staging) {
+#pragma unroll
+        for (int k = 0; k < SMALL_ITEMS; ++k) {
+            const u32 i = k * SORT_BLOCK + threadIdx.x;
+            if (i < len) staging[i] = src[i];
+        }
+        __syncthreads();
+#pragma unroll
+        for (int k = 0; k < SMALL_ITEMS; ++k) {
+            const u32 i = k * SORT_BLOCK + threadIdx.x;
+            if (i < len) dst[i] = staging[from[k]];
+        }
+        __syncthreads();
+    }
+
+    // Sorts the span of src (ordered by `order`) into the same span of dst.
+    __device__ __forceinline__ static void run(const K *src, K *dst, const V *vsrc, V *vdst, const Span span,
+                                               const Order &order, Storage &s) {
+        K keys[SMALL_ITEMS];
+        u16 position[SMALL_ITEMS];
+#pragma unroll
+        for (int j = 0; j < SMALL_ITEMS; ++j) {
+            const u32 e = Sort::element(j);
+            keys[j] = e < span.len ? K(order.ordered(src[span.start + e]) - K(span.lo)) : K(0);
+            position[j] = u16(e);
+        }
+        Sort::sort(keys, position, span.len, s.sort, int(span.bits));
+        // Keys move unchanged (NaN payloads survive): each sorted place takes the key
+        // from the position the sort carried there.
+        u16 from[SMALL_ITEMS];
+#pragma unroll
+        for (int k = 0; k < SMALL_ITEMS; ++k) {
+            const u32 i = k * SORT_BLOCK + threadIdx.x;
+            from[k] = i < span.len ? s.sort.payload[i] : u16(0);
+        }
+        __syncthreads();
+        permute(src + span.start, dst + span.start, from, span.len, s.keys);
+        if constexpr (HAS_VALUES) permute(vsrc + span.start, vdst + span.start, from, span.len, s.values);
+    }
+};
+static_assert(sizeof(typename SpanSort<LARGE_BLOCK>::Storage) <= GP_SMALL_SMEM_BYTES, "the host's small-sort shared memory");
+
+extern "C" __global__ void __launch_bounds__(SMALL_BLOCK, GP_SMALL_MIN_BLOCKS)
+qs_small(const K *src, K *dst, const V *vsrc, V *vdst, const Span *spans, const u32 *count, u32 key_order) {
+    if (blockIdx.x >= *count) return;
+    extern __shared__ __align__(16) unsigned char dynamic_smem[];
+    typedef SpanSort<SMALL_BLOCK> S;
+    S::run(src, dst, vsrc, vdst, spans[blockIdx.x], Order(key_order), *reinterpret_cast<typename S::Storage *>(dynamic_smem));
+}
+
+extern "C" __global__ void __launch_bounds__(LARGE_BLOCK, GP_LARGE_MIN_BLOCKS)
+qs_large(const K *src, K *dst, const V *vsrc, V *vdst, const Span *spans, const u32 *count, u32 key_order) {
+    if (blockIdx.x >= *count) return;
+    extern __shared__ __align__(16) unsigned char dynamic_smem[];
+    typedef SpanSort<LARGE_BLOCK> S;
+    S::run(src, dst, vsrc, vdst, spans[blockIdx.x], Order(key_order), *reinterpret_cast<typename S::Storage *>(dynamic_smem));
+}
+

@@ -1,0 +1,78 @@
+// What the quicksort's two modules share (kernels/quicksort.cu, the partition, and
+// kernels/quicksort_small.cu, the block sorts): key and value types, tuning constants,
+// and the records they pass through device memory. See quicksort.cu for the algorithm
+// and the -D options both are compiled with.
+#pragma once
+#include "common/types.cuh"
+#include "common/radix_key.cuh"
+#include "common/block_radix_sort.cuh"
+
+typedef gp::BitsOf<GP_KEY_BYTES>::type K;
+typedef gp::KeyOrder<K, GP_KEY_FLOAT> Order;
+#if GP_VALUE_BYTES > 0
+typedef gp::BitsOf<GP_VALUE_BYTES>::type V;
+constexpr bool HAS_VALUES = true;
+#else
+typedef u8 V;  // unused
+constexpr bool HAS_VALUES = false;
+#endif
+
+constexpr int BLOCK = GP_BLOCK_THREADS;
+constexpr int ITEMS = GP_ITEMS;
+constexpr u32 TILE = (u32)BLOCK * ITEMS;
+// Small segments are sorted by one block of one of two sizes: the smaller at higher
+// occupancy, the larger for those that overflow it.
+constexpr int SMALL_BLOCK = GP_SMALL_BLOCK_THREADS;
+constexpr int SMALL_ITEMS = GP_SMALL_ITEMS;
+constexpr u32 SMALL_TILE = (u32)SMALL_BLOCK * SMALL_ITEMS;
+constexpr int LARGE_BLOCK = GP_LARGE_BLOCK_THREADS;
+static_assert(LARGE_BLOCK > SMALL_BLOCK, "the large sort takes what overflows the small one");
+constexpr u32 LARGE_TILE = (u32)LARGE_BLOCK * SMALL_ITEMS;
+// A segment splits into about len / BUCKET_TARGET buckets (2 to 256), so its
+// children mostly fit the smaller sort.
+constexpr u32 BUCKET_TARGET = GP_BUCKET_TARGET;
+constexpr int SAMPLE_BLOCK = 512;
+constexpr int SAMPLE_ITEMS = 8;
+constexpr u32 SAMPLES = (u32)SAMPLE_BLOCK * SAMPLE_ITEMS;
+constexpr int BUCKETS = 256;
+constexpr u32 COPY_CHUNK = GP_COPY_CHUNK;
+constexpr int KEY_BITS = sizeof(K) * 8;
+constexpr K ALL_ONES = K(~K(0));
+static_assert(LARGE_TILE <= 65536, "small sorts carry 16-bit positions");
+static_assert(BLOCK >= BUCKETS && SAMPLE_BLOCK >= BUCKETS, "a thread per bucket");
+
+// How a segment splits. Its parent sets SAMPLE or VALUE; qs_splitters turns SAMPLE
+// into PLAIN or EQUAL.
+constexpr u32 KIND_SAMPLE = 0;  // splitters to be drawn from a sample
+constexpr u32 KIND_PLAIN = 1;   // B - 1 distinct splitters: bucket b holds (s[b-1], s[b]]
+constexpr u32 KIND_EQUAL = 2;   // m distinct splitters: bucket 2r holds (s[r-1], s[r]), 2r+1 keys equal to s[r]
+constexpr u32 KIND_VALUE = 3;   // bucket b holds keys lo + [b, b + 1) * 2^shift
+
+// A segment of a level, in the layout src/backend/cuda/quicksort.rs allocates.
+struct Segment {
+    usize start, len;
+    u64 lo, hi;             // every key of the segment lies in [lo, hi] (ordered patterns)
+    u32 tile_first, tiles;  // its tiles in the level's tile list
+    u32 kind;
+    u32 param;              // PLAIN: the buckets; EQUAL: the distinct splitters; VALUE: the shift
+};
+static_assert(sizeof(Segment) == 48, "the host's SEGMENT_BYTES");
+
+// A stretch of keys for one block: a small segment to sort or a chunk to copy home.
+struct Span {
+    usize start;
+    u32 len;
+    u32 bits;  // small segments: the bits of hi - lo (the sort orders keys by k - lo)
+    u64 lo;    // small segments: their lowest possible (ordered) key
+    u64 unused;
+};
+static_assert(sizeof(Span) == 32, "the host's SPAN_BYTES");
+
+// What a level leaves for the host to read back (to size the next launches).
+struct LevelCounts {
+    u32 next_segments, next_tiles, small, large, copies, unused[3];
+};
+static_assert(sizeof(LevelCounts) == 32, "the host's LEVEL_BYTES");
+
+__device__ __forceinline__ int bit_length(u64 x) { return x == 0 ? 0 : 64 - __clzll((long long)x); }
+

@@ -1,0 +1,243 @@
+//! Planning and launching the segmented select (kernels/segmented_select.cu).
+//!
+//! One bucketing launch checks every row and files it under its length class; its
+//! last block writes the class counts and the first bad row into the context's mapped
+//! result slot, which the host waits for. A bad row fails the call with nothing more
+//! launched (so `out` is untouched); otherwise each non-empty class gets one launch,
+//! sized from its count. The offsets never travel to the host.
+
+use cudarc::driver::result as drv;
+use cudarc::driver::sys::{CUdeviceptr, CUfunction, CUstream};
+
+use super::context::{round_up, CudaShared, State, RESULT_SLOT_BYTES};
+use super::driver::DriverContext;
+use super::launch::{launch, Arg};
+use super::loader::ModuleSpec;
+use super::memory::DeviceMemory;
+use super::modules::Module;
+use super::radix_sort;
+use super::select;
+use super::sources;
+use super::tuning::knob;
+use crate::backend::RowFault;
+use crate::dtype::{DType, Order};
+use crate::error::{internal, unsupported, Result};
+
+/// Length classes (kernels/segmented_select.cu: CLASS_*), in the report's order.
+const CLASSES: usize = 5;
+const BUCKET_BLOCK: u32 = 256;
+/// Flags of the rows (kernels/segmented_select.cu).
+const OFFSETS_U64: u32 = 1;
+const RANKS_GIVEN: u32 = 2;
+const RANKS_U64: u32 = 4;
+/// Bytes of the device counters the bucketing launch leaves zeroed.
+const COUNTERS_BYTES: usize = 64;
+
+/// Block sizes and keys a thread of each class: rows up to 32 * warp_items keys take a
+/// warp, up to mid_block * mid_items, wide_block * wide_items and wider_block *
+/// wider_items a block holding them in registers, longer ones a block reading the row
+/// once a digit.
+struct Policy {
+    warp_block: u32,
+    warp_items: u32,
+    mid_block: u32,
+    mid_items: u32,
+    wide_block: u32,
+    wide_items: u32,
+    wider_block: u32,
+    wider_items: u32,
+    long_block: u32,
+}
+
+fn policy() -> Policy {
+    Policy {
+        warp_block: knob("segsel.warp_block", 256),
+        warp_items: knob("segsel.warp_items", 8),
+        mid_block: knob("segsel.mid_block", 128),
+        mid_items: knob("segsel.mid_items", 8),
+        wide_block: knob("segsel.wide_block", 256),
+        wide_items: knob("segsel.wide_items", 16),
+        wider_block: knob("segsel.wider_block", 512),
+        wider_items: knob("segsel.wider_items", 16),
+        long_block: knob("segsel.long_block", 1024),
+    }
+}
+
+pub fn module(key_bytes: usize, float_keys: bool) -> ModuleSpec {
+    let p = policy();
+    ModuleSpec {
+        source: sources::SEGMENTED_SELECT,
+        options: vec![
+            format!("-DGP_KEY_BYTES={key_bytes}"),
+            format!("-DGP_KEY_FLOAT={}", float_keys as u32),
+            format!("-DGP_BUCKET_BLOCK={BUCKET_BLOCK}"),
+            format!("-DGP_WARP_BLOCK={}", p.warp_block),
+            format!("-DGP_WARP_ITEMS={}", p.warp_items),
+            format!("-DGP_MID_BLOCK={}", p.mid_block),
+            format!("-DGP_MID_ITEMS={}", p.mid_items),
+            format!("-DGP_WIDE_BLOCK={}", p.wide_block),
+            format!("-DGP_WIDE_ITEMS={}", p.wide_items),
+            format!("-DGP_WIDER_BLOCK={}", p.wider_block),
+            format!("-DGP_WIDER_ITEMS={}", p.wider_items),
+            format!("-DGP_LONG_BLOCK={}", p.long_block),
+        ],
+    }
+}
+
+/// One module per key width, and float keys of 4 and 8 bytes.
+pub fn modules() -> Vec<Module> {
+    [(1, false), (2, false), (4, false), (4, true), (8, false), (8, true)]
+        .into_iter()
+        .map(|(k, f)| Module {
+            source: sources::SEGMENTED_SELECT,
+            variant: select::variant(k, f),
+            spec: module(k, f),
+            label: format!("keys {k}B{}", if f { " float" } else { "" }),
+        })
+        .collect()
+}
+
+/// The report the bucketing launch's last block writes (kernels/segmented_select.cu:
+/// struct Report), `seq` last.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct Report {
+    counts: [u32; CLASSES],
+    row: u64,
+    begin: u64,
+    end: u64,
+    rank: u64,
+    fault: u32,
+    seq: u32,
+}
+
+const _: () = assert!(std::mem::size_of::<Report>() <= RESULT_SLOT_BYTES);
+
+/// Waits for the bucketing launch numbered `seq` and reads the report its last block
+/// wrote to the mapped slot.
+fn wait_for_report(shared: &CudaShared, stream: CUstream, seq: u32) -> Result<Report> {
+    CudaShared::wait(stream)?;
+    // SAFETY: the slot is pinned host memory of RESULT_SLOT_BYTES >= size_of::<Report>(),
+    // aligned to a page, written by the finished launch.
+    let report = unsafe { std::ptr::read_volatile(shared.result_slot.host as *const Report) };
+    if report.seq != seq {
+        return Err(internal("the rows' check finished without its report"));
+    }
+    Ok(report)
+}
+
+/// The device counters (allocated and zeroed on first use; every bucketing launch
+/// leaves them zeroed) and the number of this call.
+fn begin_call(state: &mut State) -> Result<(CUdeviceptr, u32)> {
+    if state.segsel.counters == 0 {
+        // SAFETY: stream-ordered allocation and clear on the context's stream.
+        unsafe {
+            let ptr = drv::malloc_async(state.stream, COUNTERS_BYTES).during("cuMemAllocAsync (segmented select)")?;
+            drv::memset_d8_async(ptr, 0, COUNTERS_BYTES, state.stream).during("cuMemsetD8Async")?;
+            state.segsel.counters = ptr;
+        }
+    }
+    state.segsel.calls = state.segsel.calls.wrapping_add(1).max(1);
+    Ok((state.segsel.counters, state.segsel.calls))
+}
+
+fn function(shared: &CudaShared, key_bytes: usize, float_keys: bool, kernel: &'static str) -> Result<CUfunction> {
+    shared.loader.function(sources::SEGMENTED_SELECT, select::variant(key_bytes, float_keys), kernel, || {
+        module(key_bytes, float_keys)
+    })
+}
+
+/// For each of `nrows` rows given by `offsets` (nrows + 1 entries, 8 bytes each when
+/// `offsets_u64`, else 4) its element of rank `ranks[row]` (or the lower median) into
+/// `out`.
+#[allow(clippy::too_many_arguments)]
+pub fn segmented_select(
+    shared: &CudaShared,
+    values: &DeviceMemory,
+    dtype: DType,
+    len: usize,
+    offsets: (&DeviceMemory, bool),
+    nrows: usize,
+    ranks: Option<(&DeviceMemory, bool)>,
+    out: &DeviceMemory,
+) -> Result<()> {
+    if nrows == 0 {
+        return Ok(());
+    }
+    // Row ids are u32, and a class of block-per-row launches must fit one grid.
+    if nrows > i32::MAX as usize {
+        return Err(unsupported(format!("{nrows} rows: at most 2^31 - 1 on CUDA for now")));
+    }
+    let key_bytes = dtype.size();
+    let float_keys = matches!(dtype, DType::F32 | DType::F64);
+    let bucket = function(shared, key_bytes, float_keys, "segsel_bucket")?;
+    let mut state = shared.lock()?;
+    let stream = state.stream;
+    let (counters, seq) = begin_call(&mut state)?;
+    // CLASSES lists of nrows ids, one after another (the kernel's row_ids).
+    let list_bytes = nrows * 4;
+    let ids = state.scratch.ensure(stream, round_up(CLASSES * list_bytes))?;
+    let flags = if offsets.1 { OFFSETS_U64 } else { 0 }
+        | match ranks {
+            Some((_, wide)) => RANKS_GIVEN | if wide { RANKS_U64 } else { 0 },
+            None => 0,
+        };
+    let ranks_ptr = ranks.map_or(0, |(m, _)| m.ptr);
+    // No earlier content of the slot may pass for this call's report.
+    let slot = shared.result_slot.host as *mut Report;
+    // SAFETY: the pinned slot holds a Report; no kernel writes it now (the state lock
+    // is held and the last user waited for its result).
+    unsafe { std::ptr::write_volatile(std::ptr::addr_of_mut!((*slot).seq), 0) };
+    // SAFETY: arguments match segsel_bucket; offsets hold nrows + 1 entries and ranks
+    // nrows, the scratch CLASSES lists of nrows ids, the counters COUNTERS_BYTES, the
+    // mapped slot a Report.
+    unsafe {
+        launch(
+            bucket,
+            (nrows as u64).div_ceil(BUCKET_BLOCK as u64),
+            BUCKET_BLOCK,
+            stream,
+            &[
+                Arg::ptr(offsets.0.ptr),
+                Arg::ptr(ranks_ptr),
+                Arg::u32(flags),
+                Arg::size(nrows),
+                Arg::size(len),
+                Arg::ptr(counters),
+                Arg::ptr(ids),
+                Arg::ptr(shared.result_slot.device),
+                Arg::u32(seq),
+            ],
+        )?;
+    }
+    let report = wait_for_report(shared, stream, seq)?;
+    if let Some(fault) = RowFault::from_code(report.fault) {
+        return Err(fault.error(report.row, report.begin, report.end, report.rank, len));
+    }
+    let p = policy();
+    let key_order = radix_sort::key_order(dtype, Order::Ascending);
+    let kernels = ["segsel_warp", "segsel_mid", "segsel_wide", "segsel_wider", "segsel_long"];
+    let blocks = [p.warp_block, p.mid_block, p.wide_block, p.wider_block, p.long_block];
+    for class in 0..CLASSES {
+        let count = report.counts[class] as u64;
+        if count == 0 {
+            continue;
+        }
+        let f = function(shared, key_bytes, float_keys, kernels[class])?;
+        let list = ids + (class * list_bytes) as u64;
+        let head = [Arg::ptr(values.ptr), Arg::size(len), Arg::ptr(offsets.0.ptr), Arg::ptr(ranks_ptr), Arg::u32(flags), Arg::ptr(list)];
+        let tail = [Arg::ptr(out.ptr), Arg::u32(key_order)];
+        // SAFETY: arguments match the class's kernel; the list holds `count` ids of
+        // rows checked above, out nrows elements.
+        unsafe {
+            if class == 0 {
+                let rows_a_block = (p.warp_block / 32) as u64;
+                let args = [&head[..], &[Arg::u32(count as u32)], &tail[..]].concat();
+                launch(f, count.div_ceil(rows_a_block), p.warp_block, stream, &args)?;
+            } else {
+                launch(f, count, blocks[class], stream, &[&head[..], &tail[..]].concat())?;
+            }
+        }
+    }
+    Ok(())
+}
