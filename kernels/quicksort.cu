@@ -4,7 +4,8 @@
 //
 //   qs_init       the first level's one segment (or, for a short input, its only
 //                 small sort) and zeroed per-level counters;
-//   qs_splitters  one block a segment: 4096 evenly spaced keys, sorted
+//   qs_splitters  (kernels/quicksort_splitters.cu) one block a segment: 4096 evenly
+//                 spaced keys, sorted
 //                 (common/block_radix_sort.cuh), give up to 255 splitters (about one
 //                 per BUCKET_TARGET keys of the segment); when some repeat,
 //                 up to 127 distinct ones, each with a bucket of its own for the keys
@@ -24,11 +25,13 @@
 //                 bucket: nothing (empty), finished (one key, or a single value: copied
 //                 home if it lies in the alternate buffer), a small or large segment
 //                 (sorted by one block), or a segment of the next level;
-//   qs_small, qs_large  (kernels/quicksort_small.cu, a module of its own so the two
-//                 compile side by side on the first call) one block a segment of up to
+//   qs_small, qs_large  (kernels/quicksort_small.cu) one block a segment of up to
 //                 SMALL_TILE or LARGE_TILE keys: sorted in shared memory on the bits in
 //                 which its keys can differ, written home;
 //   qs_copy       finished segments brought home from the alternate buffer.
+//
+// The kernels that sort in a block (the sample's, the small and large segments') are
+// modules of their own, so the three modules compile side by side on the first call.
 //
 // Levels alternate between the keys and the alternate buffer; the host reads back
 // a level's counts (segments and tiles of the next level, small and large segments,
@@ -113,8 +116,6 @@ extern "C" __global__ void qs_init(Segment *segs, Span *small, LevelCounts *leve
     }
 }
 
-// ----------------------------------------------------------------------------------
-// Splitters: one block of SAMPLE_BLOCK threads per segment
 // ----------------------------------------------------------------------------------
 
 typedef gp::BlockRadixSort<K, SAMPLE_BLOCK, SAMPLE_ITEMS, 8, u16> SampleSort;

@@ -63,6 +63,7 @@ mod tests {
         assert_eq!(count("scan.cu"), 10);
         assert_eq!(count("radix_sort.cu"), 4 * 5 + 2 * 5);
         assert_eq!(count("quicksort.cu"), 4 * 5 + 2 * 5);
+        assert_eq!(count("quicksort_splitters.cu"), 4 * 5 + 2 * 5);
         assert_eq!(count("quicksort_small.cu"), 4 * 5 + 2 * 5);
         // Selection: 4 key widths, and float keys of 4 and 8 bytes.
         assert_eq!(count("select.cu"), 6);

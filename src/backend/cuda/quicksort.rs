@@ -89,9 +89,8 @@ fn block_sort_bytes(block: u32, items: u32, key_bytes: usize, value_bytes: usize
     round_up(sort.max(tile * value_bytes)) as u32
 }
 
-/// The module of `source` (kernels/quicksort.cu, the partition, or
-/// kernels/quicksort_small.cu, the block sorts) for keys of `key_bytes` (floats or
-/// integers) and values of `value_bytes` (0: none); both take the same options.
+/// The module of `source` (one of SOURCES) for keys of `key_bytes` (floats or
+/// integers) and values of `value_bytes` (0: none); all take the same options.
 pub fn module(source: Source, key_bytes: usize, value_bytes: usize, float_keys: bool) -> ModuleSpec {
     let p = policy(key_bytes, value_bytes);
     ModuleSpec {
@@ -121,15 +120,19 @@ fn variant(key_bytes: usize, value_bytes: usize, float_keys: bool) -> u32 {
     (key_bytes * 16 + value_bytes) as u32 | (float_keys as u32) << 8
 }
 
-/// Every module of the quicksort, for gpuprims_context_precompile (modules.rs): both
-/// sources for the same (key width, value width, float keys) set as the radix sort's.
+/// The quicksort's sources: the partition, the splitters (a block sort of the sample)
+/// and the block sorts of small segments, apart so they compile side by side.
+const SOURCES: [Source; 3] = [sources::QUICKSORT, sources::QUICKSORT_SPLITTERS, sources::QUICKSORT_SMALL];
+
+/// Every module of the quicksort, for gpuprims_context_precompile (modules.rs): each
+/// source for the same (key width, value width, float keys) set as the radix sort's.
 pub fn modules() -> Vec<Module> {
     let floats = |k: usize| if k >= 4 { vec![false, true] } else { vec![false] };
     let widths: Vec<(usize, usize, bool)> = [1, 2, 4, 8]
         .into_iter()
         .flat_map(|k| [0, 1, 2, 4, 8].into_iter().flat_map(move |v| floats(k).into_iter().map(move |f| (k, v, f))))
         .collect();
-    [sources::QUICKSORT, sources::QUICKSORT_SMALL]
+    SOURCES
         .into_iter()
         .flat_map(|source| {
             widths.iter().map(move |&(k, v, f)| Module {
@@ -187,14 +190,10 @@ pub fn sort(
     let (tile, large_tile) = (p.tile(), p.large_tile());
     let max_levels = level_bound(len, key_bytes);
     let v = variant(key_bytes, value_bytes, float_keys);
-    // On the first call the two modules compile side by side.
-    precompile::compile_unloaded(
-        shared,
-        &[
-            (sources::QUICKSORT, v, &|| module(sources::QUICKSORT, key_bytes, value_bytes, float_keys)),
-            (sources::QUICKSORT_SMALL, v, &|| module(sources::QUICKSORT_SMALL, key_bytes, value_bytes, float_keys)),
-        ],
-    )?;
+    // On the first call the three modules compile side by side.
+    let spec = |source: Source| move || module(source, key_bytes, value_bytes, float_keys);
+    let (partition, sample, small) = (spec(SOURCES[0]), spec(SOURCES[1]), spec(SOURCES[2]));
+    precompile::compile_unloaded(shared, &[(SOURCES[0], v, &partition), (SOURCES[1], v, &sample), (SOURCES[2], v, &small)])?;
     let load_from = |source: Source, kernel| {
         shared.loader.function(source, v, kernel, || module(source, key_bytes, value_bytes, float_keys))
     };
@@ -290,7 +289,7 @@ pub fn sort(
     }
 
     let (splitters_k, count_k, scatter_k, children_k, small_sort, copy_k) = (
-        load("qs_splitters")?,
+        load_from(sources::QUICKSORT_SPLITTERS, "qs_splitters")?,
         load("qs_count")?,
         load("qs_scatter")?,
         load("qs_children")?,

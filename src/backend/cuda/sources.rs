@@ -36,6 +36,8 @@ pub const REDUCE: Source = Source { name: "reduce.cu", text: include_str!("../..
 pub const SCAN: Source = Source { name: "scan.cu", text: include_str!("../../../kernels/scan.cu") };
 pub const RADIX_SORT: Source = Source { name: "radix_sort.cu", text: include_str!("../../../kernels/radix_sort.cu") };
 pub const QUICKSORT: Source = Source { name: "quicksort.cu", text: include_str!("../../../kernels/quicksort.cu") };
+pub const QUICKSORT_SPLITTERS: Source =
+    Source { name: "quicksort_splitters.cu", text: include_str!("../../../kernels/quicksort_splitters.cu") };
 pub const QUICKSORT_SMALL: Source =
     Source { name: "quicksort_small.cu", text: include_str!("../../../kernels/quicksort_small.cu") };
 pub const SELECT: Source = Source { name: "select.cu", text: include_str!("../../../kernels/select.cu") };
