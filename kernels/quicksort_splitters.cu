@@ -7,3 +7,64 @@
 
 // ----------------------------------------------------------------------------------
 // Splitters: one block of SAMPLE_BLOCK threads per segment
+
+typedef gp::BlockRadixSort<K, SAMPLE_BLOCK, SAMPLE_ITEMS, 8, u16> SampleSort;
+static_assert(sizeof(typename SampleSort::Storage) <= GP_SAMPLE_SMEM_BYTES, "the host's sample shared memory");
+
+extern "C" __global__ void __launch_bounds__(SAMPLE_BLOCK)
+qs_splitters(const K *src, Segment *segs, u32 *tile_owner, K *splitters, u32 key_order) {
+    extern __shared__ __align__(16) unsigned char dynamic_smem[];
+    auto &s = *reinterpret_cast<typename SampleSort::Storage *>(dynamic_smem);
+    __shared__ typename gp::BlockScan<u32, SAMPLE_BLOCK>::Storage scan;
+    Segment &seg = segs[blockIdx.x];
+    const usize start = seg.start, len = seg.len;
+    for (u32 t = threadIdx.x; t < seg.tiles; t += SAMPLE_BLOCK) tile_owner[seg.tile_first + t] = blockIdx.x;
+    if (seg.kind == KIND_VALUE) {
+        const int range_bits = bit_length(u64(K(K(seg.hi) - K(seg.lo))));
+        if (threadIdx.x == 0) seg.param = range_bits > 8 ? range_bits - 8 : 0;
+        return;
+    }
+
+    // Evenly spaced sample positions: no two blocks' choices depend on each other, and
+    // a pattern that defeats them only costs a value-split level (see the top).
+    const Order order(key_order);
+    K keys[SAMPLE_ITEMS];
+    u16 unused[SAMPLE_ITEMS];
+#pragma unroll
+    for (int j = 0; j < SAMPLE_ITEMS; ++j) {
+        const usize e = SampleSort::element(j);
+        keys[j] = order.ordered(src[start + (2 * e + 1) * len / (2 * SAMPLES)]);
+        unused[j] = 0;
+    }
+    SampleSort::sort(keys, unused, SAMPLES, s, bit_length(u64(K(seg.lo) ^ K(seg.hi))));
+
+    K *table = splitters + (usize)blockIdx.x * BUCKETS;
+    const u32 i = threadIdx.x;
+    const usize wanted = len / BUCKET_TARGET;
+    const u32 buckets = wanted < 2 ? 2 : wanted > BUCKETS ? BUCKETS : u32(wanted);
+    const u32 step = SAMPLES / buckets;
+    const K candidate = i < buckets - 1 ? s.keys[(i + 1) * step - 1] : ALL_ONES;
+    const bool repeats = i + 2 < buckets && candidate == s.keys[(i + 2) * step - 1];
+    if (!__syncthreads_or(repeats)) {
+        if (i < BUCKETS) table[i] = candidate;
+        if (i == 0) {
+            seg.kind = KIND_PLAIN;
+            seg.param = buckets;
+        }
+        return;
+    }
+    // Some splitters repeat: every 32nd sampled key, each distinct one kept once.
+    constexpr u32 HALF = BUCKETS / 2 - 1;
+    constexpr u32 WIDE_STEP = SAMPLES / (HALF + 1);
+    const K c = i < HALF ? s.keys[(i + 1) * WIDE_STEP - 1] : ALL_ONES;
+    const u32 first = i < HALF && (i == 0 || c != s.keys[i * WIDE_STEP - 1]);
+    u32 at;
+    gp::BlockScan<u32, SAMPLE_BLOCK>::exclusive(first, at, gp::SumOp<u32>(), scan, gp::NoPrefix());
+    const u32 distinct = __syncthreads_count(first);
+    if (first) table[at] = c;
+    if (i >= distinct && i < BUCKETS) table[i] = ALL_ONES;
+    if (i == 0) {
+        seg.kind = KIND_EQUAL;
+        seg.param = distinct;
+    }
+}
