@@ -87,7 +87,6 @@ static double seconds(void) {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static uint64_t width_mask(size_t es) { return es == 8 ? UINT64_MAX : (((uint64_t)1 << (es * 8)) - 1); }
 
 static uint64_t mix64(uint64_t x) {
   x ^= x >> 31;
@@ -143,7 +142,7 @@ static uint64_t special_bits(const tu_dtype_info *d, tu_rng *r) {
     if (d->size == 4) return F32_SPECIALS[tu_below(r, TU_ARRAY_LEN(F32_SPECIALS))];
     return F64_SPECIALS[tu_below(r, TU_ARRAY_LEN(F64_SPECIALS))];
   } else {
-    uint64_t mask = width_mask(d->size), sign = (uint64_t)1 << (d->size * 8 - 1);
+    uint64_t mask = tu_width_mask(d->size), sign = (uint64_t)1 << (d->size * 8 - 1);
     uint64_t lo = d->is_signed ? sign : 0, hi = d->is_signed ? sign - 1 : mask;
     uint64_t c[7];
     c[0] = lo;
@@ -160,7 +159,7 @@ static uint64_t special_bits(const tu_dtype_info *d, tu_rng *r) {
 /* A value for the few-distinct kinds: random bits, and for floats often a special one. */
 static uint64_t some_value(const tu_dtype_info *d, tu_rng *r) {
   if (d->is_float && tu_below(r, 2) == 0) return special_bits(d, r);
-  return tu_next(r) & width_mask(d->size);
+  return tu_next(r) & tu_width_mask(d->size);
 }
 
 /* Integer v (may be negative) as element i: integers truncated, floats converted. */
@@ -182,7 +181,7 @@ static void ref_sort_in_place(env_t *e, const tu_dtype_info *d, size_t n, gpupri
 static int gen_keys(env_t *e, const tu_dtype_info *d, size_t n, int p) {
   tu_rng *r = &e->rng;
   size_t i, es = d->size;
-  uint64_t mask = width_mask(es);
+  uint64_t mask = tu_width_mask(es);
   e->reversed_distinct = 0;
   switch (p) {
     case P_RANDOM:

@@ -30,48 +30,24 @@ typedef struct {
   int quick;
 } env_t;
 
-static uint64_t width_mask(size_t size) { return size == 8 ? UINT64_MAX : (((uint64_t)1 << (size * 8)) - 1); }
-
-/* A value a user would not expect a sort to get right by luck. */
-static uint64_t special_bits(const tu_dtype_info *d, tu_rng *r) {
-  static const uint64_t f32s[] = {0x7FC00000u, 0xFFC00000u, 0x7F800001u, 0xFFFFFFFFu, 0x7F800000u, 0xFF800000u,
-                                  0x00000000u, 0x80000000u, 0x00000001u, 0x7F7FFFFFu, 0xFF7FFFFFu, 0x80000001u};
-  static const uint64_t f64s[] = {0x7FF8000000000000ull, 0xFFF8000000000000ull, 0x7FF0000000000001ull,
-                                  0x7FF0000000000000ull, 0xFFF0000000000000ull, 0x0000000000000000ull,
-                                  0x8000000000000000ull, 0x0000000000000001ull, 0x7FEFFFFFFFFFFFFFull,
-                                  0xFFEFFFFFFFFFFFFFull};
-  if (d->is_float) {
-    if (d->size == 4) return f32s[tu_below(r, TU_ARRAY_LEN(f32s))];
-    return f64s[tu_below(r, TU_ARRAY_LEN(f64s))];
-  } else {
-    uint64_t mask = width_mask(d->size), sign = (uint64_t)1 << (d->size * 8 - 1);
-    uint64_t c[5];
-    c[0] = d->is_signed ? sign : 0;
-    c[1] = d->is_signed ? sign - 1 : mask;
-    c[2] = 0;
-    c[3] = mask;
-    c[4] = 1;
-    return c[tu_below(r, 5)];
-  }
-}
 
 enum { C_RANDOM, C_SPECIALS, C_ALL_EQUAL, C_FEW, C_RAMP, NUM_CONTENTS };
 
 /* Fills values[begin, end) with one kind of content. */
 static void fill_row(tu_rng *r, const tu_dtype_info *d, void *values, size_t begin, size_t end) {
-  uint64_t mask = width_mask(d->size), v[4];
+  uint64_t mask = tu_width_mask(d->size), v[4];
   size_t i;
   switch ((int)tu_below(r, NUM_CONTENTS)) {
     case C_RANDOM: tu_fill_bytes(r, (unsigned char *)values + begin * d->size, (end - begin) * d->size); break;
     case C_SPECIALS:
-      for (i = begin; i < end; i++) tu_put_bits(d->id, values, i, tu_below(r, 2) ? special_bits(d, r) : tu_next(r) & mask);
+      for (i = begin; i < end; i++) tu_put_bits(d->id, values, i, tu_below(r, 2) ? tu_special_bits(d, r) : tu_next(r) & mask);
       break;
     case C_ALL_EQUAL:
-      v[0] = tu_below(r, 2) ? special_bits(d, r) : tu_next(r) & mask;
+      v[0] = tu_below(r, 2) ? tu_special_bits(d, r) : tu_next(r) & mask;
       for (i = begin; i < end; i++) tu_put_bits(d->id, values, i, v[0]);
       break;
     case C_FEW:
-      for (i = 0; i < 4; i++) v[i] = (i & 1) ? special_bits(d, r) : tu_next(r) & mask;
+      for (i = 0; i < 4; i++) v[i] = (i & 1) ? tu_special_bits(d, r) : tu_next(r) & mask;
       for (i = begin; i < end; i++) tu_put_bits(d->id, values, i, v[tu_below(r, 4)]);
       break;
     default:

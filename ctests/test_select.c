@@ -40,29 +40,6 @@ typedef struct {
   unsigned long calls;
 } env_t;
 
-static uint64_t width_mask(size_t es) { return es == 8 ? UINT64_MAX : (((uint64_t)1 << (es * 8)) - 1); }
-
-/* A special value of the dtype: NaNs, infinities, zeros, extremes. */
-static uint64_t special_bits(const tu_dtype_info *d, tu_rng *r) {
-  static const uint32_t f32s[] = {0x7FC00000u, 0xFFC00000u, 0x7F800001u, 0xFFFFFFFFu, 0x7F800000u, 0xFF800000u,
-                                  0x00000000u, 0x80000000u, 0x00000001u, 0x80000001u, 0x7F7FFFFFu, 0xFF7FFFFFu};
-  static const uint64_t f64s[] = {0x7FF8000000000000ull, 0xFFF8000000000001ull, 0x7FF0000000000000ull,
-                                  0xFFF0000000000000ull, 0x0000000000000000ull, 0x8000000000000000ull,
-                                  0x0000000000000001ull, 0x7FEFFFFFFFFFFFFFull, 0xFFEFFFFFFFFFFFFFull};
-  if (d->is_float) {
-    if (d->size == 4) return f32s[tu_below(r, TU_ARRAY_LEN(f32s))];
-    return f64s[tu_below(r, TU_ARRAY_LEN(f64s))];
-  } else {
-    uint64_t mask = width_mask(d->size), sign = (uint64_t)1 << (d->size * 8 - 1);
-    uint64_t c[5];
-    c[0] = d->is_signed ? sign : 0;
-    c[1] = d->is_signed ? sign - 1 : mask;
-    c[2] = 0;
-    c[3] = mask;
-    c[4] = 1;
-    return c[tu_below(r, 5)];
-  }
-}
 
 /* Element i of a numeric ramp (integers truncate to the width, floats convert). */
 static void put_ramp(const tu_dtype_info *d, void *p, size_t i, int64_t v) {
@@ -74,7 +51,7 @@ static void put_ramp(const tu_dtype_info *d, void *p, size_t i, int64_t v) {
 
 static void gen(env_t *e, const tu_dtype_info *d, size_t n, int p) {
   tu_rng *r = &e->rng;
-  uint64_t mask = width_mask(d->size), v[4];
+  uint64_t mask = tu_width_mask(d->size), v[4];
   size_t i;
   switch (p) {
     case P_RANDOM: tu_fill_bytes(r, e->keys, n * d->size); break;
@@ -89,14 +66,14 @@ static void gen(env_t *e, const tu_dtype_info *d, size_t n, int p) {
       for (i = 0; i < n; i++) tu_put_bits(d->id, e->keys, i, v[0]);
       break;
     case P_FEW:
-      for (i = 0; i < 4; i++) v[i] = (i & 1) ? special_bits(d, r) : tu_next(r) & mask;
+      for (i = 0; i < 4; i++) v[i] = (i & 1) ? tu_special_bits(d, r) : tu_next(r) & mask;
       for (i = 0; i < n; i++) tu_put_bits(d->id, e->keys, i, v[tu_below(r, 4)]);
       break;
     case P_ORGAN:
       for (i = 0; i < n; i++) put_ramp(d, e->keys, i, (int64_t)(i < n - i ? i : n - 1 - i));
       break;
     case P_SPECIALS:
-      for (i = 0; i < n; i++) tu_put_bits(d->id, e->keys, i, tu_below(r, 3) ? special_bits(d, r) : tu_next(r) & mask);
+      for (i = 0; i < n; i++) tu_put_bits(d->id, e->keys, i, tu_below(r, 3) ? tu_special_bits(d, r) : tu_next(r) & mask);
       break;
     default: /* P_ZEROS, floats only */
       for (i = 0; i < n; i++) tu_put_f(d->id, e->keys, i, (tu_next(r) & 1) ? -0.0 : 0.0);

@@ -379,6 +379,30 @@ static inline const tu_dtype_info *tu_dtype(gpuprims_dtype t) {
 static inline size_t tu_dtype_size(gpuprims_dtype t) { return tu_dtype(t)->size; }
 static inline const char *tu_dtype_name(gpuprims_dtype t) { return tu_dtype(t)->name; }
 
+/* All ones in the low `size` bytes. */
+static inline uint64_t tu_width_mask(size_t size) { return size == 8 ? UINT64_MAX : (((uint64_t)1 << (size * 8)) - 1); }
+
+/* A special value of the dtype, as bits: NaNs of both signs and other payloads,
+ * infinities, both zeros, denormals, the extremes; for integers the extremes, 0 and 1. */
+static inline uint64_t tu_special_bits(const tu_dtype_info *d, tu_rng *r) {
+  static const uint64_t f32s[] = {0x7FC00000u, 0xFFC00000u, 0x7F800001u, 0xFFFFFFFFu, 0x7F800000u, 0xFF800000u,
+                                  0x00000000u, 0x80000000u, 0x00000001u, 0x80000001u, 0x7F7FFFFFu, 0xFF7FFFFFu};
+  static const uint64_t f64s[] = {0x7FF8000000000000ull, 0xFFF8000000000000ull, 0xFFF8000000000001ull,
+                                  0x7FF0000000000001ull, 0x7FF0000000000000ull, 0xFFF0000000000000ull,
+                                  0x0000000000000000ull, 0x8000000000000000ull, 0x0000000000000001ull,
+                                  0x7FEFFFFFFFFFFFFFull, 0xFFEFFFFFFFFFFFFFull};
+  uint64_t mask, sign, c[5];
+  if (d->is_float) return d->size == 4 ? f32s[tu_below(r, TU_ARRAY_LEN(f32s))] : f64s[tu_below(r, TU_ARRAY_LEN(f64s))];
+  mask = tu_width_mask(d->size);
+  sign = (uint64_t)1 << (d->size * 8 - 1);
+  c[0] = d->is_signed ? sign : 0;
+  c[1] = d->is_signed ? sign - 1 : mask;
+  c[2] = 0;
+  c[3] = mask;
+  c[4] = 1;
+  return c[tu_below(r, 5)];
+}
+
 static inline const char *tu_op_name(gpuprims_op op) {
   switch (op) {
     case GPUPRIMS_OP_SUM: return "SUM";
