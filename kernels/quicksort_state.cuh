@@ -1,21 +1,14 @@
-// What the quicksort's two modules share (kernels/quicksort.cu, the partition, and
-// kernels/quicksort_small.cu, the block sorts): key and value types, tuning constants,
+// What the quicksort's modules share (kernels/quicksort.cu, the partition;
+// quicksort_splitters.cu; quicksort_small.cu, the block sorts): tuning constants,
 // and the records they pass through device memory. See quicksort.cu for the algorithm
-// and the -D options both are compiled with.
+// and the -D options all three are compiled with; the key and value types come from
+// common/sort_types.cuh.
 #pragma once
 #include "common/types.cuh"
 #include "common/radix_key.cuh"
 #include "common/block_radix_sort.cuh"
+#include "common/sort_types.cuh"
 
-typedef gp::BitsOf<GP_KEY_BYTES>::type K;
-typedef gp::KeyOrder<K, GP_KEY_FLOAT> Order;
-#if GP_VALUE_BYTES > 0
-typedef gp::BitsOf<GP_VALUE_BYTES>::type V;
-constexpr bool HAS_VALUES = true;
-#else
-typedef u8 V;  // unused
-constexpr bool HAS_VALUES = false;
-#endif
 
 constexpr int BLOCK = GP_BLOCK_THREADS;
 constexpr int ITEMS = GP_ITEMS;

@@ -37,16 +37,8 @@
 #include "common/digit_lookback.cuh"
 #include "common/block_scan.cuh"
 #include "common/tile_io.cuh"
+#include "common/sort_types.cuh"
 
-typedef gp::BitsOf<GP_KEY_BYTES>::type K;
-typedef gp::KeyOrder<K, GP_KEY_FLOAT> Order;
-#if GP_VALUE_BYTES > 0
-typedef gp::BitsOf<GP_VALUE_BYTES>::type V;
-constexpr bool HAS_VALUES = true;
-#else
-typedef u8 V;  // unused
-constexpr bool HAS_VALUES = false;
-#endif
 
 constexpr int BLOCK = GP_BLOCK_THREADS;
 constexpr int ITEMS = GP_ITEMS;  // per thread

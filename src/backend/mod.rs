@@ -184,6 +184,17 @@ pub struct SortValues<'a> {
     pub dtype: DType,
 }
 
+impl<'a> SortValues<'a> {
+    /// The values' device memory and dtype, for the CUDA backend.
+    pub fn as_device(&self) -> Result<(&'a cuda::DeviceMemory, DType)> {
+        Ok((self.memory.as_device()?, self.dtype))
+    }
+    /// The values' host memory and dtype, for the host backend.
+    pub fn as_host(&self) -> Result<(&'a host::HostMemory, DType)> {
+        Ok((self.memory.as_host()?, self.dtype))
+    }
+}
+
 /// What a `gpuprims_context` owns and what its buffers keep alive.
 pub struct ContextShared {
     /// Distinguishes contexts, so buffers of another context are caught.

@@ -2,8 +2,8 @@
 
 use super::types::*;
 use super::{aliased, guard, same_context, try_ref};
-use crate::backend::{Buffer, ContextShared, SortValues};
-use crate::dtype::Order;
+use crate::backend::{Backend, Buffer, ContextShared, Memory, SortValues};
+use crate::dtype::{DType, Order};
 use crate::error::{invalid, Error, Result};
 use std::sync::Arc;
 
@@ -33,6 +33,28 @@ fn checked_sort_args<'a>(
     Ok((order, values))
 }
 
+/// What both sorts' entry points do: the handles, the shared checks, nothing to do
+/// for fewer than two keys, else `sort` on the context's backend.
+fn sort_in_place(
+    name: &str,
+    ctx: *mut gpuprims_context,
+    keys: *mut gpuprims_buffer,
+    values: *mut gpuprims_buffer,
+    order: gpuprims_order,
+    sort: impl FnOnce(&dyn Backend, &Memory, DType, Option<SortValues>, usize, Order) -> Result<()>,
+) -> gpuprims_status {
+    guard(name, || {
+        let c = try_ref(ctx, "ctx")?;
+        let k = try_ref(keys, "keys")?;
+        let v = if values.is_null() { None } else { Some(try_ref(values, "values")?) };
+        let (order, vals) = checked_sort_args(c, k, v, order)?;
+        if k.len <= 1 {
+            return Ok(());
+        }
+        sort(c.backend.as_ref(), &k.memory, k.dtype, vals, k.len, order)
+    })
+}
+
 /// Sorts `keys` in place, ascending or descending, with a stable least-significant-digit
 /// radix sort; `values` (NULL, or a buffer of any dtype with keys' length) are moved
 /// with their keys. Floats follow -inf < … < -0.0 < +0.0 < … < +inf < NaN (NaN last
@@ -45,16 +67,7 @@ pub extern "C" fn gpuprims_radix_sort(
     values: *mut gpuprims_buffer,
     order: gpuprims_order,
 ) -> gpuprims_status {
-    guard("gpuprims_radix_sort", || {
-        let c = try_ref(ctx, "ctx")?;
-        let k = try_ref(keys, "keys")?;
-        let v = if values.is_null() { None } else { Some(try_ref(values, "values")?) };
-        let (order, vals) = checked_sort_args(c, k, v, order)?;
-        if k.len <= 1 {
-            return Ok(());
-        }
-        c.backend.radix_sort(&k.memory, k.dtype, vals, k.len, order)
-    })
+    sort_in_place("gpuprims_radix_sort", ctx, keys, values, order, |b, k, d, v, n, o| b.radix_sort(k, d, v, n, o))
 }
 
 /// Sorts `keys` in place, ascending or descending, with a quicksort (a sample sort on
@@ -70,14 +83,5 @@ pub extern "C" fn gpuprims_quicksort(
     values: *mut gpuprims_buffer,
     order: gpuprims_order,
 ) -> gpuprims_status {
-    guard("gpuprims_quicksort", || {
-        let c = try_ref(ctx, "ctx")?;
-        let k = try_ref(keys, "keys")?;
-        let v = if values.is_null() { None } else { Some(try_ref(values, "values")?) };
-        let (order, vals) = checked_sort_args(c, k, v, order)?;
-        if k.len <= 1 {
-            return Ok(());
-        }
-        c.backend.quicksort(&k.memory, k.dtype, vals, k.len, order)
-    })
+    sort_in_place("gpuprims_quicksort", ctx, keys, values, order, |b, k, d, v, n, o| b.quicksort(k, d, v, n, o))
 }

@@ -3,7 +3,7 @@
 use std::ffi::c_void;
 
 use cudarc::driver::result as drv;
-use cudarc::driver::sys::{CUfunction, CUfunction_attribute_enum, CUstream};
+use cudarc::driver::sys::{CUfunction, CUstream};
 
 use super::driver::DriverContext;
 use crate::error::{invalid, Result};
@@ -29,9 +29,6 @@ impl Arg {
     }
 }
 
-/// Dynamic shared memory a kernel may use without opting in.
-const DEFAULT_SHARED_LIMIT: u32 = 48 << 10;
-
 /// The most parameters any of our kernels takes.
 const MAX_ARGS: usize = 12;
 
@@ -44,20 +41,12 @@ pub unsafe fn launch(f: CUfunction, grid: u64, block: u32, stream: CUstream, arg
     launch_with_shared(f, grid, block, 0, stream, args)
 }
 
-/// Launches `f` with `shared_bytes` of dynamic shared memory (allowed past the
-/// default 48 KiB first).
+/// Launches `f` with `shared_bytes` of dynamic shared memory (past 48 KiB, after
+/// `Loader::allow_dynamic_shared`).
 ///
 /// # Safety
 /// As `launch`; the kernel must use at most `shared_bytes` of dynamic shared memory.
 pub unsafe fn launch_with_shared(f: CUfunction, grid: u64, block: u32, shared_bytes: u32, stream: CUstream, args: &[Arg]) -> Result<()> {
-    if shared_bytes > DEFAULT_SHARED_LIMIT {
-        drv::function::set_function_attribute(
-            f,
-            CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-            shared_bytes as i32,
-        )
-        .during("cuFuncSetAttribute (dynamic shared memory)")?;
-    }
     if grid == 0 || grid > i32::MAX as u64 {
         return Err(invalid(format!("input too large: {grid} blocks do not fit one grid")));
     }

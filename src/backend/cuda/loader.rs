@@ -109,6 +109,8 @@ pub struct Loader {
     modules: Mutex<HashMap<ModuleKey, LoadedModule>>,
     /// Blocks per SM of (function, block size), asked of the driver once.
     occupancy: Mutex<HashMap<(usize, u32), u32>>,
+    /// Dynamic shared memory each function has been allowed past the default 48 KiB.
+    shared_allowed: Mutex<HashMap<usize, u32>>,
 }
 
 // SAFETY: CUmodule / CUfunction are driver handles usable from any thread.
@@ -117,7 +119,12 @@ unsafe impl Sync for Loader {}
 
 impl Loader {
     pub fn new(arch: String) -> Loader {
-        Loader { arch, modules: Mutex::new(HashMap::new()), occupancy: Mutex::new(HashMap::new()) }
+        Loader {
+            arch,
+            modules: Mutex::new(HashMap::new()),
+            occupancy: Mutex::new(HashMap::new()),
+            shared_allowed: Mutex::new(HashMap::new()),
+        }
     }
 
     /// The architecture this loader compiles for ("sm_90").
@@ -194,6 +201,28 @@ impl Loader {
         let n = per_sm.max(1) as u32;
         self.occupancy.lock().unwrap().insert(key, n);
         Ok(n)
+    }
+
+    /// Lets `f` (a function of this loader) launch with `bytes` of dynamic shared
+    /// memory: past 48 KiB a function must opt in, once (the driver call is not repeated
+    /// on every launch).
+    pub fn allow_dynamic_shared(&self, f: CUfunction, bytes: u32) -> Result<()> {
+        const DEFAULT_LIMIT: u32 = 48 << 10;
+        let mut allowed = self.shared_allowed.lock().unwrap();
+        if bytes <= DEFAULT_LIMIT || allowed.get(&(f as usize)).is_some_and(|&b| b >= bytes) {
+            return Ok(());
+        }
+        // SAFETY: a loaded function.
+        unsafe {
+            drv::function::set_function_attribute(
+                f,
+                cudarc::driver::sys::CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                bytes as i32,
+            )
+        }
+        .during("cuFuncSetAttribute (dynamic shared memory)")?;
+        allowed.insert(f as usize, bytes);
+        Ok(())
     }
 
     /// Unloads every module; the context must be current.

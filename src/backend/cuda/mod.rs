@@ -150,18 +150,12 @@ impl Backend for CudaBackend {
     }
 
     fn radix_sort(&self, keys: &Memory, key_dtype: DType, values: Option<SortValues>, len: usize, order: Order) -> Result<()> {
-        let values = match values {
-            Some(v) => Some((v.memory.as_device()?, v.dtype)),
-            None => None,
-        };
+        let values = values.map(|v| v.as_device()).transpose()?;
         radix_sort::sort(&self.shared, keys.as_device()?, key_dtype, values, len, order)
     }
 
     fn quicksort(&self, keys: &Memory, key_dtype: DType, values: Option<SortValues>, len: usize, order: Order) -> Result<()> {
-        let values = match values {
-            Some(v) => Some((v.memory.as_device()?, v.dtype)),
-            None => None,
-        };
+        let values = values.map(|v| v.as_device()).transpose()?;
         quicksort::sort(&self.shared, keys.as_device()?, key_dtype, values, len, order)
     }
 

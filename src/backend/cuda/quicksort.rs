@@ -14,7 +14,7 @@ use super::launch::{launch, launch_with_shared, Arg};
 use super::loader::ModuleSpec;
 use super::memory::DeviceMemory;
 use super::modules::Module;
-use super::radix_sort::key_order;
+use super::radix_sort::{all_variants, key_order, variant};
 use super::scan::scan_locked;
 use super::precompile;
 use super::sources::{self, Source};
@@ -115,11 +115,6 @@ pub fn module(source: Source, key_bytes: usize, value_bytes: usize, float_keys: 
     }
 }
 
-/// The loader's variant key of the module for these widths and key kind.
-fn variant(key_bytes: usize, value_bytes: usize, float_keys: bool) -> u32 {
-    (key_bytes * 16 + value_bytes) as u32 | (float_keys as u32) << 8
-}
-
 /// The quicksort's sources: the partition, the splitters (a block sort of the sample)
 /// and the block sorts of small segments, apart so they compile side by side.
 const SOURCES: [Source; 3] = [sources::QUICKSORT, sources::QUICKSORT_SPLITTERS, sources::QUICKSORT_SMALL];
@@ -127,11 +122,7 @@ const SOURCES: [Source; 3] = [sources::QUICKSORT, sources::QUICKSORT_SPLITTERS, 
 /// Every module of the quicksort, for gpuprims_context_precompile (modules.rs): each
 /// source for the same (key width, value width, float keys) set as the radix sort's.
 pub fn modules() -> Vec<Module> {
-    let floats = |k: usize| if k >= 4 { vec![false, true] } else { vec![false] };
-    let widths: Vec<(usize, usize, bool)> = [1, 2, 4, 8]
-        .into_iter()
-        .flat_map(|k| [0, 1, 2, 4, 8].into_iter().flat_map(move |v| floats(k).into_iter().map(move |f| (k, v, f))))
-        .collect();
+    let widths = all_variants();
     SOURCES
         .into_iter()
         .flat_map(|source| {
@@ -208,6 +199,7 @@ pub fn sort(
     let mut state = shared.lock()?;
     let stream = state.stream;
     let (init, large_sort) = (load("qs_init")?, load_sort("qs_large")?);
+    shared.loader.allow_dynamic_shared(large_sort, large_bytes)?;
 
     // Scratch for the whole sort: alternate keys and values, two levels' segments
     // (every segment of a level holds more than a large tile), the tiles' owners, the
@@ -296,6 +288,8 @@ pub fn sort(
         load_sort("qs_small")?,
         load("qs_copy")?,
     );
+    shared.loader.allow_dynamic_shared(splitters_k, sample_bytes)?;
+    shared.loader.allow_dynamic_shared(small_sort, small_bytes)?;
     let (mut segs, mut next_segs) = (segs_a, segs_b);
     let (mut active, mut tiles) = (1usize, len.div_ceil(tile));
     for level in 0..max_levels {

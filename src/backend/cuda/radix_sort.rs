@@ -92,8 +92,9 @@ pub fn module(key_bytes: usize, value_bytes: usize, float_keys: bool) -> ModuleS
     }
 }
 
-/// The loader's variant key of the module for these widths and key kind.
-fn variant(key_bytes: usize, value_bytes: usize, float_keys: bool) -> u32 {
+/// The loader's variant key of the module for these widths and key kind (the
+/// quicksort's modules use the same keys, under their own sources).
+pub(super) fn variant(key_bytes: usize, value_bytes: usize, float_keys: bool) -> u32 {
     (key_bytes * 16 + value_bytes) as u32 | (float_keys as u32) << 8
 }
 
@@ -110,8 +111,8 @@ pub fn modules() -> Vec<Module> {
         .collect()
 }
 
-/// Every (key width, value width, float keys) the library instantiates.
-fn all_variants() -> Vec<(usize, usize, bool)> {
+/// Every (key width, value width, float keys) the library instantiates, for both sorts.
+pub(super) fn all_variants() -> Vec<(usize, usize, bool)> {
     let floats = |k: usize| if k >= 4 { vec![false, true] } else { vec![false] };
     [1, 2, 4, 8]
         .into_iter()

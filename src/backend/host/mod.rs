@@ -132,19 +132,13 @@ impl Backend for HostBackend {
     }
 
     fn radix_sort(&self, keys: &Memory, key_dtype: DType, values: Option<SortValues>, len: usize, order: Order) -> Result<()> {
-        let values = match values {
-            Some(v) => Some((v.memory.as_host()?, v.dtype)),
-            None => None,
-        };
+        let values = values.map(|v| v.as_host()).transpose()?;
         sort::stable_sort(keys.as_host()?, key_dtype, values, len, order);
         Ok(())
     }
 
     fn quicksort(&self, keys: &Memory, key_dtype: DType, values: Option<SortValues>, len: usize, order: Order) -> Result<()> {
-        let values = match values {
-            Some(v) => Some((v.memory.as_host()?, v.dtype)),
-            None => None,
-        };
+        let values = values.map(|v| v.as_host()).transpose()?;
         sort::unstable_sort(keys.as_host()?, key_dtype, values, len, order);
         Ok(())
     }
