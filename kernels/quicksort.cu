@@ -10,11 +10,13 @@
 //                 per BUCKET_TARGET keys of the segment); when some repeat,
 //                 up to 127 distinct ones, each with a bucket of its own for the keys
 //                 equal to it (three-way partitioning, generalised), so runs of equal
-//                 keys are finished at once. A segment its parent failed to shrink is
+//                 keys are finished at once; and the table of cells that finds a key's
+//                 bucket. A segment its parent failed to shrink is
 //                 split by value instead (its key range cut in 256 equal parts), which
 //                 bounds the levels whatever the input: each such level cuts the range
 //                 of possible keys 256-fold. Also notes which segment each tile is of;
-//   qs_count      one block a tile: the tile's count of each bucket
+//   qs_count      one block a tile: each key's bucket (through the segment's table
+//                 of cells), and the tile's count of each bucket
 //                 (common/block_radix_rank.cuh's count phase);
 //   (the library's exclusive scan of those counts, laid out segment by segment,
 //    bucket by bucket, tile by tile, gives every tile the place of its run of each
@@ -52,30 +54,28 @@
 #include "common/block_scan.cuh"
 #include "common/tile_io.cuh"
 
-// The in-order (sorted) position of node i (1 ..= 255) of a complete search tree of
-// depth 8 in breadth-first ("Eytzinger") layout.
-__device__ __forceinline__ u32 sorted_position(u32 i) {
-    const int depth = 31 - __clz(i);
-    return ((2 * (i - (1u << depth)) + 1) << (7 - depth)) - 1;
-}
-
 // The bucket of an ordered key within its segment.
 struct Buckets {
-    u32 kind, param;
+    u32 kind, param, shift;
     K lo;
-    const K *table;  // KIND_PLAIN, KIND_EQUAL: the splitters, padded to 256 with ALL_ONES
-    const K *tree;   // the first 255 of them as a search tree (tree[i], i = 1 ..= 255)
+    const K *table;    // KIND_PLAIN, KIND_EQUAL: the splitters, padded to 256 with ALL_ONES
+    const u16 *cells;  // and their cells (quicksort_state.cuh: CELLS)
 
     __device__ __forceinline__ u32 of(K k) const {
         if (kind == KIND_VALUE) return u32(K(k - lo) >> param);
-        // How many splitters lie below k (the padding never does). The tree's top
-        // levels are a few words that whole warps read at once, and each deeper level
-        // lies in consecutive words, so lanes rarely meet in a shared-memory bank (a
-        // binary search of the sorted table conflicts at every late step).
-        u32 i = 1;
-#pragma unroll
-        for (int level = 0; level < 8; ++level) i = 2 * i + (tree[i] < k);
-        const u32 r = i - BUCKETS;
+        // How many splitters lie below k: those below its cell, then a binary search
+        // of those inside it (mostly none, so no comparison at all).
+        const u32 cell = cells[u32(K(k - lo) >> shift)];
+        u32 r = cell & 0xff, n = cell >> 8;
+        while (n) {
+            const u32 half = n / 2;
+            if (table[r + half] < k) {
+                r += half + 1;
+                n -= half + 1;
+            } else {
+                n = half;
+            }
+        }
         if (kind == KIND_EQUAL) return 2 * r + (r < param && table[r] == k);
         return r;
     }
@@ -129,12 +129,13 @@ struct TileJob {
     u32 seg_index, local;  // the tile is tile `local` of segment `seg_index`
     usize first;           // its first key
     u32 valid;             // its keys (TILE but in the segment's last tile)
+    u32 shift;  // a key's offset from the segment's lo to its cell
     K table[BUCKETS];
-    K tree[BUCKETS];  // table[0 .. 255) as a search tree (Buckets::tree)
+    u16 cells[CELLS];
 };
 
-__device__ __forceinline__ void begin_tile(const Segment *segs, const u32 *tile_owner, const K *splitters, TileJob &job,
-                                           bool with_splitters) {
+__device__ __forceinline__ void begin_tile(const Segment *segs, const u32 *tile_owner, const K *splitters,
+                                           const u16 *cells, TileJob &job, bool with_splitters) {
     if (threadIdx.x == 0) {
         const u32 index = tile_owner[blockIdx.x];
         job.seg = segs[index];
@@ -143,14 +144,14 @@ __device__ __forceinline__ void begin_tile(const Segment *segs, const u32 *tile_
         job.first = job.seg.start + (usize)job.local * TILE;
         const usize left = job.seg.start + job.seg.len - job.first;
         job.valid = left < TILE ? u32(left) : TILE;
+        job.shift = cell_shift(job.seg.lo, job.seg.hi);
     }
     __syncthreads();
-    if (with_splitters && job.seg.kind != KIND_VALUE)
-        for (u32 i = threadIdx.x; i < BUCKETS; i += BLOCK) {
-            const K *table = splitters + (usize)job.seg_index * BUCKETS;
-            job.table[i] = table[i];
-            if (i > 0) job.tree[i] = table[sorted_position(i)];
-        }
+    if (with_splitters && job.seg.kind != KIND_VALUE) {
+        for (u32 i = threadIdx.x; i < BUCKETS; i += BLOCK) job.table[i] = splitters[(usize)job.seg_index * BUCKETS + i];
+        const u32 *from = reinterpret_cast<const u32 *>(cells + (usize)job.seg_index * CELLS);
+        for (u32 i = threadIdx.x; i < CELLS / 2; i += BLOCK) reinterpret_cast<u32 *>(job.cells)[i] = from[i];
+    }
     __syncthreads();
 }
 
@@ -159,7 +160,7 @@ __device__ __forceinline__ void begin_tile(const Segment *segs, const u32 *tile_
 __device__ __forceinline__ void load_tile(const K *src, const TileJob &job, const Order &order, K (&key)[ITEMS],
                                           u32 (&bucket)[ITEMS]) {
     const u32 lane = threadIdx.x % gp::WARP, span = threadIdx.x / gp::WARP * gp::WARP * ITEMS;
-    const Buckets buckets{job.seg.kind, job.seg.param, K(job.seg.lo), job.table, job.tree};
+    const Buckets buckets{job.seg.kind, job.seg.param, job.shift, K(job.seg.lo), job.table, job.cells};
 #pragma unroll
     for (int j = 0; j < ITEMS; ++j) {
         const u32 i = span + j * gp::WARP + lane;
@@ -173,11 +174,11 @@ __device__ __forceinline__ void load_tile(const K *src, const TileJob &job, cons
 }
 
 extern "C" __global__ void __launch_bounds__(BLOCK)
-qs_count(const K *src, const Segment *segs, const u32 *tile_owner, const K *splitters, u32 *counts, u8 *buckets_of,
-         u32 level_tiles, u32 key_order) {
+qs_count(const K *src, const Segment *segs, const u32 *tile_owner, const K *splitters, const u16 *cells, u32 *counts,
+         u8 *buckets_of, u32 level_tiles, u32 key_order) {
     __shared__ typename Rank::Storage rank;
     __shared__ TileJob job;
-    begin_tile(segs, tile_owner, splitters, job, true);
+    begin_tile(segs, tile_owner, splitters, cells, job, true);
     K key[ITEMS];
     u32 bucket[ITEMS];
     load_tile(src, job, Order(key_order), key, bucket);
@@ -211,7 +212,7 @@ qs_scatter(const K *src, K *dst, const V *vsrc, V *vdst, const Segment *segs, co
     __shared__ u8 staged_bucket[TILE];
     __shared__ usize dest[BUCKETS];  // + place in the tile's bucket order = output index
     __shared__ TileJob job;
-    begin_tile(segs, tile_owner, splitters, job, false);  // the count pass left each key's bucket
+    begin_tile(segs, tile_owner, splitters, nullptr, job, false);  // the count pass left each key's bucket
     const u32 valid = job.valid;
     K key[ITEMS];
     u32 bucket[ITEMS], rank[ITEMS];

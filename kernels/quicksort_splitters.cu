@@ -1,7 +1,7 @@
 // The quicksort's splitters (see kernels/quicksort.cu): one block a segment samples and
-// sorts 4096 keys and writes the segment's splitters, or its shift when it is split by
-// value. A module of its own, so its sort compiles beside the partition's kernels on
-// the first call.
+// sorts 4096 keys and writes the segment's splitters and their table of cells
+// (quicksort_state.cuh: CELLS), or its shift when it is split by value. A module of its
+// own, so its sort compiles beside the partition's kernels on the first call.
 #include "quicksort_state.cuh"
 #include "common/block_scan.cuh"
 
@@ -11,11 +11,47 @@
 typedef gp::BlockRadixSort<K, SAMPLE_BLOCK, SAMPLE_ITEMS, 8, u16> SampleSort;
 static_assert(sizeof(typename SampleSort::Storage) <= GP_SAMPLE_SMEM_BYTES, "the host's sample shared memory");
 
+// How many of the sorted splitters[0 .. n) lie below x.
+__device__ __forceinline__ u32 count_below(const K *splitters, u32 n, K x) {
+    u32 r = 0;
+    while (n) {
+        const u32 half = n / 2;
+        if (splitters[r + half] < x) {
+            r += half + 1;
+            n -= half + 1;
+        } else {
+            n = half;
+        }
+    }
+    return r;
+}
+
+// Cell c of a segment holds the keys lo + [c, c + 1) * 2^shift; its entry is how many
+// of the n splitters lie below it, and how many inside it (<< 8). Cells past hi hold
+// nothing and are never looked up.
+__device__ __forceinline__ void write_cells(const K *splitters, u32 n, K lo, K hi, u16 *cells) {
+    const u32 shift = cell_shift(lo, hi);
+    const K span = K(hi - lo);
+    for (u32 c = threadIdx.x; c < CELLS; c += SAMPLE_BLOCK) {
+        u32 below = n, inside = 0;
+        if (u64(c) <= u64(span >> shift)) {
+            const K first = K(K(c) << shift);  // the cell's offsets: first ..= last
+            const K last = K(first + K((K(1) << shift) - 1));
+            below = count_below(splitters, n, K(lo + first));
+            // Every splitter is <= hi, and lo + last + 1 may wrap past the last cell.
+            const u32 through = last >= span ? n : count_below(splitters, n, K(lo + last + 1));
+            inside = through - below;
+        }
+        cells[c] = u16(below | inside << 8);
+    }
+}
+
 extern "C" __global__ void __launch_bounds__(SAMPLE_BLOCK)
-qs_splitters(const K *src, Segment *segs, u32 *tile_owner, K *splitters, u32 key_order) {
+qs_splitters(const K *src, Segment *segs, u32 *tile_owner, K *splitters, u16 *cells, u32 key_order) {
     extern __shared__ __align__(16) unsigned char dynamic_smem[];
     auto &s = *reinterpret_cast<typename SampleSort::Storage *>(dynamic_smem);
     __shared__ typename gp::BlockScan<u32, SAMPLE_BLOCK>::Storage scan;
+    __shared__ K chosen[BUCKETS];  // the splitters, for the cells
     Segment &seg = segs[blockIdx.x];
     const usize start = seg.start, len = seg.len;
     for (u32 t = threadIdx.x; t < seg.tiles; t += SAMPLE_BLOCK) tile_owner[seg.tile_first + t] = blockIdx.x;
@@ -45,12 +81,15 @@ qs_splitters(const K *src, Segment *segs, u32 *tile_owner, K *splitters, u32 key
     const u32 step = SAMPLES / buckets;
     const K candidate = i < buckets - 1 ? s.keys[(i + 1) * step - 1] : ALL_ONES;
     const bool repeats = i + 2 < buckets && candidate == s.keys[(i + 2) * step - 1];
+    u16 *seg_cells = cells + (usize)blockIdx.x * CELLS;
     if (!__syncthreads_or(repeats)) {
-        if (i < BUCKETS) table[i] = candidate;
+        if (i < BUCKETS) table[i] = chosen[i] = candidate;
         if (i == 0) {
             seg.kind = KIND_PLAIN;
             seg.param = buckets;
         }
+        __syncthreads();
+        write_cells(chosen, buckets - 1, K(seg.lo), K(seg.hi), seg_cells);
         return;
     }
     // Some splitters repeat: every 32nd sampled key, each distinct one kept once.
@@ -61,10 +100,12 @@ qs_splitters(const K *src, Segment *segs, u32 *tile_owner, K *splitters, u32 key
     u32 at;
     gp::BlockScan<u32, SAMPLE_BLOCK>::exclusive(first, at, gp::SumOp<u32>(), scan, gp::NoPrefix());
     const u32 distinct = __syncthreads_count(first);
-    if (first) table[at] = c;
+    if (first) table[at] = chosen[at] = c;
     if (i >= distinct && i < BUCKETS) table[i] = ALL_ONES;
     if (i == 0) {
         seg.kind = KIND_EQUAL;
         seg.param = distinct;
     }
+    __syncthreads();
+    write_cells(chosen, distinct, K(seg.lo), K(seg.hi), seg_cells);
 }

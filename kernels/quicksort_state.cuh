@@ -28,6 +28,12 @@ constexpr int SAMPLE_BLOCK = 512;
 constexpr int SAMPLE_ITEMS = 8;
 constexpr u32 SAMPLES = (u32)SAMPLE_BLOCK * SAMPLE_ITEMS;
 constexpr int BUCKETS = 256;
+// The count pass finds a key's bucket through a table of cells: a segment's key range
+// cut into 2^CELL_BITS equal cells, each holding how many splitters lie below it and
+// how many inside it (qs_splitters builds it). Most cells hold no splitter, so most
+// keys take one look-up and no comparison.
+constexpr int CELL_BITS = 11;
+constexpr u32 CELLS = 1u << CELL_BITS;
 constexpr u32 COPY_CHUNK = GP_COPY_CHUNK;
 constexpr int KEY_BITS = sizeof(K) * 8;
 constexpr K ALL_ONES = K(~K(0));
@@ -68,4 +74,10 @@ struct LevelCounts {
 static_assert(sizeof(LevelCounts) == 32, "the host's LEVEL_BYTES");
 
 __device__ __forceinline__ int bit_length(u64 x) { return x == 0 ? 0 : 64 - __clzll((long long)x); }
+
+// The shift that takes a key's offset in [lo, hi] to its cell (below CELLS).
+__device__ __forceinline__ u32 cell_shift(u64 lo, u64 hi) {
+    const int bits = bit_length(u64(K(K(hi) - K(lo))));
+    return bits > CELL_BITS ? u32(bits - CELL_BITS) : 0u;
+}
 

@@ -14,6 +14,7 @@ use cudarc::driver::sys::{self, CUcontext, CUdevice, CUdeviceptr, CUstream};
 
 use super::driver::{DeviceProps, DriverContext};
 use super::loader::Loader;
+use super::side_stream::SideStream;
 use crate::dtype::DType;
 use crate::error::Result;
 
@@ -133,6 +134,18 @@ pub struct State {
     /// nothing that `scratch` holds.
     pub step_scratch: Scratch,
     pub segsel: SegselState,
+    /// The side stream, created on first use.
+    side: Option<SideStream>,
+}
+
+impl State {
+    /// The context's side stream (created on first use).
+    pub fn side_stream(&mut self) -> Result<&SideStream> {
+        if self.side.is_none() {
+            self.side = Some(SideStream::create()?);
+        }
+        Ok(self.side.as_ref().expect("created above"))
+    }
 }
 
 /// A few bytes of pinned host memory the device writes results into directly.
@@ -192,6 +205,7 @@ impl CudaShared {
                 scratch: Scratch { ptr: 0, bytes: 0 },
                 step_scratch: Scratch { ptr: 0, bytes: 0 },
                 segsel: SegselState { counters: 0, calls: 0 },
+                side: None,
             }),
         })
     }
@@ -257,6 +271,9 @@ impl Drop for CudaShared {
                 }
             }
             let _ = drv::stream::synchronize(self.own_stream);
+            if let Some(side) = state.side.take() {
+                side.destroy();
+            }
             self.loader.unload_all();
             let _ = sys::cuMemFreeHost(self.result_slot.host as *mut c_void);
             let _ = drv::stream::destroy(self.own_stream);

@@ -17,6 +17,7 @@ mod reduce;
 mod scan;
 mod segmented_select;
 mod select;
+mod side_stream;
 mod sources;
 mod tuning;
 

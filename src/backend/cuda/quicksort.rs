@@ -3,8 +3,9 @@
 //! count, scan of the counts, scatter, children), then the read-back of its counts
 //! (one small copy), then the small and large sorts and the copies home on grids
 //! sized for the most there can be (each block reads the count on the device); the
-//! host waits for the read-back alone, while those run, to size the next level. A
-//! short input is one large sort.
+//! host waits for the read-back alone, while those run, to size the next level. The
+//! large sorts run on the context's side stream, beside the small ones. A short input
+//! is one large sort.
 
 use cudarc::driver::result as drv;
 
@@ -24,6 +25,8 @@ use crate::error::{internal, unsupported, Result};
 
 /// Buckets a segment splits into per level (kernels: BUCKETS).
 const BUCKETS: usize = 256;
+/// Cells of a segment's bucket look-up table, 2 bytes each (kernels: CELLS).
+const CELLS: usize = 2048;
 /// Bytes of a kernels' Segment, Span and LevelCounts.
 const SEGMENT_BYTES: usize = 48;
 const SPAN_BYTES: usize = 32;
@@ -157,6 +160,7 @@ struct LevelCounts {
 /// Device addresses of one level's lists (in the step scratch).
 struct Lists {
     splitters: u64,
+    cells: u64,
     small: u64,
     large: u64,
     copies: u64,
@@ -227,14 +231,17 @@ pub fn sort(
     // Per level: the splitters, the small and large segments and the chunks to copy.
     let lists = |state: &mut super::context::State, active: usize| -> Result<Lists> {
         let splitters = round_up(active * BUCKETS * key_bytes);
+        let cells = round_up(active * CELLS * 2);
         let spans = round_up(active * BUCKETS * SPAN_BYTES);
         let copies = round_up((active * BUCKETS + len / COPY_CHUNK + 1) * SPAN_BYTES);
-        let base = state.step_scratch.ensure(stream, splitters + 2 * spans + copies)?;
+        let base = state.step_scratch.ensure(stream, splitters + cells + 2 * spans + copies)?;
+        let at = |bytes: usize| base + bytes as u64;
         Ok(Lists {
             splitters: base,
-            small: base + splitters as u64,
-            large: base + (splitters + spans) as u64,
-            copies: base + (splitters + 2 * spans) as u64,
+            cells: at(splitters),
+            small: at(splitters + cells),
+            large: at(splitters + cells + spans),
+            copies: at(splitters + cells + 2 * spans),
         })
     };
 
@@ -306,7 +313,14 @@ pub fn sort(
                 SAMPLE_BLOCK,
                 sample_bytes,
                 stream,
-                &[Arg::ptr(from), Arg::ptr(segs), Arg::ptr(tile_owner), Arg::ptr(list.splitters), Arg::u32(order_bits)],
+                &[
+                    Arg::ptr(from),
+                    Arg::ptr(segs),
+                    Arg::ptr(tile_owner),
+                    Arg::ptr(list.splitters),
+                    Arg::ptr(list.cells),
+                    Arg::u32(order_bits),
+                ],
             )?;
             launch(
                 count_k,
@@ -318,6 +332,7 @@ pub fn sort(
                     Arg::ptr(segs),
                     Arg::ptr(tile_owner),
                     Arg::ptr(list.splitters),
+                    Arg::ptr(list.cells),
                     Arg::ptr(counts),
                     Arg::ptr(buckets_of),
                     Arg::u32(tiles as u32),
@@ -375,12 +390,23 @@ pub fn sort(
             got = Some(read_back.wait(shared)?);
         }
         let grid = |exact: Option<usize>, most: usize| exact.unwrap_or(most) as u64;
+        let small_blocks = grid(got.map(|g| g.small), most_spans);
+        let large_blocks = grid(got.map(|g| g.large), most_spans);
+        // Both sorts: the large one on the side stream, so the two run side by side
+        // (at a short level each is one partial wave of blocks as long as one sort).
+        let beside = small_blocks > 0 && large_blocks > 0 && knob("quicksort.side_stream", 1) != 0;
+        let large_stream = if beside {
+            let side = state.side_stream()?;
+            side.fork(stream)?;
+            side.stream
+        } else {
+            stream
+        };
         unsafe {
-            for (kernel, block, bytes, spans, field, exact) in [
-                (small_sort, p.small_block, small_bytes, list.small, SMALL_FIELD, got.map(|g| g.small)),
-                (large_sort, p.large_block, large_bytes, list.large, LARGE_FIELD, got.map(|g| g.large)),
+            for (kernel, block, bytes, spans, field, blocks, on) in [
+                (small_sort, p.small_block, small_bytes, list.small, SMALL_FIELD, small_blocks, stream),
+                (large_sort, p.large_block, large_bytes, list.large, LARGE_FIELD, large_blocks, large_stream),
             ] {
-                let blocks = grid(exact, most_spans);
                 if blocks == 0 {
                     continue;
                 }
@@ -389,7 +415,7 @@ pub fn sort(
                     blocks,
                     block,
                     bytes,
-                    stream,
+                    on,
                     &[
                         Arg::ptr(to),
                         Arg::ptr(keys.ptr),
@@ -418,6 +444,9 @@ pub fn sort(
                     ],
                 )?;
             }
+        }
+        if beside {
+            state.side_stream()?.join(stream)?;
         }
         let got = match got {
             Some(g) => g,
