@@ -5,9 +5,10 @@
 // (common/lookback.cuh, fixed order), and writes the tile out. About 2n words of
 // traffic, like a copy. In place works: a tile is read whole before it is written.
 //
-// Instantiated per element type: -DGP_T=<type> -DGP_BLOCK_THREADS=.. -DGP_ITEMS=..
-// -DGP_LOOKBACK_WINDOW=..
-// (tuning lives in src/backend/cuda/scan.rs).
+// Instantiated per element type and operator: -DGP_T=<type> -DGP_OP=gp::SumOp|MinOp|MaxOp
+// -DGP_BLOCK_THREADS=.. -DGP_ITEMS=.. -DGP_LOOKBACK_WINDOW=.. (tuning lives in
+// src/backend/cuda/scan.rs). One operator a module keeps its cold NVRTC compile short:
+// all three in one module took over a second.
 #include "common/types.cuh"
 #include "common/ops.cuh"
 #include "common/block_scan.cuh"
@@ -15,13 +16,14 @@
 #include "common/tile_io.cuh"
 
 typedef GP_T T;
+typedef GP_OP<T> Op;
 constexpr int BLOCK = GP_BLOCK_THREADS;
 constexpr int ITEMS = GP_ITEMS;  // per thread
 constexpr int WINDOW = GP_LOOKBACK_WINDOW;  // tiles per anchor
 constexpr usize TILE = (usize)BLOCK * ITEMS;
 typedef gp::TilePrefix<T, WINDOW> TilePrefix;
 
-template <class Op, bool EXCLUSIVE>
+template <bool EXCLUSIVE>
 __device__ __forceinline__ void scan_device(const T *in, T *out, usize n, gp::TileState st, u32 epoch, u64 ticket_base) {
     Op op;
     typedef gp::BlockScan<T, BLOCK> Scan;
@@ -78,17 +80,13 @@ __device__ __forceinline__ void scan_device(const T *in, T *out, usize n, gp::Ti
     WarpTile::unstage(out + start + span, span_valid, vectorize, mine);
 }
 
-#define GP_SCAN_KERNEL(NAME, OP, EXCLUSIVE)                                                          \
+#define GP_SCAN_KERNEL(NAME, EXCLUSIVE)                                                              \
     extern "C" __global__ void __launch_bounds__(BLOCK)                                              \
     NAME(const T *in, T *out, usize n, u64 *aggregate, u64 *inclusive, u64 *ticket, u32 epoch,       \
          u64 ticket_base) {                                                                          \
-        scan_device<OP<T>, EXCLUSIVE>(in, out, n, gp::TileState{aggregate, inclusive, ticket}, epoch, \
-                                      ticket_base);                                                  \
+        scan_device<EXCLUSIVE>(in, out, n, gp::TileState{aggregate, inclusive, ticket}, epoch,       \
+                               ticket_base);                                                         \
     }
 
-GP_SCAN_KERNEL(scan_sum_inclusive, gp::SumOp, false)
-GP_SCAN_KERNEL(scan_sum_exclusive, gp::SumOp, true)
-GP_SCAN_KERNEL(scan_min_inclusive, gp::MinOp, false)
-GP_SCAN_KERNEL(scan_min_exclusive, gp::MinOp, true)
-GP_SCAN_KERNEL(scan_max_inclusive, gp::MaxOp, false)
-GP_SCAN_KERNEL(scan_max_exclusive, gp::MaxOp, true)
+GP_SCAN_KERNEL(scan_inclusive, false)
+GP_SCAN_KERNEL(scan_exclusive, true)

@@ -57,10 +57,11 @@ mod tests {
             }
         }
         let count = |source: &str| all.iter().filter(|m| m.source.name == source).count();
-        // One per dtype; radix: 4 key widths x 5 value widths (none, 1, 2, 4, 8 bytes),
-        // and float keys of 4 and 8 bytes with each value width.
+        // One per dtype (the scan: per dtype and op); radix: 4 key widths x 5 value
+        // widths (none, 1, 2, 4, 8 bytes), and float keys of 4 and 8 bytes with each
+        // value width.
         assert_eq!(count("reduce.cu"), 10);
-        assert_eq!(count("scan.cu"), 10);
+        assert_eq!(count("scan.cu"), 10 * 3);
         assert_eq!(count("radix_sort.cu"), 4 * 5 + 2 * 5);
         assert_eq!(count("quicksort.cu"), 4 * 5 + 2 * 5);
         assert_eq!(count("quicksort_splitters.cu"), 4 * 5 + 2 * 5);

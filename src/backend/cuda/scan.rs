@@ -4,7 +4,7 @@ use cudarc::driver::sys::CUdeviceptr;
 
 use super::context::{tagged_words, CudaShared, State, SCAN_TICKET_OFFSET};
 use super::launch::{launch, Arg};
-use super::loader::{variant, ModuleSpec};
+use super::loader::{self, ModuleSpec};
 use super::memory::DeviceMemory;
 use super::modules::Module;
 use super::sources;
@@ -41,21 +41,42 @@ fn policy(dtype: DType) -> Policy {
     }
 }
 
-/// Every module of the scan, one per dtype, for gpuprims_context_precompile (modules.rs).
+/// Every module of the scan, one per (dtype, op), for gpuprims_context_precompile
+/// (modules.rs).
 pub fn modules() -> Vec<Module> {
     DType::ALL
         .iter()
-        .map(|&d| Module { source: sources::SCAN, variant: variant(d), spec: module(d), label: d.name().to_string() })
+        .flat_map(|&d| Op::ALL.iter().map(move |&op| (d, op)))
+        .map(|(d, op)| Module {
+            source: sources::SCAN,
+            variant: variant(d, op),
+            spec: module(d, op),
+            label: format!("{} {}", d.name(), op.name()),
+        })
         .collect()
 }
 
-/// The scan module for `dtype`.
-pub fn module(dtype: DType) -> ModuleSpec {
+/// The loader's key of the scan module for `dtype` and `op` (with `sources::SCAN`).
+/// Public to the crate, with `module`, so a primitive that scans (the quicksort) can
+/// compile this module side by side with its own (precompile::compile_unloaded).
+pub fn variant(dtype: DType, op: Op) -> u32 {
+    loader::variant(dtype) * Op::ALL.len() as u32 + op as u32
+}
+
+/// The scan module for `dtype` and `op`: its inclusive and exclusive kernels. One op a
+/// module, not all three, keeps a cold NVRTC compile (every caller's first call) short.
+pub fn module(dtype: DType, op: Op) -> ModuleSpec {
     let p = policy(dtype);
+    let op_type = match op {
+        Op::Sum => "gp::SumOp",
+        Op::Min => "gp::MinOp",
+        Op::Max => "gp::MaxOp",
+    };
     ModuleSpec {
         source: sources::SCAN,
         options: vec![
             format!("-DGP_T={}", dtype.cuda_name()),
+            format!("-DGP_OP={op_type}"),
             format!("-DGP_BLOCK_THREADS={}", p.block),
             format!("-DGP_ITEMS={}", p.items),
             format!("-DGP_LOOKBACK_WINDOW={}", p.window),
@@ -97,15 +118,11 @@ pub fn scan_locked(
     let words = tagged_words(dtype);
 
     let stream = state.stream;
-    let kernel = match (op, mode) {
-        (Op::Sum, ScanMode::Inclusive) => "scan_sum_inclusive",
-        (Op::Sum, ScanMode::Exclusive) => "scan_sum_exclusive",
-        (Op::Min, ScanMode::Inclusive) => "scan_min_inclusive",
-        (Op::Min, ScanMode::Exclusive) => "scan_min_exclusive",
-        (Op::Max, ScanMode::Inclusive) => "scan_max_inclusive",
-        (Op::Max, ScanMode::Exclusive) => "scan_max_exclusive",
+    let kernel = match mode {
+        ScanMode::Inclusive => "scan_inclusive",
+        ScanMode::Exclusive => "scan_exclusive",
     };
-    let f = shared.loader.function(sources::SCAN, variant(dtype), kernel, || module(dtype))?;
+    let f = shared.loader.function(sources::SCAN, variant(dtype, op), kernel, || module(dtype, op))?;
     let sync = &mut state.sync;
     let (aggregate, epoch) = sync.begin_run(stream, (tiles + anchors) * words)?;
     let inclusive = aggregate + (tiles * words * 8) as u64;
@@ -120,10 +137,38 @@ pub fn scan_locked(
         Arg::u32(epoch),
         Arg::u64(ticket_base),
     ];
-    // SAFETY: arguments match scan_<op>_<mode>(in, out, n, aggregate, inclusive,
+    // SAFETY: arguments match scan_<mode>(in, out, n, aggregate, inclusive,
     // ticket, epoch, ticket_base); the sync memory holds `words` tagged words for
     // each tile and each anchor.
     unsafe { launch(f, tiles as u64, p.block, stream, &args)? };
     sync.tickets_issued += tiles as u64;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::cuda::nvrtc;
+
+    /// The cold NVRTC compile of one scan module (the project rule: a first call under
+    /// one second), best of three. Timing, not a check, so ignored: run with
+    /// `cargo test --release cold_compile_time -- --ignored --nocapture`.
+    #[test]
+    #[ignore]
+    fn cold_compile_time() {
+        if !nvrtc::available_for_tests() {
+            return;
+        }
+        // u8 is the heaviest: 64 items a thread, unrolled.
+        for d in [DType::U32, DType::F64, DType::U8] {
+            let spec = module(d, Op::Sum);
+            let mut best = f64::MAX;
+            for _ in 0..3 {
+                let t = std::time::Instant::now();
+                nvrtc::compile(spec.source.name, spec.source.text, "sm_90", &spec.options).unwrap();
+                best = best.min(t.elapsed().as_secs_f64());
+            }
+            eprintln!("scan module {} sum, sm_90: {best:.3} s", d.name());
+        }
+    }
 }
