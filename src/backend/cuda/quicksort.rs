@@ -16,7 +16,7 @@ use super::loader::ModuleSpec;
 use super::memory::DeviceMemory;
 use super::modules::Module;
 use super::radix_sort::{all_variants, key_order, variant};
-use super::scan::scan_locked;
+use super::scan::{self, scan_locked};
 use super::precompile;
 use super::sources::{self, Source};
 use super::tuning::knob;
@@ -188,7 +188,14 @@ pub fn sort(
     // On the first call the three modules compile side by side.
     let spec = |source: Source| move || module(source, key_bytes, value_bytes, float_keys);
     let (partition, sample, small) = (spec(SOURCES[0]), spec(SOURCES[1]), spec(SOURCES[2]));
-    precompile::compile_unloaded(shared, &[(SOURCES[0], v, &partition), (SOURCES[1], v, &sample), (SOURCES[2], v, &small)])?;
+    // The scan of the bucket counts too, unless the input is one block sort.
+    let counts_scan = || scan::module(DType::U32, Op::Sum);
+    let mut wanted: Vec<precompile::Wanted> =
+        vec![(SOURCES[0], v, &partition), (SOURCES[1], v, &sample), (SOURCES[2], v, &small)];
+    if len > large_tile {
+        wanted.push((sources::SCAN, scan::variant(DType::U32, Op::Sum), &counts_scan));
+    }
+    precompile::compile_unloaded(shared, &wanted)?;
     let load_from = |source: Source, kernel| {
         shared.loader.function(source, v, kernel, || module(source, key_bytes, value_bytes, float_keys))
     };
