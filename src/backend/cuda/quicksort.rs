@@ -54,11 +54,38 @@ struct Policy {
     bucket_target: u32,
 }
 
-fn policy(key_bytes: usize, value_bytes: usize) -> Policy {
+/// What a quicksort module is instantiated for: the key and value widths, float keys or
+/// not, and whether the input is long enough for the wide block sorts.
+#[derive(Clone, Copy)]
+struct Instance {
+    key_bytes: usize,
+    value_bytes: usize,
+    float_keys: bool,
+    wide: bool,
+}
+
+impl Instance {
+    fn new(key_bytes: usize, value_bytes: usize, float_keys: bool, len: usize) -> Instance {
+        // Measured on the H100 (BENCHMARKS.md): past about 2^22 keys, 4-byte keys
+        // without values sort faster in 20 keys a thread with buckets aimed at 4,096
+        // keys (fuller small sorts, fewer large ones: 2^28 1.50x -> 1.58x merge sort,
+        // 2^24 1.19x -> 1.21x); shorter inputs lose with them (2^20 1.03x -> 0.91x).
+        let wide = key_bytes == 4 && value_bytes == 0 && len > knob("quicksort.wide_from", 1 << 22) as usize;
+        Instance { key_bytes, value_bytes, float_keys, wide }
+    }
+
+    /// The loader's variant: the radix sort's for the widths, and the wide bit.
+    fn variant(&self) -> u32 {
+        variant(self.key_bytes, self.value_bytes, self.float_keys) * 2 + self.wide as u32
+    }
+}
+
+fn policy(inst: Instance) -> Policy {
     // The partition stages a tile of keys, then of values, in 48 KiB of static shared
     // memory with room to spare.
-    let widest = key_bytes.max(value_bytes);
+    let widest = inst.key_bytes.max(inst.value_bytes);
     let items = if widest <= 4 { 16 } else { 8 };
+    let (small_items, bucket_target) = if inst.wide { (20, 4096) } else { (16, 3072) };
     Policy {
         block: knob("quicksort.block", 256),
         items: knob(&format!("quicksort.items{widest}"), items),
@@ -66,8 +93,8 @@ fn policy(key_bytes: usize, value_bytes: usize) -> Policy {
         // 384 at two (which would take more of a 256 x 256 split's segments).
         small_block: knob("quicksort.small_block", 256),
         large_block: knob("quicksort.large_block", 512),
-        small_items: knob("quicksort.small_items", 16),
-        bucket_target: knob("quicksort.bucket_target", 3072),
+        small_items: knob("quicksort.small_items", small_items),
+        bucket_target: knob("quicksort.bucket_target", bucket_target),
     }
 }
 
@@ -92,10 +119,10 @@ fn block_sort_bytes(block: u32, items: u32, key_bytes: usize, value_bytes: usize
     round_up(sort.max(tile * value_bytes)) as u32
 }
 
-/// The module of `source` (one of SOURCES) for keys of `key_bytes` (floats or
-/// integers) and values of `value_bytes` (0: none); all take the same options.
-pub fn module(source: Source, key_bytes: usize, value_bytes: usize, float_keys: bool) -> ModuleSpec {
-    let p = policy(key_bytes, value_bytes);
+/// The module of `source` (one of SOURCES) for an instance; all take the same options.
+fn module(source: Source, inst: Instance) -> ModuleSpec {
+    let Instance { key_bytes, value_bytes, float_keys, .. } = inst;
+    let p = policy(inst);
     ModuleSpec {
         source,
         options: vec![
@@ -123,18 +150,30 @@ pub fn module(source: Source, key_bytes: usize, value_bytes: usize, float_keys: 
 const SOURCES: [Source; 3] = [sources::QUICKSORT, sources::QUICKSORT_SPLITTERS, sources::QUICKSORT_SMALL];
 
 /// Every module of the quicksort, for gpuprims_context_precompile (modules.rs): each
-/// source for the same (key width, value width, float keys) set as the radix sort's.
+/// source for the same (key width, value width, float keys) set as the radix sort's,
+/// and the wide instances of those that have them.
 pub fn modules() -> Vec<Module> {
-    let widths = all_variants();
+    let instances: Vec<Instance> = all_variants()
+        .into_iter()
+        .flat_map(|(k, v, f)| [Instance::new(k, v, f, 0), Instance::new(k, v, f, usize::MAX)])
+        .collect();
+    // Widths without a wide instance gave the same one twice.
+    let mut seen = std::collections::HashSet::new();
     SOURCES
         .into_iter()
-        .flat_map(|source| {
-            widths.iter().map(move |&(k, v, f)| Module {
-                source,
-                variant: variant(k, v, f),
-                spec: module(source, k, v, f),
-                label: format!("keys {k}B{} values {v}B", if f { " float" } else { "" }),
-            })
+        .flat_map(|source| instances.iter().map(move |&inst| (source, inst)))
+        .filter(|(source, inst)| seen.insert((source.name, inst.variant())))
+        .map(|(source, inst)| Module {
+            source,
+            variant: inst.variant(),
+            spec: module(source, inst),
+            label: format!(
+                "keys {}B{} values {}B{}",
+                inst.key_bytes,
+                if inst.float_keys { " float" } else { "" },
+                inst.value_bytes,
+                if inst.wide { " (wide)" } else { "" }
+            ),
         })
         .collect()
 }
@@ -181,12 +220,13 @@ pub fn sort(
     let key_bytes = key_dtype.size();
     let value_bytes = values.map_or(0, |(_, d)| d.size());
     let float_keys = matches!(key_dtype, DType::F32 | DType::F64);
-    let p = policy(key_bytes, value_bytes);
+    let inst = Instance::new(key_bytes, value_bytes, float_keys, len);
+    let p = policy(inst);
     let (tile, large_tile) = (p.tile(), p.large_tile());
     let max_levels = level_bound(len, key_bytes);
-    let v = variant(key_bytes, value_bytes, float_keys);
+    let v = inst.variant();
     // On the first call the three modules compile side by side.
-    let spec = |source: Source| move || module(source, key_bytes, value_bytes, float_keys);
+    let spec = |source: Source| move || module(source, inst);
     let (partition, sample, small) = (spec(SOURCES[0]), spec(SOURCES[1]), spec(SOURCES[2]));
     // The scan of the bucket counts too, unless the input is one block sort.
     let counts_scan = || scan::module(DType::U32, Op::Sum);
@@ -197,7 +237,7 @@ pub fn sort(
     }
     precompile::compile_unloaded(shared, &wanted)?;
     let load_from = |source: Source, kernel| {
-        shared.loader.function(source, v, kernel, || module(source, key_bytes, value_bytes, float_keys))
+        shared.loader.function(source, v, kernel, || module(source, inst))
     };
     let load = |kernel| load_from(sources::QUICKSORT, kernel);
     let load_sort = |kernel| load_from(sources::QUICKSORT_SMALL, kernel);
