@@ -2,8 +2,7 @@
 // segment into up to 256 buckets at once, by splitters drawn from a sample of the
 // segment, and every segment of a level is worked on by the same launches.
 //
-//   qs_init       the first level's one segment (or, for a short input, its only
-//                 small sort) and zeroed per-level counters;
+//   qs_init       a short input's only sort (one large sort);
 //   qs_splitters  (kernels/quicksort_splitters.cu) one block a segment: 4096 evenly
 //                 spaced keys, sorted
 //                 (common/block_radix_sort.cuh), give up to 255 splitters (about one
@@ -15,6 +14,8 @@
 //                 split by value instead (its key range cut in 256 equal parts), which
 //                 bounds the levels whatever the input: each such level cuts the range
 //                 of possible keys 256-fold. Also notes which segment each tile is of;
+//                 at the first level it also writes the input's one segment and zeroes
+//                 the per-level counters (no setup launch);
 //   qs_count      one block a tile: each key's bucket (through the segment's table
 //                 of cells), and the tile's count of each bucket
 //                 (common/block_radix_rank.cuh's count phase);
@@ -106,13 +107,13 @@ __device__ __forceinline__ void bucket_range(const Segment &seg, const K *table,
 // Setup
 // ----------------------------------------------------------------------------------
 
-extern "C" __global__ void qs_init(Segment *segs, Span *small, LevelCounts *levels, usize n, u32 tiles, u32 max_levels) {
-    for (u32 i = threadIdx.x; i < max_levels; i += blockDim.x) levels[i] = LevelCounts{};
+// An input that fits one large sort: its span and count (a longer input's first
+// segment and zeroed level counts are qs_splitters' first work).
+extern "C" __global__ void qs_init(Span *small, LevelCounts *levels, usize n) {
     if (threadIdx.x == 0) {
-        segs[0] = Segment{0, n, 0, u64(ALL_ONES), 0, tiles, KIND_SAMPLE, 0};
-        // For an input that fits one large sort: its span and count.
         small[0] = Span{0, u32(n), KEY_BITS, 0, 0};
-        levels[0].large = n <= LARGE_TILE;
+        levels[0] = LevelCounts{};
+        levels[0].large = 1;
     }
 }
 
@@ -276,7 +277,7 @@ qs_scatter(const K *src, K *dst, const V *vsrc, V *vdst, const Segment *segs, co
 
 extern "C" __global__ void __launch_bounds__(BUCKETS)
 qs_children(const Segment *segs, const K *splitters, const u32 *starts, Segment *next, Span *small, Span *large,
-            Span *copies, LevelCounts *level, u32 in_alternate) {
+            Span *copies, LevelCounts *level, LevelCounts *report, u32 in_alternate) {
     typedef gp::BlockScan<u32, BUCKETS> Scan;
     __shared__ typename Scan::Storage scan;
     __shared__ u32 base[5];  // where this block's next segments, tiles, small and large segments, copies go
@@ -325,6 +326,21 @@ qs_children(const Segment *segs, const K *splitters, const u32 *starts, Segment 
     for (u32 c = 0; c < chunks; ++c) {
         const usize from = (usize)c * COPY_CHUNK;
         copies[base[4] + chunk_at + c] = Span{start + from, u32(len - from < COPY_CHUNK ? len - from : COPY_CHUNK), 0, 0, 0};
+    }
+    // The last block to finish copies the level's counts to the host's mapped slot,
+    // which the host reads once the stream has passed this launch (no copy launch in
+    // the way of the sorts that follow).
+    if (b == BUCKETS - 1) {
+        __threadfence();
+        if (atomicAdd(&level->blocks_done, 1u) == gridDim.x - 1) {
+            __threadfence();
+            const volatile LevelCounts *final_counts = level;
+            report->next_segments = final_counts->next_segments;
+            report->next_tiles = final_counts->next_tiles;
+            report->small = final_counts->small;
+            report->large = final_counts->large;
+            report->copies = final_counts->copies;
+        }
     }
 }
 

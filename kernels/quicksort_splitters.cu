@@ -47,11 +47,17 @@ __device__ __forceinline__ void write_cells(const K *splitters, u32 n, K lo, K h
 }
 
 extern "C" __global__ void __launch_bounds__(SAMPLE_BLOCK)
-qs_splitters(const K *src, Segment *segs, u32 *tile_owner, K *splitters, u16 *cells, u32 key_order) {
+qs_splitters(const K *src, Segment *segs, u32 *tile_owner, K *splitters, u16 *cells, u32 key_order, u32 first_level,
+             usize n, u32 tiles, LevelCounts *levels, u32 max_levels) {
     extern __shared__ __align__(16) unsigned char dynamic_smem[];
     auto &s = *reinterpret_cast<typename SampleSort::Storage *>(dynamic_smem);
     __shared__ typename gp::BlockScan<u32, SAMPLE_BLOCK>::Storage scan;
     __shared__ K chosen[BUCKETS];  // the splitters, for the cells
+    if (first_level) {  // one block: the input's one segment, and zeroed level counts
+        if (threadIdx.x == 0) segs[0] = Segment{0, n, 0, u64(ALL_ONES), 0, tiles, KIND_SAMPLE, 0};
+        for (u32 i = threadIdx.x; i < max_levels; i += SAMPLE_BLOCK) levels[i] = LevelCounts{};
+        __syncthreads();
+    }
     Segment &seg = segs[blockIdx.x];
     const usize start = seg.start, len = seg.len;
     for (u32 t = threadIdx.x; t < seg.tiles; t += SAMPLE_BLOCK) tile_owner[seg.tile_first + t] = blockIdx.x;

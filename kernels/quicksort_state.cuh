@@ -69,7 +69,9 @@ static_assert(sizeof(Span) == 32, "the host's SPAN_BYTES");
 
 // What a level leaves for the host to read back (to size the next launches).
 struct LevelCounts {
-    u32 next_segments, next_tiles, small, large, copies, unused[3];
+    u32 next_segments, next_tiles, small, large, copies;
+    u32 blocks_done;  // qs_children's blocks, for the last one's report
+    u32 unused[2];
 };
 static_assert(sizeof(LevelCounts) == 32, "the host's LEVEL_BYTES");
 

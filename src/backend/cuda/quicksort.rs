@@ -1,15 +1,16 @@
 //! Planning and launching the quicksort (kernels/quicksort.cu): sample sort, level by
 //! level. Each level issues the same few launches for all of its segments (splitters,
-//! count, scan of the counts, scatter, children), then the read-back of its counts
-//! (one small copy), then the small and large sorts and the copies home on grids
-//! sized for the most there can be (each block reads the count on the device); the
-//! host waits for the read-back alone, while those run, to size the next level. The
+//! count, scan of the counts, scatter, children, whose last block writes the level's
+//! counts to the pinned result slot), then the small and large sorts and the copies
+//! home on grids sized for the most there can be (each block reads the count on the
+//! device); the host waits for the children alone, while those run, to size the next
+//! level. The
 //! large sorts run on the context's side stream, beside the small ones. A short input
 //! is one large sort.
 
 use cudarc::driver::result as drv;
 
-use super::context::{round_up, CudaShared};
+use super::context::{round_up, CudaShared, RESULT_SLOT_BYTES};
 use super::driver::DriverContext;
 use super::launch::{launch, launch_with_shared, Arg};
 use super::loader::ModuleSpec;
@@ -31,6 +32,7 @@ const CELLS: usize = 2048;
 const SEGMENT_BYTES: usize = 48;
 const SPAN_BYTES: usize = 32;
 const LEVEL_BYTES: usize = 32;
+const _: () = assert!(LEVEL_BYTES <= RESULT_SLOT_BYTES, "a level's counts fit the result slot");
 /// Byte offsets of LevelCounts' small, large and copies counts.
 const SMALL_FIELD: u64 = 8;
 const LARGE_FIELD: u64 = 12;
@@ -292,29 +294,14 @@ pub fn sort(
         })
     };
 
-    let small_list = lists(&mut state, 1)?.small;
     // SAFETY (every launch below): the arguments match the kernels' parameters in
     // kernels/quicksort.cu; keys and values hold `len` elements, the scratch the
     // alternate buffers, segments, owners, counts and level counts sized above, the
     // step scratch this level's lists.
-    unsafe {
-        launch(
-            init,
-            1,
-            32,
-            stream,
-            &[
-                Arg::ptr(segs_a),
-                Arg::ptr(small_list),
-                Arg::ptr(levels),
-                Arg::size(len),
-                Arg::u32(len.div_ceil(tile) as u32),
-                Arg::u32(max_levels as u32),
-            ],
-        )?;
-    }
     if len <= large_tile {
+        let small_list = lists(&mut state, 1)?.small;
         unsafe {
+            launch(init, 1, 32, stream, &[Arg::ptr(small_list), Arg::ptr(levels), Arg::size(len)])?;
             return launch_with_shared(
                 large_sort,
                 1,
@@ -367,6 +354,12 @@ pub fn sort(
                     Arg::ptr(list.splitters),
                     Arg::ptr(list.cells),
                     Arg::u32(order_bits),
+                    // The first level also sets up the input's segment and the counts.
+                    Arg::u32((level == 0) as u32),
+                    Arg::size(len),
+                    Arg::u32(len.div_ceil(tile) as u32),
+                    Arg::ptr(levels),
+                    Arg::u32(max_levels as u32),
                 ],
             )?;
             launch(
@@ -422,11 +415,12 @@ pub fn sort(
                     Arg::ptr(list.large),
                     Arg::ptr(list.copies),
                     Arg::ptr(level_counts),
+                    Arg::ptr(shared.result_slot.device),
                     Arg::u32(!from_alternate as u32),
                 ],
             )?;
         }
-        let read_back = ReadBack::issue(shared, stream, level_counts)?;
+        let read_back = ReadBack::issue(stream)?;
         // Few segments: the sorts and copies go on grids for the most there can be
         // (blocks past the count return at once), to run while the host waits. Many:
         // those idle blocks would cost more than the wait, so the grids are exact.
@@ -511,23 +505,19 @@ pub fn sort(
     Err(internal(format!("quicksort of {len} keys did not finish in {max_levels} levels")))
 }
 
-/// A level's counts on their way to the pinned result slot: the copy, then an event
-/// the host waits on without waiting for the work issued after it.
+/// A level's counts on their way to the pinned result slot (qs_children's last block
+/// writes them there): an event the host waits on without waiting for the work
+/// issued after it.
 struct ReadBack {
     done: cudarc::driver::sys::CUevent,
 }
 
 impl ReadBack {
-    fn issue(shared: &CudaShared, stream: cudarc::driver::sys::CUstream, level_counts: u64) -> Result<ReadBack> {
+    fn issue(stream: cudarc::driver::sys::CUstream) -> Result<ReadBack> {
         let done = drv::event::create(cudarc::driver::sys::CUevent_flags::CU_EVENT_DISABLE_TIMING).during("cuEventCreate")?;
         let read_back = ReadBack { done };
-        // SAFETY: the slot is pinned host memory of RESULT_SLOT_BYTES >= LEVEL_BYTES,
-        // used under the state lock the caller holds; the event is live.
-        unsafe {
-            let slot = std::slice::from_raw_parts_mut(shared.result_slot.host, LEVEL_BYTES);
-            drv::memcpy_dtoh_async(slot, level_counts, stream).during("cuMemcpyDtoHAsync (quicksort level)")?;
-            drv::event::record(done, stream).during("cuEventRecord")?;
-        }
+        // SAFETY: a live event and stream.
+        unsafe { drv::event::record(done, stream) }.during("cuEventRecord")?;
         Ok(read_back)
     }
 
@@ -536,7 +526,8 @@ impl ReadBack {
         unsafe { drv::event::synchronize(self.done) }.during("waiting for a quicksort level (an earlier kernel may have failed)")?;
         let mut words = [0u32; 5];
         for (i, w) in words.iter_mut().enumerate() {
-            // SAFETY: the copy has completed; the slot holds LEVEL_BYTES bytes.
+            // SAFETY: the level's qs_children has finished writing the slot, which
+            // holds RESULT_SLOT_BYTES >= LEVEL_BYTES bytes.
             *w = unsafe { std::ptr::read_volatile((shared.result_slot.host as *const u32).add(i)) };
         }
         Ok(LevelCounts {
