@@ -6,7 +6,8 @@
  *
  * Rows: random lengths 1..100, 1..5000, the edges of the CUDA length classes (256, 257,
  * 1024, 1025, 4096, 4097, 8192, 8193) and a few long rows mixed in; the first row starts past 0 and
- * the last ends before the buffer does. Row contents: random bits, the type's special
+ * the last ends before the buffer does. Then short rows only (up to 256: CUDA's warp rows,
+ * with no long-row launch after them). Row contents: random bits, the type's special
  * values (NaNs of both signs, infinities, signed zeros, extremes) among random ones, all
  * equal, 4 distinct values, a ramp. Offsets U32 and U64; ranks NULL (lower median), all
  * 0, each row's last, random (U32 and U64). `out` is poisoned before every call, so an
@@ -99,6 +100,21 @@ static layout make_layout(env_t *e) {
   add_row(&l, &cap, e->quick ? 20000 : 300007);
   add_row(&l, &cap, 1);
   l.len = (size_t)l.offsets[l.nrows] + 1 + tu_below(&e->rng, 40); /* rows cover part of the buffer */
+  return l;
+}
+
+/* Short rows only (up to 256 elements, a warp's on CUDA: no long class is launched
+ * after the rows' check), the edges 1, 31..33, 63..65, 255, 256 among random lengths. */
+static layout make_short_layout(env_t *e) {
+  static const size_t edges[] = {1, 2, 31, 32, 33, 63, 64, 65, 255, 256};
+  layout l;
+  size_t cap = 1024, i, rows = e->quick ? 200 : 2000;
+  l.nrows = 0;
+  l.offsets = (uint64_t *)tu_xmalloc(cap * sizeof(uint64_t));
+  l.offsets[0] = tu_below(&e->rng, 3);
+  for (i = 0; i < rows; i++)
+    add_row(&l, &cap, i % 7 == 3 ? edges[(i / 7) % TU_ARRAY_LEN(edges)] : 1 + (size_t)tu_below(&e->rng, 256));
+  l.len = (size_t)l.offsets[l.nrows] + tu_below(&e->rng, 3);
   return l;
 }
 
@@ -329,6 +345,10 @@ int main(void) {
   check_bad_rows(&e);
   l = make_layout(&e);
   printf("%zu rows over %zu elements%s\n", l.nrows, l.len, e.quick ? " (quick)" : "");
+  for (i = 0; i < TU_NUM_DTYPES; i++) check_dtype(&e, &tu_dtypes()[i], &l);
+  free(l.offsets);
+  l = make_short_layout(&e);
+  printf("%zu short rows over %zu elements\n", l.nrows, l.len);
   for (i = 0; i < TU_NUM_DTYPES; i++) check_dtype(&e, &tu_dtypes()[i], &l);
   free(l.offsets);
   gpuprims_context_destroy(e.ctx);
