@@ -1,21 +1,20 @@
 // Per-row selection over ragged rows (gpuprims_segmented_select): for each row
 // [offsets[r], offsets[r + 1]) of `values`, its key of rank ks[r] (or the lower median).
 //
-//   segsel_check    one thread a row: checks the row (offsets decreasing, past the end
-//                   of the buffer, an empty row, a rank past the row) and keeps the
-//                   first bad row (the lowest index) in the device counters.
-//   segsel_short    one warp a row, every row, launched right behind the check (no
-//                   wait between): with no bad row, it selects the rows up to WARP *
-//                   WARP_ITEMS keys (keys in registers; common/warp_bitwise_select.cuh
-//                   for narrow keys, common/warp_radix_select.cuh for wide ones) and
-//                   files the longer ones under their length class (one shared atomic
-//                   a row, one global atomic a block and class); with a bad row it
-//                   touches nothing. The last block to finish writes the class counts
+//   segsel_short    one warp a few consecutive rows (a lane a row): checks them (the
+//                   first bad row, the lowest index, kept), selects the short ones (up
+//                   to WARP * WARP_ITEMS keys, in registers; common/warp_bitwise_select.cuh
+//                   for narrow keys, common/warp_radix_select.cuh for wide ones) into a
+//                   staging buffer and files the longer ones under their length class.
+//                   Its last block knows the final fault: it copies the staged answers
+//                   to `out` when no row is bad (small calls), writes the class counts
 //                   and the fault to the host's mapped report and leaves the counters
-//                   zeroed for the next call. The host reads the report (the call's
-//                   one wait), fails the call on a bad row, and otherwise launches
-//                   each class of long rows, exactly sized from its count
-//                   (segmented_select_long.cu, a module of its own).
+//                   zeroed for the next call.
+//   segsel_commit   larger calls: the staged answers to `out`, when no row is bad.
+//
+// The host waits once, for the report: a bad row fails the call (`out` never written);
+// otherwise each class of long rows is launched, exactly sized from its count
+// (segmented_select_long.cu, a module of its own).
 //
 // Keys are compared as ordered patterns (common/radix_key.cuh), so one module serves
 // every dtype of a width; the answer is the pattern turned back into the key (every NaN
@@ -30,11 +29,11 @@
 #include "common/warp_radix_select.cuh"
 #include "common/warp_bitwise_select.cuh"
 
-constexpr int CHECK_BLOCK = GP_CHECK_BLOCK;
+constexpr int COMMIT_BLOCK = GP_COMMIT_BLOCK;
 constexpr int WARP_BLOCK = GP_WARP_BLOCK;
-// Short rows are many and each is a few dependent steps: keys up to 4 bytes fit 32
-// registers, so a full SM's worth of warps can be resident (wider keys would spill).
-constexpr int WARP_MIN_BLOCKS = GP_KEY_BYTES <= 4 ? 2048 / WARP_BLOCK : 1;
+// Short rows are many and each is a chain of dependent steps: as many warps resident as
+// the registers of keys up to 4 bytes allow (wider keys would spill).
+constexpr int WARP_MIN_BLOCKS = GP_KEY_BYTES <= 4 ? GP_WARP_MIN_BLOCKS : 1;
 
 // What is wrong with a row (the report's `fault`; 0: nothing). The order is the order
 // in which a row is checked.
@@ -46,8 +45,9 @@ constexpr u32 FAULT_RANK = 4;
 // Device counters, zero before a call and left zero after its short-row launch.
 struct Counters {
     u32 counts[CLASSES];
-    u64 fault;   // max over bad rows of ~(row << 3 | fault): the lowest row wins
-    u32 ticket;  // blocks done
+    u64 fault;    // max over bad rows of ~(row << 3 | fault): the lowest row wins
+    u32 ticket;   // blocks done
+    u32 verdict;  // the last call's fault (0: none), for segsel_commit
 };
 
 // What the last block writes to the host's mapped memory, numbered by the call, which
@@ -80,6 +80,7 @@ __device__ __forceinline__ void publish(const Rows &rows, Counters *ctr, Report 
     }
     c->fault = 0;
     c->ticket = 0;
+    c->verdict = fault != ~0ull ? (u32)(fault & 7) : 0u;
     if (fault != ~0ull) {
         const u64 row = fault >> 3, begin = rows.offset(row), end = rows.offset(row + 1);
         r->row = row;
@@ -93,23 +94,6 @@ __device__ __forceinline__ void publish(const Rows &rows, Counters *ctr, Report 
     // No system fence: the host reads the report once the stream has finished, which
     // orders every write of the launch before it.
     r->seq = seq;
-}
-
-// One thread a row: checks it (offsets decreasing, past the end of the buffer, an empty
-// row, a rank past the row) and keeps the first bad row (the lowest index) in the
-// counters, for segsel_short to read before it touches anything.
-extern "C" __global__ void __launch_bounds__(CHECK_BLOCK)
-segsel_check(const void *offsets, const void *ranks, u32 flags, u64 nrows, u64 len, Counters *ctr) {
-    const Rows rows{offsets, ranks, flags};
-    const u64 row = (u64)blockIdx.x * CHECK_BLOCK + threadIdx.x;
-    if (row >= nrows) return;
-    const u64 begin = rows.offset(row), end = rows.offset(row + 1);
-    u32 fault = 0;
-    if (end < begin) fault = FAULT_DECREASING;
-    else if (end > len) fault = FAULT_PAST_END;
-    else if (end == begin) fault = FAULT_EMPTY;
-    else if (rows.rank(row, end - begin) >= end - begin) fault = FAULT_RANK;
-    if (fault) atomicMax((unsigned long long *)&ctr->fault, ~(row << 3 | fault));
 }
 
 // The short rows' selection: bit by bit through warp sums (narrow keys: a few steps,
@@ -131,59 +115,114 @@ __device__ __forceinline__ U short_select(const U (&keys)[WARP_ITEMS], u32 n, u3
 }
 #endif
 
-// One warp a row, every row of the call, after segsel_check on the stream. When the
-// check found no bad row, a warp selects its row if it is short (up to WARP_MAX keys,
-// held in registers) and otherwise files it under its length class (row_ids holds
-// CLASSES lists of `nrows` entries; class c's rows go to list c). When it found one,
-// nothing is read but the offsets' check result and nothing written but the counters
-// and the report, so `out` stays untouched. The last block to finish writes the class
-// counts and the first bad row to the host's mapped report and leaves the counters
-// zeroed for the next call.
+// The keys of lane `owner`'s row (begin, n <= WARP_MAX: every lane passes its own) into
+// the warp's registers, ordered.
+__device__ __forceinline__ void load_row(U (&keys)[WARP_ITEMS], const U *values, u64 begin, u64 n, int owner,
+                                         const KeyOrder &order) {
+    const int lane = threadIdx.x % gp::WARP;
+    const u64 b = gp::shfl(begin, owner);
+    const u32 count = (u32)gp::shfl(n, owner);
+#pragma unroll
+    for (int j = 0; j < WARP_ITEMS; ++j) {
+        const u32 at = j * gp::WARP + lane;
+        keys[j] = at < count ? order.ordered(values[b + at]) : MISSING;
+    }
+}
+
+// Each warp takes `per_warp` (1..32) consecutive rows, lane l the row first + l: the
+// lanes check their rows side by side (offsets decreasing, past the end of the buffer,
+// an empty row, a rank past the row; the first bad row, the lowest index, is kept),
+// file the long ones under their length class (row_ids holds CLASSES lists of `nrows`
+// entries; class c's rows go to list c) and the warp selects the short ones (up to
+// WARP_MAX keys, in registers) one after another, the next row's keys loading while
+// the current one is selected. Answers go to `staged`, not `out`: only once every
+// block has checked its rows is it known that no row is bad. The last block to finish
+// then copies `staged` to `out` when `commit` is set and no row is bad (small calls;
+// larger ones launch segsel_commit after this), writes the class counts and the first
+// bad row to the host's mapped report and its verdict to the counters, and leaves the
+// counts zeroed for the next call. On a bad row `out` is never written. Rows are
+// clamped to the buffer, so no read leaves it whatever the offsets say.
 extern "C" __global__ void __launch_bounds__(WARP_BLOCK, WARP_MIN_BLOCKS)
-segsel_short(const U *values, u64 len, const void *offsets, const void *ranks, u32 flags, u64 nrows, Counters *ctr,
-             u32 *row_ids, Report *report, u32 seq, U *out, u32 key_order) {
+segsel_short(const U *values, u64 len, const void *offsets, const void *ranks, u32 flags, u64 nrows, u32 per_warp,
+             Counters *ctr, u32 *row_ids, U *staged, u32 commit, Report *report, u32 seq, U *out, u32 key_order) {
     constexpr int WARPS = WARP_BLOCK / gp::WARP;
     __shared__ ShortStorage storage[WARPS];
     __shared__ u32 block_counts[CLASSES], block_base[CLASSES];
     __shared__ bool last;
     const Rows rows{offsets, ranks, flags};
     const u32 warp = threadIdx.x / gp::WARP, lane = threadIdx.x % gp::WARP;
-    const u64 row = (u64)blockIdx.x * WARPS + warp;
-    // The check's verdict is final: it ran to its end before this launch.
-    const bool clean = *(volatile u64 *)&ctr->fault == 0;
+    const u64 row = ((u64)blockIdx.x * WARPS + warp) * per_warp + lane;
     if (threadIdx.x < CLASSES) block_counts[threadIdx.x] = 0;
     __syncthreads();
-    u32 cls = CLASSES, place = 0;  // none
-    if (clean && row < nrows) {
-        const Row r = row_at(rows, row, len);
-        const u64 n = r.end - r.begin;  // > 0, with r.rank < n, after a clean check
-        if (n <= WARP_MAX) {
-            const KeyOrder order(key_order);
-            U keys[WARP_ITEMS];
-#pragma unroll
-            for (int j = 0; j < WARP_ITEMS; ++j) {
-                const u32 at = j * gp::WARP + lane;
-                keys[j] = at < n ? order.ordered(values[r.begin + at]) : MISSING;
-            }
-            const u32 count = n ? (u32)n : 1u;  // the clamps only keep a bad row in bounds
-            const U found = short_select(keys, count, (u32)min(r.rank, (u64)count - 1), storage[warp]);
-            if (lane == 0) out[row] = order.raw(found);
-        } else {
+    u64 begin = 0, n = 0, rank = 0;
+    u32 cls = CLASSES;  // none: no row, or a bad one
+    if (lane < per_warp && row < nrows) {
+        const u64 b = rows.offset(row), e = rows.offset(row + 1);
+        u32 fault = 0;
+        if (e < b) fault = FAULT_DECREASING;
+        else if (e > len) fault = FAULT_PAST_END;
+        else if (e == b) fault = FAULT_EMPTY;
+        else if ((rank = rows.rank(row, e - b)) >= e - b) fault = FAULT_RANK;
+        if (fault) atomicMax((unsigned long long *)&ctr->fault, ~(row << 3 | fault));
+        else {
+            begin = b;
+            n = e - b;
             cls = length_class(n);
-            if (lane == 0) place = atomicAdd(&block_counts[cls], 1u);
         }
     }
+    // A long row's place in its list: its rank among the warp's rows of its class, after
+    // the warp's share of the block's, after the block's share of the grid's.
+    u32 place = 0;
+    for (u32 k = CLASS_WARP + 1; k < CLASSES; ++k) {
+        const u32 peers = __ballot_sync(gp::FULL_MASK, cls == k);
+        if (!peers) continue;  // the same for the whole warp
+        const int leader = __ffs(peers) - 1;
+        u32 base = 0;
+        if (lane == leader) base = atomicAdd(&block_counts[k], __popc(peers));
+        base = __shfl_sync(gp::FULL_MASK, base, leader);
+        if (cls == k) place = base + __popc(peers & ((1u << lane) - 1));
+    }
+    const KeyOrder order(key_order);
+    u32 todo = __ballot_sync(gp::FULL_MASK, cls == CLASS_WARP);
+    U found = 0, keys[WARP_ITEMS], next[WARP_ITEMS];
+    int at = todo ? __ffs(todo) - 1 : 0;
+    if (todo) load_row(keys, values, begin, n, at, order);
+    while (todo) {  // the same for the whole warp
+        todo &= todo - 1;
+        const int following = todo ? __ffs(todo) - 1 : 0;
+        if (todo) load_row(next, values, begin, n, following, order);
+        const U f = short_select(keys, (u32)gp::shfl(n, at), (u32)gp::shfl(rank, at), storage[warp]);
+        if ((int)lane == at) found = f;
+#pragma unroll
+        for (int j = 0; j < WARP_ITEMS; ++j) keys[j] = next[j];
+        at = following;
+    }
+    if (cls == CLASS_WARP) staged[row] = order.raw(found);
     __syncthreads();
     if (threadIdx.x < CLASSES && block_counts[threadIdx.x])
         block_base[threadIdx.x] = atomicAdd(&ctr->counts[threadIdx.x], block_counts[threadIdx.x]);
     __syncthreads();
-    if (cls < CLASSES && lane == 0) row_ids[cls * nrows + block_base[cls] + place] = (u32)row;
+    if (cls != CLASS_WARP && cls < CLASSES) row_ids[cls * nrows + block_base[cls] + place] = (u32)row;
     __threadfence();
     __syncthreads();
     if (threadIdx.x == 0) last = atomicAdd(&ctr->ticket, 1u) == gridDim.x - 1;
     __syncthreads();
-    if (!last || threadIdx.x != 0) return;
+    if (!last) return;
     __threadfence();
-    publish(rows, ctr, report, seq);
+    // Every block has checked its rows: the fault is final.
+    const bool clean = *(volatile u64 *)&ctr->fault == 0;
+    __syncthreads();  // every thread has read the fault before publish() clears it
+    if (commit && clean)
+        for (u64 i = threadIdx.x; i < nrows; i += WARP_BLOCK) out[i] = __ldcg(staged + i);
+    if (threadIdx.x == 0) publish(rows, ctr, report, seq);
+}
+
+// Larger calls: `staged` to `out` once segsel_short has found no bad row (its verdict,
+// final at this launch). Entries of long rows are overwritten by their class's launch.
+extern "C" __global__ void __launch_bounds__(COMMIT_BLOCK)
+segsel_commit(const U *staged, u64 nrows, const Counters *ctr, U *out) {
+    if (*(const volatile u32 *)&ctr->verdict != 0) return;
+    for (u64 i = (u64)blockIdx.x * COMMIT_BLOCK + threadIdx.x; i < nrows; i += (u64)gridDim.x * COMMIT_BLOCK)
+        out[i] = staged[i];
 }
 

@@ -1,11 +1,12 @@
 //! Planning and launching the segmented select (kernels/segmented_select.cu).
 //!
-//! A check launch finds the first bad row; right behind it (no wait), one warp a row
-//! selects the short rows when the check found none and files the long ones under
-//! their length class, and its last block writes the class counts and the first bad
-//! row into the context's mapped result slot, which the host waits for (the call's one
-//! wait). A bad row fails the call: the warp launch read the check's verdict first and
-//! wrote nothing, and nothing more is launched, so `out` is untouched. Otherwise each
+//! One launch, one warp a few rows: checks every row, selects the short ones into a
+//! staging buffer and files the long ones under their length class; its last block
+//! knows the first bad row (if any), copies the staged answers to `out` when there is
+//! none (small calls; larger ones have a copy launch behind it, which reads the
+//! verdict), and writes the class counts and the first bad row into the context's
+//! mapped result slot, which the host waits for (the call's one wait). A bad row fails
+//! the call with `out` never written and nothing more launched; otherwise each
 //! non-empty class of long rows gets one launch, sized from its count. The offsets
 //! never travel to the host.
 
@@ -29,7 +30,7 @@ use crate::error::{internal, unsupported, Result};
 
 /// Length classes (kernels/segmented_select.cu: CLASS_*), in the report's order.
 const CLASSES: usize = 5;
-const CHECK_BLOCK: u32 = 256;
+const COMMIT_BLOCK: u32 = 256;
 /// Flags of the rows (kernels/segmented_select.cu).
 const OFFSETS_U64: u32 = 1;
 const RANKS_GIVEN: u32 = 2;
@@ -54,6 +55,12 @@ struct Policy {
     long_block: u32,
     bitwise_bytes: u32,
     step_bits: u32,
+    warp_min_blocks: u32,
+    /// Rows a warp (1..32; 0: enough for about two warps a resident slot, at least one).
+    rows_per_warp: u32,
+    /// Up to this many rows the short-row launch's last block copies the answers to
+    /// `out` itself; more take a launch of their own.
+    block_commit_max: u32,
 }
 
 fn policy() -> Policy {
@@ -69,6 +76,9 @@ fn policy() -> Policy {
         long_block: knob("segsel.long_block", 1024),
         bitwise_bytes: knob("segsel.bitwise_bytes", 4),
         step_bits: knob("segsel.step_bits", 2),
+        warp_min_blocks: knob("segsel.warp_min_blocks", 8),
+        rows_per_warp: knob("segsel.rows_per_warp", 0),
+        block_commit_max: knob("segsel.block_commit_max", 32768),
     }
 }
 
@@ -82,7 +92,8 @@ pub fn module(source: Source, key_bytes: usize, float_keys: bool) -> ModuleSpec 
         options: vec![
             format!("-DGP_KEY_BYTES={key_bytes}"),
             format!("-DGP_KEY_FLOAT={}", float_keys as u32),
-            format!("-DGP_CHECK_BLOCK={CHECK_BLOCK}"),
+            format!("-DGP_COMMIT_BLOCK={COMMIT_BLOCK}"),
+            format!("-DGP_WARP_MIN_BLOCKS={}", p.warp_min_blocks),
             format!("-DGP_WARP_BITWISE={}", (key_bytes as u32 <= p.bitwise_bytes) as u32),
             format!("-DGP_STEP_BITS={}", p.step_bits),
             format!("-DGP_WARP_BLOCK={}", p.warp_block),
@@ -189,14 +200,28 @@ pub fn segmented_select(
     let spec = |source: Source| move || module(source, key_bytes, float_keys);
     let (short_spec, long_spec) = (spec(SOURCES[0]), spec(SOURCES[1]));
     precompile::compile_unloaded(shared, &[(SOURCES[0], v, &short_spec), (SOURCES[1], v, &long_spec)])?;
-    let check = function(shared, SOURCES[0], key_bytes, float_keys, "segsel_check")?;
     let short = function(shared, SOURCES[0], key_bytes, float_keys, "segsel_short")?;
+    let commit = function(shared, SOURCES[0], key_bytes, float_keys, "segsel_commit")?;
+    let p = policy();
+    let warps_a_block = (p.warp_block / 32) as u64;
+    let per_warp = match p.rows_per_warp {
+        0 => {
+            // About two warps a resident slot, the rest of the rows a warp's serial work.
+            let slots = shared.props.sm_count as u64 * (shared.props.max_threads_per_sm / 32) as u64;
+            (nrows as u64).div_ceil(2 * slots).clamp(1, 32)
+        }
+        r => r.clamp(1, 32) as u64,
+    };
+    let commit_in_block = nrows <= p.block_commit_max as usize;
     let mut state = shared.lock()?;
     let stream = state.stream;
     let (counters, seq) = begin_call(&mut state)?;
-    // CLASSES lists of nrows ids, one after another (the kernel's row_ids).
+    // CLASSES lists of nrows ids, one after another (the kernel's row_ids), then the
+    // staged answers.
     let list_bytes = nrows * 4;
-    let ids = state.scratch.ensure(stream, round_up(CLASSES * list_bytes))?;
+    let staged_at = round_up(CLASSES * list_bytes);
+    let ids = state.scratch.ensure(stream, staged_at + round_up(nrows * key_bytes))?;
+    let staged = ids + staged_at as u64;
     let flags = if offsets.1 { OFFSETS_U64 } else { 0 }
         | match ranks {
             Some((_, wide)) => RANKS_GIVEN | if wide { RANKS_U64 } else { 0 },
@@ -204,27 +229,19 @@ pub fn segmented_select(
         };
     let ranks_ptr = ranks.map_or(0, |(m, _)| m.ptr);
     let key_order = radix_sort::key_order(dtype, Order::Ascending);
-    let p = policy();
     // No earlier content of the slot may pass for this call's report.
     let slot = shared.result_slot.host as *mut Report;
     // SAFETY: the pinned slot holds a Report; no kernel writes it now (the state lock
     // is held and the last user waited for its result).
     unsafe { std::ptr::write_volatile(std::ptr::addr_of_mut!((*slot).seq), 0) };
-    // SAFETY: arguments match segsel_check and segsel_short; offsets hold nrows + 1
-    // entries and ranks nrows, the scratch CLASSES lists of nrows ids, the counters
-    // COUNTERS_BYTES, the mapped slot a Report, out nrows elements. segsel_short writes
-    // `out` only when segsel_check, before it on the stream, found no bad row.
+    // SAFETY: arguments match segsel_short and segsel_commit; offsets hold nrows + 1
+    // entries and ranks nrows, the scratch CLASSES lists of nrows ids and nrows staged
+    // answers, the counters COUNTERS_BYTES, the mapped slot a Report, out nrows
+    // elements. Either writes `out` only once every row is checked and none is bad.
     unsafe {
         launch(
-            check,
-            (nrows as u64).div_ceil(CHECK_BLOCK as u64),
-            CHECK_BLOCK,
-            stream,
-            &[Arg::ptr(offsets.0.ptr), Arg::ptr(ranks_ptr), Arg::u32(flags), Arg::size(nrows), Arg::size(len), Arg::ptr(counters)],
-        )?;
-        launch(
             short,
-            (nrows as u64).div_ceil((p.warp_block / 32) as u64),
+            (nrows as u64).div_ceil(warps_a_block * per_warp),
             p.warp_block,
             stream,
             &[
@@ -234,14 +251,27 @@ pub fn segmented_select(
                 Arg::ptr(ranks_ptr),
                 Arg::u32(flags),
                 Arg::size(nrows),
+                Arg::u32(per_warp as u32),
                 Arg::ptr(counters),
                 Arg::ptr(ids),
+                Arg::ptr(staged),
+                Arg::u32(commit_in_block as u32),
                 Arg::ptr(shared.result_slot.device),
                 Arg::u32(seq),
                 Arg::ptr(out.ptr),
                 Arg::u32(key_order),
             ],
         )?;
+        if !commit_in_block {
+            let blocks = (nrows as u64).div_ceil(COMMIT_BLOCK as u64).min(shared.props.sm_count as u64 * 16);
+            launch(
+                commit,
+                blocks,
+                COMMIT_BLOCK,
+                stream,
+                &[Arg::ptr(staged), Arg::size(nrows), Arg::ptr(counters), Arg::ptr(out.ptr)],
+            )?;
+        }
     }
     let report = wait_for_report(shared, stream, seq)?;
     if let Some(fault) = RowFault::from_code(report.fault) {
