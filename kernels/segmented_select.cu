@@ -140,8 +140,8 @@ __device__ __forceinline__ void load_row(U (&keys)[WARP_ITEMS], const U *values,
 // then copies `staged` to `out` when `commit` is set and no row is bad (small calls;
 // larger ones launch segsel_commit after this), writes the class counts and the first
 // bad row to the host's mapped report and its verdict to the counters, and leaves the
-// counts zeroed for the next call. On a bad row `out` is never written. Rows are
-// clamped to the buffer, so no read leaves it whatever the offsets say.
+// counts zeroed for the next call. On a bad row `out` is never written. Only rows that
+// passed the check are read, so no read leaves the buffer whatever the offsets say.
 extern "C" __global__ void __launch_bounds__(WARP_BLOCK, WARP_MIN_BLOCKS)
 segsel_short(const U *values, u64 len, const void *offsets, const void *ranks, u32 flags, u64 nrows, u32 per_warp,
              Counters *ctr, u32 *row_ids, U *staged, u32 commit, Report *report, u32 seq, U *out, u32 key_order) {
@@ -212,8 +212,24 @@ segsel_short(const U *values, u64 len, const void *offsets, const void *ranks, u
     // Every block has checked its rows: the fault is final.
     const bool clean = *(volatile u64 *)&ctr->fault == 0;
     __syncthreads();  // every thread has read the fault before publish() clears it
-    if (commit && clean)
-        for (u64 i = threadIdx.x; i < nrows; i += WARP_BLOCK) out[i] = __ldcg(staged + i);
+    if (commit && clean) {
+        // COPY loads in flight a thread (out and staged never overlap): a few L2 round
+        // trips for the small calls this serves.
+        constexpr int COPY = 16;
+        for (u64 first = threadIdx.x; first < nrows; first += (u64)COPY * WARP_BLOCK) {
+            U v[COPY];
+#pragma unroll
+            for (int u = 0; u < COPY; ++u) {
+                const u64 i = first + (u64)u * WARP_BLOCK;
+                v[u] = i < nrows ? __ldcg(staged + i) : U(0);
+            }
+#pragma unroll
+            for (int u = 0; u < COPY; ++u) {
+                const u64 i = first + (u64)u * WARP_BLOCK;
+                if (i < nrows) out[i] = v[u];
+            }
+        }
+    }
     if (threadIdx.x == 0) publish(rows, ctr, report, seq);
 }
 

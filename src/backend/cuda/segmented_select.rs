@@ -78,7 +78,7 @@ fn policy() -> Policy {
         step_bits: knob("segsel.step_bits", 2),
         warp_min_blocks: knob("segsel.warp_min_blocks", 8),
         rows_per_warp: knob("segsel.rows_per_warp", 0),
-        block_commit_max: knob("segsel.block_commit_max", 32768),
+        block_commit_max: knob("segsel.block_commit_max", 16384),
     }
 }
 
