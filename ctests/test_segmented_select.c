@@ -165,15 +165,25 @@ static void check_dtype(env_t *e, const tu_dtype_info *d, const layout *l) {
       }
       if (rk != R_MEDIAN) kb = index_buffer(e, kt, ranks, nrows);
       tu_poison(out, nrows, es);
-      TU_EXPECT_OK(gpuprims_segmented_select(e->ctx, vb, ob, kb, out));
+      if (!TU_CHECKF(gpuprims_segmented_select(e->ctx, vb, ob, kb, out) == GPUPRIMS_STATUS_OK,
+                     "%s, offsets %s, %s: the call failed (%zu rows over %zu elements; its error below)", d->name,
+                     ow ? "u64" : "u32", RANK_NAMES[rk], nrows, len)) {
+        gpuprims_buffer_destroy(kb); /* no rows to compare: the error is the finding */
+        continue;
+      }
       TU_REQUIRE_OK(gpuprims_buffer_read(out, 0, got, nrows));
       for (row = 0; row < nrows; row++) {
         uint64_t want = sorted[l->offsets[row] + ranks[row]], have = tu_sort_key(d, tu_get_bits(es, got, row));
         if (want != have && bad++ < 3) {
-          TU_CHECKF(0, "%s, offsets %s, %s (%s): row %zu of %zu elements, rank %llu: order key 0x%llx, expected 0x%llx",
+          TU_CHECKF(0,
+                    "%s, offsets %s, %s (%s): row %zu of %zu (begin %llu) %zu elements, rank %llu: order key 0x%llx "
+                    "(raw 0x%llx%s), expected 0x%llx",
                     d->name, ow ? "u64" : "u32", RANK_NAMES[rk], rk == R_MEDIAN ? "-" : kt == GPUPRIMS_DTYPE_U64 ? "u64" : "u32",
-                    row, (size_t)(l->offsets[row + 1] - l->offsets[row]), (unsigned long long)ranks[row],
-                    (unsigned long long)have, (unsigned long long)want);
+                    row, nrows, (unsigned long long)l->offsets[row], (size_t)(l->offsets[row + 1] - l->offsets[row]),
+                    (unsigned long long)ranks[row], (unsigned long long)have,
+                    (unsigned long long)tu_get_bits(es, got, row),
+                    tu_get_bits(es, got, row) == (tu_width_mask(es) & 0xA5A5A5A5A5A5A5A5ull) ? ": the poison, never written" : "",
+                    (unsigned long long)want);
         }
       }
       TU_CHECKF(bad == 0, "%s, offsets %s, %s: %zu of %zu rows wrong", d->name, ow ? "u64" : "u32", RANK_NAMES[rk], bad,
