@@ -6,7 +6,7 @@ use cudarc::driver::result as drv;
 use cudarc::driver::sys::{CUfunction, CUstream};
 
 use super::driver::DriverContext;
-use crate::error::{invalid, Result};
+use crate::error::{internal, invalid, Result};
 
 /// One kernel argument: every parameter of our kernels is a pointer, a 64-bit size
 /// or a 32-bit word, passed from an 8-byte slot (the driver reads the parameter's
@@ -29,8 +29,10 @@ impl Arg {
     }
 }
 
-/// The most parameters any of our kernels takes.
-const MAX_ARGS: usize = 12;
+/// The most parameters any of our kernels takes (segsel_short: 15). A launch with more
+/// arguments fails as an internal error; the test below checks every kernel's
+/// signature against it.
+const MAX_ARGS: usize = 16;
 
 /// Launches `f` on a 1-D grid.
 ///
@@ -54,7 +56,7 @@ pub unsafe fn launch_with_shared(f: CUfunction, grid: u64, block: u32, shared_by
     let mut slots = [0u64; MAX_ARGS];
     let mut params = [std::ptr::null_mut::<c_void>(); MAX_ARGS];
     if args.len() > MAX_ARGS {
-        return Err(invalid(format!("{} kernel arguments, at most {MAX_ARGS}", args.len())));
+        return Err(internal(format!("{} kernel arguments, at most {MAX_ARGS} (launch.rs: MAX_ARGS)", args.len())));
     }
     for (i, a) in args.iter().enumerate() {
         slots[i] = a.0;
@@ -65,3 +67,71 @@ pub unsafe fn launch_with_shared(f: CUfunction, grid: u64, block: u32, shared_by
     drv::launch_kernel(f, (grid as u32, 1, 1), (block, 1, 1), shared_bytes, stream, &mut params[..args.len()]).during("cuLaunchKernel")
 }
 
+
+#[cfg(test)]
+mod tests {
+    use super::MAX_ARGS;
+    use crate::backend::cuda::sources;
+
+    /// The parameters of each `extern "C" __global__` kernel in `text`: (name, count).
+    fn kernel_params(text: &str) -> Vec<(String, usize)> {
+        // From an opening parenthesis at `at`, the index of its matching close.
+        fn close(s: &[u8], at: usize) -> usize {
+            let mut depth = 0;
+            for (i, &c) in s.iter().enumerate().skip(at) {
+                match c {
+                    b'(' => depth += 1,
+                    b')' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            return i;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            panic!("unbalanced parentheses in a kernel signature");
+        }
+        let mut found = Vec::new();
+        for (at, _) in text.match_indices("extern \"C\" __global__") {
+            let rest = &text.as_bytes()[at..];
+            let mut open = rest.iter().position(|&c| c == b'(').unwrap();
+            if std::str::from_utf8(&rest[..open]).unwrap().contains("__launch_bounds__") {
+                let end = close(rest, open);
+                open = end + 1 + rest[end + 1..].iter().position(|&c| c == b'(').unwrap();
+            }
+            let end = close(rest, open);
+            let name = std::str::from_utf8(&rest[..open]).unwrap().split_whitespace().last().unwrap_or("").to_string();
+            let params = std::str::from_utf8(&rest[open + 1..end]).unwrap().trim();
+            let count = if params.is_empty() || params == "void" { 0 } else { params.matches(',').count() + 1 };
+            found.push((name, count));
+        }
+        found
+    }
+
+    #[test]
+    fn every_kernel_fits_the_launch_slots() {
+        let all = [
+            sources::REDUCE,
+            sources::SCAN,
+            sources::RADIX_SORT,
+            sources::QUICKSORT,
+            sources::QUICKSORT_SPLITTERS,
+            sources::QUICKSORT_SMALL,
+            sources::SELECT,
+            sources::TOPK,
+            sources::SEGMENTED_SELECT,
+            sources::SEGMENTED_SELECT_LONG,
+            sources::LIFE,
+            sources::LIFE_POPULATION,
+        ];
+        let mut kernels = 0;
+        for s in all {
+            for (name, count) in kernel_params(s.text) {
+                kernels += 1;
+                assert!(count <= MAX_ARGS, "{}: {name} takes {count} parameters, launch() passes at most {MAX_ARGS}", s.name);
+            }
+        }
+        assert!(kernels >= 30, "only {kernels} kernels found: the signature scan is broken");
+    }
+}

@@ -72,5 +72,6 @@ mod tests {
         assert_eq!(count("select.cu"), 6);
         assert_eq!(count("topk.cu"), 6);
         assert_eq!(count("segmented_select.cu"), 6);
+        assert_eq!(count("segmented_select_long.cu"), 6);
     }
 }

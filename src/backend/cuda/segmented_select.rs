@@ -1,10 +1,14 @@
 //! Planning and launching the segmented select (kernels/segmented_select.cu).
 //!
-//! One bucketing launch checks every row and files it under its length class; its
-//! last block writes the class counts and the first bad row into the context's mapped
-//! result slot, which the host waits for. A bad row fails the call with nothing more
-//! launched (so `out` is untouched); otherwise each non-empty class gets one launch,
-//! sized from its count. The offsets never travel to the host.
+//! One launch, one warp a few rows: checks every row, selects the short ones into a
+//! staging buffer and files the long ones under their length class; its last block
+//! knows the first bad row (if any), copies the staged answers to `out` when there is
+//! none (small calls; larger ones have a copy launch behind it, which reads the
+//! verdict), and writes the class counts and the first bad row into the context's
+//! mapped result slot, which the host waits for (the call's one wait). A bad row fails
+//! the call with `out` never written and nothing more launched; otherwise each
+//! non-empty class of long rows gets one launch, sized from its count. The offsets
+//! never travel to the host.
 
 use cudarc::driver::result as drv;
 use cudarc::driver::sys::{CUdeviceptr, CUfunction, CUstream};
@@ -17,7 +21,8 @@ use super::memory::DeviceMemory;
 use super::modules::Module;
 use super::radix_sort;
 use super::select;
-use super::sources;
+use super::precompile;
+use super::sources::{self, Source};
 use super::tuning::knob;
 use crate::backend::RowFault;
 use crate::dtype::{DType, Order};
@@ -25,16 +30,17 @@ use crate::error::{internal, unsupported, Result};
 
 /// Length classes (kernels/segmented_select.cu: CLASS_*), in the report's order.
 const CLASSES: usize = 5;
-const BUCKET_BLOCK: u32 = 256;
+const COMMIT_BLOCK: u32 = 256;
 /// Flags of the rows (kernels/segmented_select.cu).
 const OFFSETS_U64: u32 = 1;
 const RANKS_GIVEN: u32 = 2;
 const RANKS_U64: u32 = 4;
-/// Bytes of the device counters the bucketing launch leaves zeroed.
+/// Bytes of the device counters the short-row launch leaves zeroed.
 const COUNTERS_BYTES: usize = 64;
 
 /// Block sizes and keys a thread of each class: rows up to 32 * warp_items keys take a
-/// warp, up to mid_block * mid_items, wide_block * wide_items and wider_block *
+/// warp (bit by bit, step_bits at a time, for keys up to bitwise_bytes wide, else a
+/// digit at a time), up to mid_block * mid_items, wide_block * wide_items and wider_block *
 /// wider_items a block holding them in registers, longer ones a block reading the row
 /// once a digit.
 struct Policy {
@@ -47,6 +53,14 @@ struct Policy {
     wider_block: u32,
     wider_items: u32,
     long_block: u32,
+    bitwise_bytes: u32,
+    step_bits: u32,
+    warp_min_blocks: u32,
+    /// Rows a warp (1..32; 0: enough for about two warps a resident slot, at least one).
+    rows_per_warp: u32,
+    /// Up to this many rows the short-row launch's last block copies the answers to
+    /// `out` itself; more take a launch of their own.
+    block_commit_max: u32,
 }
 
 fn policy() -> Policy {
@@ -60,17 +74,28 @@ fn policy() -> Policy {
         wider_block: knob("segsel.wider_block", 512),
         wider_items: knob("segsel.wider_items", 16),
         long_block: knob("segsel.long_block", 1024),
+        bitwise_bytes: knob("segsel.bitwise_bytes", 4),
+        step_bits: knob("segsel.step_bits", 2),
+        warp_min_blocks: knob("segsel.warp_min_blocks", 8),
+        rows_per_warp: knob("segsel.rows_per_warp", 0),
+        block_commit_max: knob("segsel.block_commit_max", 16384),
     }
 }
 
-pub fn module(key_bytes: usize, float_keys: bool) -> ModuleSpec {
+/// The short-row module and the long-row one, compiled with the same defines.
+const SOURCES: [Source; 2] = [sources::SEGMENTED_SELECT, sources::SEGMENTED_SELECT_LONG];
+
+pub fn module(source: Source, key_bytes: usize, float_keys: bool) -> ModuleSpec {
     let p = policy();
     ModuleSpec {
-        source: sources::SEGMENTED_SELECT,
+        source,
         options: vec![
             format!("-DGP_KEY_BYTES={key_bytes}"),
             format!("-DGP_KEY_FLOAT={}", float_keys as u32),
-            format!("-DGP_BUCKET_BLOCK={BUCKET_BLOCK}"),
+            format!("-DGP_COMMIT_BLOCK={COMMIT_BLOCK}"),
+            format!("-DGP_WARP_MIN_BLOCKS={}", p.warp_min_blocks),
+            format!("-DGP_WARP_BITWISE={}", (key_bytes as u32 <= p.bitwise_bytes) as u32),
+            format!("-DGP_STEP_BITS={}", p.step_bits),
             format!("-DGP_WARP_BLOCK={}", p.warp_block),
             format!("-DGP_WARP_ITEMS={}", p.warp_items),
             format!("-DGP_MID_BLOCK={}", p.mid_block),
@@ -84,20 +109,22 @@ pub fn module(key_bytes: usize, float_keys: bool) -> ModuleSpec {
     }
 }
 
-/// One module per key width, and float keys of 4 and 8 bytes.
+/// Each source per key width, and float keys of 4 and 8 bytes.
 pub fn modules() -> Vec<Module> {
-    [(1, false), (2, false), (4, false), (4, true), (8, false), (8, true)]
+    SOURCES
         .into_iter()
-        .map(|(k, f)| Module {
-            source: sources::SEGMENTED_SELECT,
-            variant: select::variant(k, f),
-            spec: module(k, f),
-            label: format!("keys {k}B{}", if f { " float" } else { "" }),
+        .flat_map(|source| {
+            [(1, false), (2, false), (4, false), (4, true), (8, false), (8, true)].into_iter().map(move |(k, f)| Module {
+                source,
+                variant: select::variant(k, f),
+                spec: module(source, k, f),
+                label: format!("keys {k}B{}", if f { " float" } else { "" }),
+            })
         })
         .collect()
 }
 
-/// The report the bucketing launch's last block writes (kernels/segmented_select.cu:
+/// The report the short-row launch's last block writes (kernels/segmented_select.cu:
 /// struct Report), `seq` last.
 #[repr(C)]
 #[derive(Clone, Copy)]
@@ -113,7 +140,7 @@ struct Report {
 
 const _: () = assert!(std::mem::size_of::<Report>() <= RESULT_SLOT_BYTES);
 
-/// Waits for the bucketing launch numbered `seq` and reads the report its last block
+/// Waits for the short-row launch numbered `seq` and reads the report its last block
 /// wrote to the mapped slot.
 fn wait_for_report(shared: &CudaShared, stream: CUstream, seq: u32) -> Result<Report> {
     CudaShared::wait(stream)?;
@@ -121,12 +148,12 @@ fn wait_for_report(shared: &CudaShared, stream: CUstream, seq: u32) -> Result<Re
     // aligned to a page, written by the finished launch.
     let report = unsafe { std::ptr::read_volatile(shared.result_slot.host as *const Report) };
     if report.seq != seq {
-        return Err(internal("the rows' check finished without its report"));
+        return Err(internal("the rows' selection finished without its report"));
     }
     Ok(report)
 }
 
-/// The device counters (allocated and zeroed on first use; every bucketing launch
+/// The device counters (allocated and zeroed on first use; every short-row launch
 /// leaves them zeroed) and the number of this call.
 fn begin_call(state: &mut State) -> Result<(CUdeviceptr, u32)> {
     if state.segsel.counters == 0 {
@@ -141,10 +168,8 @@ fn begin_call(state: &mut State) -> Result<(CUdeviceptr, u32)> {
     Ok((state.segsel.counters, state.segsel.calls))
 }
 
-fn function(shared: &CudaShared, key_bytes: usize, float_keys: bool, kernel: &'static str) -> Result<CUfunction> {
-    shared.loader.function(sources::SEGMENTED_SELECT, select::variant(key_bytes, float_keys), kernel, || {
-        module(key_bytes, float_keys)
-    })
+fn function(shared: &CudaShared, source: Source, key_bytes: usize, float_keys: bool, kernel: &'static str) -> Result<CUfunction> {
+    shared.loader.function(source, select::variant(key_bytes, float_keys), kernel, || module(source, key_bytes, float_keys))
 }
 
 /// For each of `nrows` rows given by `offsets` (nrows + 1 entries, 8 bytes each when
@@ -170,74 +195,111 @@ pub fn segmented_select(
     }
     let key_bytes = dtype.size();
     let float_keys = matches!(dtype, DType::F32 | DType::F64);
-    let bucket = function(shared, key_bytes, float_keys, "segsel_bucket")?;
+    // On the first call the two modules compile side by side.
+    let v = select::variant(key_bytes, float_keys);
+    let spec = |source: Source| move || module(source, key_bytes, float_keys);
+    let (short_spec, long_spec) = (spec(SOURCES[0]), spec(SOURCES[1]));
+    precompile::compile_unloaded(shared, &[(SOURCES[0], v, &short_spec), (SOURCES[1], v, &long_spec)])?;
+    let short = function(shared, SOURCES[0], key_bytes, float_keys, "segsel_short")?;
+    let commit = function(shared, SOURCES[0], key_bytes, float_keys, "segsel_commit")?;
+    let p = policy();
+    let warps_a_block = (p.warp_block / 32) as u64;
+    let per_warp = match p.rows_per_warp {
+        0 => {
+            // About two warps a resident slot, the rest of the rows a warp's serial work.
+            let slots = shared.props.sm_count as u64 * (shared.props.max_threads_per_sm / 32) as u64;
+            (nrows as u64).div_ceil(2 * slots).clamp(1, 32)
+        }
+        r => r.clamp(1, 32) as u64,
+    };
+    let commit_in_block = nrows <= p.block_commit_max as usize;
     let mut state = shared.lock()?;
     let stream = state.stream;
     let (counters, seq) = begin_call(&mut state)?;
-    // CLASSES lists of nrows ids, one after another (the kernel's row_ids).
+    // CLASSES lists of nrows ids, one after another (the kernel's row_ids), then the
+    // staged answers.
     let list_bytes = nrows * 4;
-    let ids = state.scratch.ensure(stream, round_up(CLASSES * list_bytes))?;
+    let staged_at = round_up(CLASSES * list_bytes);
+    let ids = state.scratch.ensure(stream, staged_at + round_up(nrows * key_bytes))?;
+    let staged = ids + staged_at as u64;
     let flags = if offsets.1 { OFFSETS_U64 } else { 0 }
         | match ranks {
             Some((_, wide)) => RANKS_GIVEN | if wide { RANKS_U64 } else { 0 },
             None => 0,
         };
     let ranks_ptr = ranks.map_or(0, |(m, _)| m.ptr);
+    let key_order = radix_sort::key_order(dtype, Order::Ascending);
     // No earlier content of the slot may pass for this call's report.
     let slot = shared.result_slot.host as *mut Report;
     // SAFETY: the pinned slot holds a Report; no kernel writes it now (the state lock
     // is held and the last user waited for its result).
     unsafe { std::ptr::write_volatile(std::ptr::addr_of_mut!((*slot).seq), 0) };
-    // SAFETY: arguments match segsel_bucket; offsets hold nrows + 1 entries and ranks
-    // nrows, the scratch CLASSES lists of nrows ids, the counters COUNTERS_BYTES, the
-    // mapped slot a Report.
+    // SAFETY: arguments match segsel_short and segsel_commit; offsets hold nrows + 1
+    // entries and ranks nrows, the scratch CLASSES lists of nrows ids and nrows staged
+    // answers, the counters COUNTERS_BYTES, the mapped slot a Report, out nrows
+    // elements. Either writes `out` only once every row is checked and none is bad.
     unsafe {
         launch(
-            bucket,
-            (nrows as u64).div_ceil(BUCKET_BLOCK as u64),
-            BUCKET_BLOCK,
+            short,
+            (nrows as u64).div_ceil(warps_a_block * per_warp),
+            p.warp_block,
             stream,
             &[
+                Arg::ptr(values.ptr),
+                Arg::size(len),
                 Arg::ptr(offsets.0.ptr),
                 Arg::ptr(ranks_ptr),
                 Arg::u32(flags),
                 Arg::size(nrows),
-                Arg::size(len),
+                Arg::u32(per_warp as u32),
                 Arg::ptr(counters),
                 Arg::ptr(ids),
+                Arg::ptr(staged),
+                Arg::u32(commit_in_block as u32),
                 Arg::ptr(shared.result_slot.device),
                 Arg::u32(seq),
+                Arg::ptr(out.ptr),
+                Arg::u32(key_order),
             ],
         )?;
+        if !commit_in_block {
+            let blocks = (nrows as u64).div_ceil(COMMIT_BLOCK as u64).min(shared.props.sm_count as u64 * 16);
+            launch(
+                commit,
+                blocks,
+                COMMIT_BLOCK,
+                stream,
+                &[Arg::ptr(staged), Arg::size(nrows), Arg::ptr(counters), Arg::ptr(out.ptr)],
+            )?;
+        }
     }
     let report = wait_for_report(shared, stream, seq)?;
     if let Some(fault) = RowFault::from_code(report.fault) {
         return Err(fault.error(report.row, report.begin, report.end, report.rank, len));
     }
-    let p = policy();
-    let key_order = radix_sort::key_order(dtype, Order::Ascending);
-    let kernels = ["segsel_warp", "segsel_mid", "segsel_wide", "segsel_wider", "segsel_long"];
-    let blocks = [p.warp_block, p.mid_block, p.wide_block, p.wider_block, p.long_block];
-    for class in 0..CLASSES {
+    // The short rows are done; the long ones, checked, go by class.
+    let kernels = ["", "segsel_mid", "segsel_wide", "segsel_wider", "segsel_long"];
+    let blocks = [0, p.mid_block, p.wide_block, p.wider_block, p.long_block];
+    for class in 1..CLASSES {
         let count = report.counts[class] as u64;
         if count == 0 {
             continue;
         }
-        let f = function(shared, key_bytes, float_keys, kernels[class])?;
+        let f = function(shared, SOURCES[1], key_bytes, float_keys, kernels[class])?;
         let list = ids + (class * list_bytes) as u64;
-        let head = [Arg::ptr(values.ptr), Arg::size(len), Arg::ptr(offsets.0.ptr), Arg::ptr(ranks_ptr), Arg::u32(flags), Arg::ptr(list)];
-        let tail = [Arg::ptr(out.ptr), Arg::u32(key_order)];
+        let args = [
+            Arg::ptr(values.ptr),
+            Arg::size(len),
+            Arg::ptr(offsets.0.ptr),
+            Arg::ptr(ranks_ptr),
+            Arg::u32(flags),
+            Arg::ptr(list),
+            Arg::ptr(out.ptr),
+            Arg::u32(key_order),
+        ];
         // SAFETY: arguments match the class's kernel; the list holds `count` ids of
         // rows checked above, out nrows elements.
-        unsafe {
-            if class == 0 {
-                let rows_a_block = (p.warp_block / 32) as u64;
-                let args = [&head[..], &[Arg::u32(count as u32)], &tail[..]].concat();
-                launch(f, count.div_ceil(rows_a_block), p.warp_block, stream, &args)?;
-            } else {
-                launch(f, count, blocks[class], stream, &[&head[..], &tail[..]].concat())?;
-            }
-        }
+        unsafe { launch(f, count, blocks[class], stream, &args)? };
     }
     Ok(())
 }

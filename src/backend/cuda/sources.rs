@@ -19,11 +19,13 @@ pub const HEADERS: &[(&str, &str)] = &[
     ("common/radix_bucket.cuh", include_str!("../../../kernels/common/radix_bucket.cuh")),
     ("common/block_radix_select.cuh", include_str!("../../../kernels/common/block_radix_select.cuh")),
     ("common/warp_radix_select.cuh", include_str!("../../../kernels/common/warp_radix_select.cuh")),
+    ("common/warp_bitwise_select.cuh", include_str!("../../../kernels/common/warp_bitwise_select.cuh")),
     ("common/ordered_compact.cuh", include_str!("../../../kernels/common/ordered_compact.cuh")),
     ("common/block_radix_sort.cuh", include_str!("../../../kernels/common/block_radix_sort.cuh")),
     ("common/sort_types.cuh", include_str!("../../../kernels/common/sort_types.cuh")),
     ("select_state.cuh", include_str!("../../../kernels/select_state.cuh")),
     ("quicksort_state.cuh", include_str!("../../../kernels/quicksort_state.cuh")),
+    ("segmented_select_rows.cuh", include_str!("../../../kernels/segmented_select_rows.cuh")),
 ];
 
 /// One device algorithm's source file.
@@ -45,6 +47,8 @@ pub const SELECT: Source = Source { name: "select.cu", text: include_str!("../..
 pub const TOPK: Source = Source { name: "topk.cu", text: include_str!("../../../kernels/topk.cu") };
 pub const SEGMENTED_SELECT: Source =
     Source { name: "segmented_select.cu", text: include_str!("../../../kernels/segmented_select.cu") };
+pub const SEGMENTED_SELECT_LONG: Source =
+    Source { name: "segmented_select_long.cu", text: include_str!("../../../kernels/segmented_select_long.cu") };
 pub const LIFE: Source = Source { name: "life.cu", text: include_str!("../../../kernels/life.cu") };
 pub const LIFE_POPULATION: Source =
     Source { name: "life_population.cu", text: include_str!("../../../kernels/life_population.cu") };

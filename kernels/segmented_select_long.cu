@@ -1,0 +1,119 @@
+// The long rows of a segmented select (gpuprims_segmented_select), the classes that
+// segsel_short (segmented_select.cu) filed, each launched over its list of row ids once
+// the host has read the class counts (no bad row: the call failed before otherwise).
+// A module of its own so that the first call compiles it beside the short-row module.
+//
+//   segsel_mid, segsel_wide, segsel_wider
+//                   rows up to MID_BLOCK * MID_ITEMS, WIDE_BLOCK * WIDE_ITEMS and
+//                   WIDER_BLOCK * WIDER_ITEMS keys: one block a row, keys in registers
+//                   (common/block_radix_select.cuh);
+//   segsel_long     longer rows, any length: one block a row, one read of the row per
+//                   digit from global memory (a histogram of the digit among the keys
+//                   matching the prefix so far, one copy per warp, the bucket of the
+//                   rank kept).
+//
+// Each row is clamped to the buffer, so no read leaves it whatever the offsets say.
+// Instantiated like segmented_select.cu (the same defines).
+#include "segmented_select_rows.cuh"
+#include "common/block_radix_select.cuh"
+
+// One block a row of at most BLOCK_T * ITEMS_T keys, held in registers; the missing
+// keys are the largest pattern, which cannot move a rank below the row's length.
+template <int BLOCK_T, int ITEMS_T>
+__device__ __forceinline__ void select_in_block(const U *values, u64 len, const Rows &rows, const u32 *ids, U *out,
+                                                u32 key_order) {
+    typedef gp::BlockRadixSelect<U, BLOCK_T, ITEMS_T, 1, RADIX_BITS> Select;
+    __shared__ typename Select::Storage storage;
+    const u32 id = ids[blockIdx.x];
+    const Row r = row_at(rows, id, len);
+    const u64 n = min(r.end - r.begin, (u64)BLOCK_T * ITEMS_T);
+    const KeyOrder order(key_order);
+    U keys[ITEMS_T];
+#pragma unroll
+    for (int j = 0; j < ITEMS_T; ++j) {
+        const u64 at = (u64)j * BLOCK_T + threadIdx.x;
+        keys[j] = at < n ? order.ordered(values[r.begin + at]) : U(~U(0));
+    }
+    const u32 ranks[1] = {(u32)min(r.rank, n - 1)};
+    U found[1];
+    Select::select(keys, ranks, found, storage);
+    if (threadIdx.x == 0) out[id] = order.raw(found[0]);
+}
+
+extern "C" __global__ void __launch_bounds__(MID_BLOCK)
+segsel_mid(const U *values, u64 len, const void *offsets, const void *ranks, u32 flags, const u32 *ids, U *out,
+           u32 key_order) {
+    const Rows rows{offsets, ranks, flags};
+    select_in_block<MID_BLOCK, MID_ITEMS>(values, len, rows, ids, out, key_order);
+}
+
+extern "C" __global__ void __launch_bounds__(WIDE_BLOCK)
+segsel_wide(const U *values, u64 len, const void *offsets, const void *ranks, u32 flags, const u32 *ids, U *out,
+            u32 key_order) {
+    const Rows rows{offsets, ranks, flags};
+    select_in_block<WIDE_BLOCK, WIDE_ITEMS>(values, len, rows, ids, out, key_order);
+}
+
+extern "C" __global__ void __launch_bounds__(WIDER_BLOCK)
+segsel_wider(const U *values, u64 len, const void *offsets, const void *ranks, u32 flags, const u32 *ids, U *out,
+             u32 key_order) {
+    const Rows rows{offsets, ranks, flags};
+    select_in_block<WIDER_BLOCK, WIDER_ITEMS>(values, len, rows, ids, out, key_order);
+}
+
+// Rows of any length: one read of the row per digit, LOADS keys a thread in flight.
+// Each warp counts into its own histogram (u32: a warp sees at most a 32nd of a row,
+// and no buffer holds 2^37 keys), so the first digit, which every key has, does not
+// pile all the block's atomics onto 256 counters.
+extern "C" __global__ void __launch_bounds__(LONG_BLOCK)
+segsel_long(const U *values, u64 len, const void *offsets, const void *ranks, u32 flags, const u32 *ids, U *out,
+            u32 key_order) {
+    constexpr int LOADS = 8, WARPS = LONG_BLOCK / gp::WARP;
+    __shared__ u32 counts[WARPS][RADIX];
+    __shared__ u64 totals[RADIX];
+    __shared__ gp::Bucket<u64> chosen;
+    const Rows rows{offsets, ranks, flags};
+    const u32 id = ids[blockIdx.x];
+    const Row r = row_at(rows, id, len);
+    const u64 n = r.end - r.begin;
+    const U *row = values + r.begin;
+    const KeyOrder order(key_order);
+    u32 *mine = counts[threadIdx.x / gp::WARP];
+    u64 rank = min(r.rank, n - 1);
+    U prefix = 0, mask = 0;
+    for (int shift = (int)sizeof(U) * 8 - RADIX_BITS; shift >= 0; shift -= RADIX_BITS) {
+        for (int d = threadIdx.x; d < WARPS * RADIX; d += LONG_BLOCK) (&counts[0][0])[d] = 0;
+        __syncthreads();
+        for (u64 first = threadIdx.x; first < n; first += (u64)LOADS * LONG_BLOCK) {
+            U x[LOADS];
+#pragma unroll
+            for (int u = 0; u < LOADS; ++u) {
+                const u64 at = first + (u64)u * LONG_BLOCK;
+                x[u] = at < n ? row[at] : U(0);
+            }
+#pragma unroll
+            for (int u = 0; u < LOADS; ++u) {
+                const U k = order.ordered(x[u]);
+                if (first + (u64)u * LONG_BLOCK < n && ((k ^ prefix) & mask) == 0)
+                    atomicAdd(&mine[u32(k >> shift) & (RADIX - 1)], 1u);
+            }
+        }
+        __syncthreads();
+        for (int d = threadIdx.x; d < RADIX; d += LONG_BLOCK) {
+            u64 t = 0;
+            for (int w = 0; w < WARPS; ++w) t += counts[w][d];
+            totals[d] = t;
+        }
+        __syncthreads();
+        if (threadIdx.x < gp::WARP) {
+            const gp::Bucket<u64> b = gp::find_bucket<u64, RADIX>(totals, rank);
+            if (threadIdx.x == 0) chosen = b;
+        }
+        __syncthreads();
+        prefix |= U(U(chosen.digit) << shift);
+        mask |= U(U(RADIX - 1) << shift);
+        rank -= chosen.before;
+        __syncthreads();  // `chosen` and the counts are reused
+    }
+    if (threadIdx.x == 0) out[id] = order.raw(prefix);
+}
