@@ -67,16 +67,7 @@ struct Buckets {
         // How many splitters lie below k: those below its cell, then a binary search
         // of those inside it (mostly none, so no comparison at all).
         const u32 cell = cells[u32(K(k - lo) >> shift)];
-        u32 r = cell & 0xff, n = cell >> 8;
-        while (n) {
-            const u32 half = n / 2;
-            if (table[r + half] < k) {
-                r += half + 1;
-                n -= half + 1;
-            } else {
-                n = half;
-            }
-        }
+        const u32 r = splitters_below(table, cell & 0xff, cell >> 8, k);
         if (kind == KIND_EQUAL) return 2 * r + (r < param && table[r] == k);
         return r;
     }

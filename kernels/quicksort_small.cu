@@ -60,19 +60,22 @@ struct SpanSort {
 };
 static_assert(sizeof(typename SpanSort<LARGE_BLOCK>::Storage) <= GP_SMALL_SMEM_BYTES, "the host's small-sort shared memory");
 
-extern "C" __global__ void __launch_bounds__(SMALL_BLOCK, GP_SMALL_MIN_BLOCKS)
-qs_small(const K *src, K *dst, const V *vsrc, V *vdst, const Span *spans, const u32 *count, u32 key_order) {
+// Block blockIdx.x sorts span blockIdx.x of the list, if there is one.
+template <int SORT_BLOCK>
+__device__ __forceinline__ void sort_listed_span(const K *src, K *dst, const V *vsrc, V *vdst, const Span *spans,
+                                                 const u32 *count, u32 key_order) {
     if (blockIdx.x >= *count) return;
     extern __shared__ __align__(16) unsigned char dynamic_smem[];
-    typedef SpanSort<SMALL_BLOCK> S;
+    typedef SpanSort<SORT_BLOCK> S;
     S::run(src, dst, vsrc, vdst, spans[blockIdx.x], Order(key_order), *reinterpret_cast<typename S::Storage *>(dynamic_smem));
+}
+
+extern "C" __global__ void __launch_bounds__(SMALL_BLOCK, GP_SMALL_MIN_BLOCKS)
+qs_small(const K *src, K *dst, const V *vsrc, V *vdst, const Span *spans, const u32 *count, u32 key_order) {
+    sort_listed_span<SMALL_BLOCK>(src, dst, vsrc, vdst, spans, count, key_order);
 }
 
 extern "C" __global__ void __launch_bounds__(LARGE_BLOCK, GP_LARGE_MIN_BLOCKS)
 qs_large(const K *src, K *dst, const V *vsrc, V *vdst, const Span *spans, const u32 *count, u32 key_order) {
-    if (blockIdx.x >= *count) return;
-    extern __shared__ __align__(16) unsigned char dynamic_smem[];
-    typedef SpanSort<LARGE_BLOCK> S;
-    S::run(src, dst, vsrc, vdst, spans[blockIdx.x], Order(key_order), *reinterpret_cast<typename S::Storage *>(dynamic_smem));
+    sort_listed_span<LARGE_BLOCK>(src, dst, vsrc, vdst, spans, count, key_order);
 }
-

@@ -11,21 +11,6 @@
 typedef gp::BlockRadixSort<K, SAMPLE_BLOCK, SAMPLE_ITEMS, 8, u16> SampleSort;
 static_assert(sizeof(typename SampleSort::Storage) <= GP_SAMPLE_SMEM_BYTES, "the host's sample shared memory");
 
-// How many of the sorted splitters[0 .. n) lie below x.
-__device__ __forceinline__ u32 count_below(const K *splitters, u32 n, K x) {
-    u32 r = 0;
-    while (n) {
-        const u32 half = n / 2;
-        if (splitters[r + half] < x) {
-            r += half + 1;
-            n -= half + 1;
-        } else {
-            n = half;
-        }
-    }
-    return r;
-}
-
 // Cell c of a segment holds the keys lo + [c, c + 1) * 2^shift; its entry is how many
 // of the n splitters lie below it, and how many inside it (<< 8). Cells past hi hold
 // nothing and are never looked up.
@@ -37,9 +22,9 @@ __device__ __forceinline__ void write_cells(const K *splitters, u32 n, K lo, K h
         if (u64(c) <= u64(span >> shift)) {
             const K first = K(K(c) << shift);  // the cell's offsets: first ..= last
             const K last = K(first + K((K(1) << shift) - 1));
-            below = count_below(splitters, n, K(lo + first));
+            below = splitters_below(splitters, 0, n, K(lo + first));
             // Every splitter is <= hi, and lo + last + 1 may wrap past the last cell.
-            const u32 through = last >= span ? n : count_below(splitters, n, K(lo + last + 1));
+            const u32 through = last >= span ? n : splitters_below(splitters, 0, n, K(lo + last + 1));
             inside = through - below;
         }
         cells[c] = u16(below | inside << 8);

@@ -77,6 +77,20 @@ static_assert(sizeof(LevelCounts) == 32, "the host's LEVEL_BYTES");
 
 __device__ __forceinline__ int bit_length(u64 x) { return x == 0 ? 0 : 64 - __clzll((long long)x); }
 
+// first + how many of the sorted splitters[first .. first + n) lie below x.
+__device__ __forceinline__ u32 splitters_below(const K *splitters, u32 first, u32 n, K x) {
+    while (n) {
+        const u32 half = n / 2;
+        if (splitters[first + half] < x) {
+            first += half + 1;
+            n -= half + 1;
+        } else {
+            n = half;
+        }
+    }
+    return first;
+}
+
 // The shift that takes a key's offset in [lo, hi] to its cell (below CELLS).
 __device__ __forceinline__ u32 cell_shift(u64 lo, u64 hi) {
     const int bits = bit_length(u64(K(K(hi) - K(lo))));

@@ -50,6 +50,11 @@ impl DType {
         }
     }
 
+    /// F32 or F64: keys ordered by the floats' total order, not as integers.
+    pub fn is_float(self) -> bool {
+        matches!(self, DType::F32 | DType::F64)
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             DType::I8 => "i8",

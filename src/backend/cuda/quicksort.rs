@@ -221,7 +221,7 @@ pub fn sort(
     }
     let key_bytes = key_dtype.size();
     let value_bytes = values.map_or(0, |(_, d)| d.size());
-    let float_keys = matches!(key_dtype, DType::F32 | DType::F64);
+    let float_keys = key_dtype.is_float();
     let inst = Instance::new(key_bytes, value_bytes, float_keys, len);
     let p = policy(inst);
     let (tile, large_tile) = (p.tile(), p.large_tile());

@@ -147,7 +147,7 @@ pub fn sort(
         return Err(invalid(format!("{len} keys: at most {} can be sorted", portion * MAX_PORTIONS)));
     }
     let passes = key_bytes * 8 / RADIX_BITS;
-    let float_keys = matches!(key_dtype, DType::F32 | DType::F64);
+    let float_keys = key_dtype.is_float();
     let variant = variant(key_bytes, value_bytes, float_keys);
     let spec = || module(key_bytes, value_bytes, float_keys);
     let load = |kernel| shared.loader.function(sources::RADIX_SORT, variant, kernel, spec);

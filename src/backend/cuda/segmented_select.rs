@@ -194,7 +194,7 @@ pub fn segmented_select(
         return Err(unsupported(format!("{nrows} rows: at most 2^31 - 1 on CUDA for now")));
     }
     let key_bytes = dtype.size();
-    let float_keys = matches!(dtype, DType::F32 | DType::F64);
+    let float_keys = dtype.is_float();
     // On the first call the two modules compile side by side.
     let v = select::variant(key_bytes, float_keys);
     let spec = |source: Source| move || module(source, key_bytes, float_keys);

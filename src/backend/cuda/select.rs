@@ -178,7 +178,7 @@ fn find_rank(
     out: Option<CUdeviceptr>,
 ) -> Result<Scratch> {
     let key_bytes = dtype.size();
-    let float_keys = matches!(dtype, DType::F32 | DType::F64);
+    let float_keys = dtype.is_float();
     let p = policy();
     let load = |kernel| function(shared, sources::SELECT, key_bytes, float_keys, kernel);
     let load_topk = |kernel| function(shared, sources::TOPK, key_bytes, float_keys, kernel);
@@ -359,7 +359,7 @@ pub fn topk(
         return Err(unsupported(format!("top-k of {k} elements: at most 2^32 - 2 on CUDA for now")));
     }
     let key_bytes = dtype.size();
-    let float_keys = matches!(dtype, DType::F32 | DType::F64);
+    let float_keys = dtype.is_float();
     compile_both(shared, key_bytes, float_keys)?;
     {
         let mut state = shared.lock()?;
