@@ -21,6 +21,9 @@
 // persistent: each block takes tile after tile by ticket, so a tile only ever waits for
 // tiles taken before it, by blocks that are running.
 //
+// Keys alone of 1 byte (and of 2 bytes, from 2^23 keys) are sorted by counting
+// instead (counting_sort.cu); these kernels still serve them with values, and short.
+//
 // Keys of more than 2^32 - 1 elements are sorted in portions of PORTION_TILES tiles per
 // launch (look-back counts are 32-bit); each portion's last tile hands the digit
 // starts of the next portion on through Control::chain.
@@ -33,6 +36,7 @@
 #include "common/types.cuh"
 #include "common/radix_key.cuh"
 #include "common/digit_histogram.cuh"
+#include "common/ordered_read.cuh"
 #include "common/block_radix_rank.cuh"
 #include "common/digit_lookback.cuh"
 #include "common/block_scan.cuh"
@@ -88,62 +92,12 @@ radix_histogram(const K *keys, usize n, u32 key_order, Control *ctl) {
     const Order order(key_order);
     Hist::clear(hist);
 
-    bool unsorted = false, not_reversed = false;
-    // a comes right before b in the input
-    auto neighbours = [&](K a, K b) {
-        unsorted |= a > b;
-        not_reversed |= a <= b;
-    };
-    constexpr int PER_VEC = 16 / sizeof(K);
-    const usize stride = (usize)gridDim.x * HIST_BLOCK;
-    // Loops run whole warps (their bounds are the warp's first lane's), so a lane can
-    // hear the next lane's first key; a lane past the end counts nothing.
-    const u32 lane = threadIdx.x % gp::WARP;
-    const usize warp_first = (usize)blockIdx.x * HIST_BLOCK + (threadIdx.x - lane);
-    usize scalar_from = 0;
-    if (gp::aligned16(keys)) {
-        // UNROLL vectors a thread at a time, all loads in flight before any counting.
-        constexpr int UNROLL = 4;
-        const usize vecs = n / PER_VEC;
-        for (usize w0 = warp_first; w0 < vecs; w0 += UNROLL * stride) {
-            gp::Vec16 raw[UNROLL];
-#pragma unroll
-            for (int u = 0; u < UNROLL; ++u) {
-                const usize v = w0 + lane + u * stride;
-                if (v < vecs) raw[u] = gp::load_vec16_streaming(keys + v * PER_VEC);
-            }
-#pragma unroll
-            for (int u = 0; u < UNROLL; ++u) {
-                const usize v = w0 + lane + u * stride;
-                K x[PER_VEC];
-                memcpy(x, &raw[u], sizeof(x));
-#pragma unroll
-                for (int k = 0; k < PER_VEC; ++k) x[k] = order.ordered(x[k]);
-                // The key after this vector is the next lane's first, except past the
-                // warp's last lane or the last whole vector.
-                const K after = __shfl_down_sync(gp::FULL_MASK, x[0], 1);
-                if (v < vecs) {
-                    Hist::add(x, hist);
-#pragma unroll
-                    for (int k = 0; k + 1 < PER_VEC; ++k) neighbours(x[k], x[k + 1]);
-                    const usize next = (v + 1) * PER_VEC;
-                    if (lane + 1 < gp::WARP && v + 1 < vecs) neighbours(x[PER_VEC - 1], after);
-                    else if (next < n) neighbours(x[PER_VEC - 1], order.ordered(keys[next]));
-                }
-            }
-        }
-        scalar_from = vecs * PER_VEC;
-    }
-    // The tail after the last whole vector, or everything when the keys are not
-    // 16-byte aligned (a wrapped pointer).
-    for (usize i = scalar_from + (usize)blockIdx.x * HIST_BLOCK + threadIdx.x; i < n; i += stride) {
-        const K m[1] = {order.ordered(keys[i])};
-        Hist::add(m, hist);
-        if (i + 1 < n) neighbours(m[0], order.ordered(keys[i + 1]));
-    }
+    gp::OrderSeen seen;
+    typename Hist::Counter counter{hist};
+    gp::read_ordered_keys<HIST_BLOCK>(keys, n, order, blockIdx.x, gridDim.x, true, counter, seen);
     Hist::flush(&ctl->hist[0][0], hist);
-    const int any_unsorted = __syncthreads_or(unsorted);
-    const int any_not_reversed = __syncthreads_or(not_reversed);
+    const int any_unsorted = __syncthreads_or(seen.unsorted);
+    const int any_not_reversed = __syncthreads_or(seen.not_reversed);
     if (threadIdx.x == 0) {
         if (any_unsorted) ctl->unsorted = 1;
         if (any_not_reversed) ctl->not_reversed = 1;
@@ -206,10 +160,16 @@ radix_pass(K *keys, K *alt, V *values, V *alt_values, usize n, usize portion_sta
         K keys[TILE];
         V values[HAS_VALUES ? TILE : 1];
     } s;
-    __shared__ usize digit_dest[RADIX];  // + position in the tile's digit order = output index
+    // Where digit d's keys (values) of this tile go: + a key's position in the tile's
+    // digit order = its place (a pointer each, so a scatter is one multiply-add).
+    __shared__ K *key_dest[RADIX];
+    __shared__ V *value_dest[HAS_VALUES ? RADIX : 1];
     __shared__ u32 tile_slot;
 
     const Order order(key_order);
+    // Digit d's first place in this portion, in thread d (loaded once: the tile loop's
+    // look-backs then wait on nothing else).
+    const usize bin_start = threadIdx.x < RADIX ? bins_in[threadIdx.x] : 0;
     const u32 lane = threadIdx.x % gp::WARP, warp = threadIdx.x / gp::WARP;
     const u32 span = warp * gp::WARP * ITEMS;  // the warp's first item in the tile
     for (;;) {
@@ -256,8 +216,10 @@ radix_pass(K *keys, K *alt, V *values, V *alt_values, usize n, usize portion_sta
         if (d < RADIX) {
             const u32 before = tile == 0 ? 0 : LookBack::exclusive_prefix<LOOKBACK_WINDOW>(state, tile, d, epoch);
             if (tile != 0) LookBack::publish(state, tile, d, before + total, true, epoch);
-            digit_dest[d] = bins_in[d] + before - offset;  // wraps back when a rank is added
-            if (tile == tiles - 1) bins_out[d] = bins_in[d] + before + total;
+            const usize dest = bin_start + before - offset;  // wraps back when a rank is added
+            key_dest[d] = dst + dest;
+            if constexpr (HAS_VALUES) value_dest[d] = vdst + dest;
+            if (tile == tiles - 1) bins_out[d] = bin_start + before + total;
         }
 
         // Keys into digit order in shared memory, then out: consecutive threads write
@@ -272,7 +234,7 @@ radix_pass(K *keys, K *alt, V *values, V *alt_values, usize n, usize portion_sta
             if (i < valid) {
                 const K x = s.keys[i];
                 out_digit[k] = gp::digit_of<RADIX_BITS>(order.ordered(x), pass);
-                dst[digit_dest[out_digit[k]] + i] = x;
+                key_dest[out_digit[k]][i] = x;
             }
         }
         if constexpr (HAS_VALUES) {
@@ -283,7 +245,7 @@ radix_pass(K *keys, K *alt, V *values, V *alt_values, usize n, usize portion_sta
 #pragma unroll
             for (int k = 0; k < ITEMS; ++k) {
                 const u32 i = k * BLOCK + threadIdx.x;
-                if (i < valid) vdst[digit_dest[out_digit[k]] + i] = s.values[i];
+                if (i < valid) value_dest[out_digit[k]][i] = s.values[i];
             }
         }
         // The next ticket's barrier orders these reads before shared memory is reused.

@@ -24,7 +24,8 @@
 
 namespace gp {
 
-// RANK_GROUP: key columns ranked together (see rank()).
+// RANK_GROUP: key columns ranked together in three sweeps (see rank()); 0: one
+// column at a time.
 template <int BLOCK, int ITEMS, int RADIX_BITS, int RANK_GROUP = 4>
 struct BlockRadixRank {
     static constexpr int RADIX = 1 << RADIX_BITS;
@@ -106,33 +107,51 @@ struct BlockRadixRank {
         const u32 lane = threadIdx.x % WARP;
         u32 *next = s.warp_counts[threadIdx.x / WARP];  // next free place of each digit's run
         const u32 below_me = (1u << lane) - 1;
-        // Sweep 1: per column, packed into items[j]: the digit, the leader lane and the
-        // peers below this lane; and what this lane adds to the run (0 unless leader).
-        // (Missing items rank past the tile's keys: the warp counts hold them.)
-        constexpr int LEADER_SHIFT = RADIX_BITS, BELOW_SHIFT = LEADER_SHIFT + 5;
-        constexpr u32 DIGIT_MASK = (1u << LEADER_SHIFT) - 1;
-        // Columns go in groups of RANK_GROUP (enough atomics in flight to hide their
-        // latency, few enough registers to keep MIN_BLOCKS resident).
+        if constexpr (RANK_GROUP == 0) {
+            // One column at a time, one popcount for both the lane's place among its
+            // peers and (in the leader, the highest peer) the run's length.
+            const u32 upto_me = below_me | (1u << lane);
 #pragma unroll
-        for (int g = 0; g < ITEMS; g += RANK_GROUP) {
-            u32 first[RANK_GROUP];
-#pragma unroll
-            for (int j = 0; j < RANK_GROUP && g + j < ITEMS; ++j) {
-                const u32 d = items[g + j];
+            for (int j = 0; j < ITEMS; ++j) {
+                const u32 d = items[j];
                 const u32 peers = peers_of(d);
                 const u32 leader = 31 - __clz(peers);
-                items[g + j] = d | (leader << LEADER_SHIFT) | (u32(__popc(peers & below_me)) << BELOW_SHIFT);
-                first[j] = lane == leader ? u32(__popc(peers)) : 0u;
+                const u32 place = __popc(peers & upto_me);  // 1 for the lowest peer
+                const u32 first = fetch_add_if_nonzero(&next[d], lane == leader ? place : 0u);
+                items[j] = __shfl_sync(FULL_MASK, first, leader) + place - 1;
             }
-            // Sweep 2: the leaders take their places, in column order.
+        } else {
+            // Sweep 1: per column, packed into items[j]: the digit, the leader lane and
+            // the peers below this lane; and what this lane adds to the run (0 unless
+            // leader).
+            // (Missing items rank past the tile's keys: the warp counts hold them.)
+            constexpr int LEADER_SHIFT = RADIX_BITS, BELOW_SHIFT = LEADER_SHIFT + 5;
+            constexpr u32 DIGIT_MASK = (1u << LEADER_SHIFT) - 1;
+            // Columns go in groups of RANK_GROUP (enough atomics in flight to hide
+            // their latency, few enough registers to keep MIN_BLOCKS resident).
 #pragma unroll
-            for (int j = 0; j < RANK_GROUP && g + j < ITEMS; ++j)
-                first[j] = fetch_add_if_nonzero(&next[items[g + j] & DIGIT_MASK], first[j]);
-            // Sweep 3: each lane hears its leader's first place.
+            for (int g = 0; g < ITEMS; g += RANK_GROUP) {
+                u32 first[RANK_GROUP];
 #pragma unroll
-            for (int j = 0; j < RANK_GROUP && g + j < ITEMS; ++j) {
-                const u32 packed = items[g + j];
-                items[g + j] = __shfl_sync(FULL_MASK, first[j], (packed >> LEADER_SHIFT) & 31) + (packed >> BELOW_SHIFT);
+                for (int j = 0; j < RANK_GROUP && g + j < ITEMS; ++j) {
+                    const u32 d = items[g + j];
+                    const u32 peers = peers_of(d);
+                    const u32 leader = 31 - __clz(peers);
+                    items[g + j] =
+                        d | (leader << LEADER_SHIFT) | (u32(__popc(peers & below_me)) << BELOW_SHIFT);
+                    first[j] = lane == leader ? u32(__popc(peers)) : 0u;
+                }
+                // Sweep 2: the leaders take their places, in column order.
+#pragma unroll
+                for (int j = 0; j < RANK_GROUP && g + j < ITEMS; ++j)
+                    first[j] = fetch_add_if_nonzero(&next[items[g + j] & DIGIT_MASK], first[j]);
+                // Sweep 3: each lane hears its leader's first place.
+#pragma unroll
+                for (int j = 0; j < RANK_GROUP && g + j < ITEMS; ++j) {
+                    const u32 packed = items[g + j];
+                    items[g + j] =
+                        __shfl_sync(FULL_MASK, first[j], (packed >> LEADER_SHIFT) & 31) + (packed >> BELOW_SHIFT);
+                }
             }
         }
         __syncthreads();

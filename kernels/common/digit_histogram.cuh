@@ -51,6 +51,15 @@ struct BlockDigitHistogram {
         }
     }
 
+    // add() bound to one block's storage, for common/ordered_read.cuh.
+    struct Counter {
+        Storage &s;
+        template <class U, int N>
+        __device__ __forceinline__ void add(const U (&ordered)[N]) {
+            BlockDigitHistogram::add(ordered, s);
+        }
+    };
+
     // The whole block, after every add: adds the block's counts to `global`
     // ([PASSES][RADIX] u64 counters).
     __device__ __forceinline__ static void flush(unsigned long long *global, Storage &s) {

@@ -2,6 +2,7 @@
 //! NVRTC-compiled kernels. One file per concern; one planner per primitive.
 
 mod context;
+mod counting_sort;
 mod disk_cache;
 mod driver;
 mod launch;

@@ -5,7 +5,7 @@
 
 use super::loader::ModuleSpec;
 use super::sources::Source;
-use super::{life, quicksort, radix_sort, reduce, scan, segmented_select, select};
+use super::{counting_sort, life, quicksort, radix_sort, reduce, scan, segmented_select, select};
 
 /// One module as a planner instantiates it.
 pub struct Module {
@@ -23,6 +23,7 @@ pub fn all() -> Vec<Module> {
     all.extend(reduce::modules());
     all.extend(scan::modules());
     all.extend(radix_sort::modules());
+    all.extend(counting_sort::modules());
     all.extend(quicksort::modules());
     all.extend(select::modules());
     all.extend(segmented_select::modules());
@@ -63,6 +64,8 @@ mod tests {
         assert_eq!(count("reduce.cu"), 10);
         assert_eq!(count("scan.cu"), 10 * 3);
         assert_eq!(count("radix_sort.cu"), 4 * 5 + 2 * 5);
+        // The counting sort of 1- and 2-byte keys alone.
+        assert_eq!(count("counting_sort.cu"), 2);
         // The quicksort: the radix sort's set, and a wide instance of 4-byte keys
         // without values (integer and float) for long inputs.
         for source in ["quicksort.cu", "quicksort_splitters.cu", "quicksort_small.cu"] {

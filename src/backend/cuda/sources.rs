@@ -14,6 +14,7 @@ pub const HEADERS: &[(&str, &str)] = &[
     ("common/lookback.cuh", include_str!("../../../kernels/common/lookback.cuh")),
     ("common/radix_key.cuh", include_str!("../../../kernels/common/radix_key.cuh")),
     ("common/digit_histogram.cuh", include_str!("../../../kernels/common/digit_histogram.cuh")),
+    ("common/ordered_read.cuh", include_str!("../../../kernels/common/ordered_read.cuh")),
     ("common/block_radix_rank.cuh", include_str!("../../../kernels/common/block_radix_rank.cuh")),
     ("common/digit_lookback.cuh", include_str!("../../../kernels/common/digit_lookback.cuh")),
     ("common/radix_bucket.cuh", include_str!("../../../kernels/common/radix_bucket.cuh")),
@@ -38,6 +39,8 @@ pub struct Source {
 pub const REDUCE: Source = Source { name: "reduce.cu", text: include_str!("../../../kernels/reduce.cu") };
 pub const SCAN: Source = Source { name: "scan.cu", text: include_str!("../../../kernels/scan.cu") };
 pub const RADIX_SORT: Source = Source { name: "radix_sort.cu", text: include_str!("../../../kernels/radix_sort.cu") };
+pub const COUNTING_SORT: Source =
+    Source { name: "counting_sort.cu", text: include_str!("../../../kernels/counting_sort.cu") };
 pub const QUICKSORT: Source = Source { name: "quicksort.cu", text: include_str!("../../../kernels/quicksort.cu") };
 pub const QUICKSORT_SPLITTERS: Source =
     Source { name: "quicksort_splitters.cu", text: include_str!("../../../kernels/quicksort_splitters.cu") };
