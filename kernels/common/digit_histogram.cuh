@@ -33,20 +33,17 @@ struct BlockDigitHistogram {
     template <class U, int N>
     __device__ __forceinline__ static void add(const U (&ordered)[N], Storage &s) {
         const u32 part = threadIdx.x % PARTS;
+        // The bits on which the N keys differ, once for every pass's digit.
+        U differ = 0;
+#pragma unroll
+        for (int k = 1; k < N; ++k) differ |= U(ordered[k] ^ ordered[0]);
 #pragma unroll
         for (int p = 0; p < PASSES; ++p) {
-            u32 d[N];
-            bool same = true;
+            const bool same = N > 1 && digit_of<RADIX_BITS>(differ, p) == 0;
+            atomicAdd(&s.counts[p][digit_of<RADIX_BITS>(ordered[0], p)][part], same ? u32(N) : 1u);
+            if (!same) {
 #pragma unroll
-            for (int k = 0; k < N; ++k) {
-                d[k] = digit_of<RADIX_BITS>(ordered[k], p);
-                same = same && d[k] == d[0];
-            }
-            if (N > 1 && same) {
-                atomicAdd(&s.counts[p][d[0]][part], u32(N));
-            } else {
-#pragma unroll
-                for (int k = 0; k < N; ++k) atomicAdd(&s.counts[p][d[k]][part], 1u);
+                for (int k = 1; k < N; ++k) atomicAdd(&s.counts[p][digit_of<RADIX_BITS>(ordered[k], p)][part], 1u);
             }
         }
     }
