@@ -21,7 +21,7 @@ use crate::dtype::{DType, Order};
 use crate::error::Result;
 
 /// The key widths sorted by counting.
-pub const KEY_WIDTHS: [usize; 2] = [1, 2];
+const KEY_WIDTHS: [usize; 2] = [1, 2];
 
 /// Whether `len` keys of `key_bytes` without values are sorted here. 2-byte keys
 /// come here from 2^23 keys on: below, their 65,536 counters cost more than the radix
