@@ -40,26 +40,19 @@ __device__ __forceinline__ void select_in_block(const U *values, u64 len, const 
     if (threadIdx.x == 0) out[id] = order.raw(found[0]);
 }
 
-extern "C" __global__ void __launch_bounds__(MID_BLOCK)
-segsel_mid(const U *values, u64 len, const void *offsets, const void *ranks, u32 flags, const u32 *ids, U *out,
-           u32 key_order) {
-    const Rows rows{offsets, ranks, flags};
-    select_in_block<MID_BLOCK, MID_ITEMS>(values, len, rows, ids, out, key_order);
-}
+// The entry point of one class of rows held in registers: BLOCK_T threads, ITEMS_T keys
+// each.
+#define GP_SEGSEL_BLOCK_KERNEL(NAME, BLOCK_T, ITEMS_T)                                                      \
+    extern "C" __global__ void __launch_bounds__(BLOCK_T)                                                   \
+    NAME(const U *values, u64 len, const void *offsets, const void *ranks, u32 flags, const u32 *ids, U *out, \
+         u32 key_order) {                                                                                   \
+        const Rows rows{offsets, ranks, flags};                                                             \
+        select_in_block<BLOCK_T, ITEMS_T>(values, len, rows, ids, out, key_order);                          \
+    }
 
-extern "C" __global__ void __launch_bounds__(WIDE_BLOCK)
-segsel_wide(const U *values, u64 len, const void *offsets, const void *ranks, u32 flags, const u32 *ids, U *out,
-            u32 key_order) {
-    const Rows rows{offsets, ranks, flags};
-    select_in_block<WIDE_BLOCK, WIDE_ITEMS>(values, len, rows, ids, out, key_order);
-}
-
-extern "C" __global__ void __launch_bounds__(WIDER_BLOCK)
-segsel_wider(const U *values, u64 len, const void *offsets, const void *ranks, u32 flags, const u32 *ids, U *out,
-             u32 key_order) {
-    const Rows rows{offsets, ranks, flags};
-    select_in_block<WIDER_BLOCK, WIDER_ITEMS>(values, len, rows, ids, out, key_order);
-}
+GP_SEGSEL_BLOCK_KERNEL(segsel_mid, MID_BLOCK, MID_ITEMS)
+GP_SEGSEL_BLOCK_KERNEL(segsel_wide, WIDE_BLOCK, WIDE_ITEMS)
+GP_SEGSEL_BLOCK_KERNEL(segsel_wider, WIDER_BLOCK, WIDER_ITEMS)
 
 // Rows of any length: one read of the row per digit, LOADS keys a thread in flight.
 // Each warp counts into its own histogram (u32: a warp sees at most a 32nd of a row,
