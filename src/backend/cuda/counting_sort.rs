@@ -43,6 +43,9 @@ fn hist_block(key_bytes: usize) -> u32 {
     knob(&format!("counting.hist_block{key_bytes}"), if key_bytes == 1 { 256 } else { 1024 })
 }
 
+/// Keys a warp of the fill writes at a time (kernels: REGION = SUB * 32 lanes * RUN).
+const FILL_REGION: u64 = 4 * 32 * 32;
+
 fn fill_block() -> u32 {
     knob("counting.fill_block", 256)
 }
@@ -105,8 +108,9 @@ pub fn sort(shared: &CudaShared, keys: &DeviceMemory, key_dtype: DType, len: usi
         (0, shared.loader.blocks_per_sm(histogram, hist_block)? as u64)
     };
     let shares = (len as u64).div_ceil(16 << 10).clamp(1, per_sm * sms / slices);
-    let runs = (len as u64).div_ceil(64 / key_bytes as u64);
-    let fill_grid = runs.div_ceil(fill_block as u64).clamp(1, shared.loader.blocks_per_sm(fill, fill_block)? as u64 * sms);
+    // The fill's warps each write a region of FILL_REGION keys (grid-strided).
+    let regions = (len as u64).div_ceil(FILL_REGION);
+    let fill_grid = regions.div_ceil(fill_block as u64 / 32).clamp(1, shared.loader.blocks_per_sm(fill, fill_block)? as u64 * sms);
     let order_bits = key_order(key_dtype, order);
     // SAFETY (every launch below): the arguments match the kernel's parameters in
     // kernels/counting_sort.cu; keys hold `len` elements, the scratch memory the
