@@ -45,7 +45,8 @@
 //
 // Instantiated by key and value width and float keys or not: -DGP_KEY_BYTES=1|2|4|8
 // -DGP_VALUE_BYTES=0|1|2|4|8 -DGP_KEY_FLOAT=0|1; tuning -DGP_BLOCK_THREADS -DGP_ITEMS
-// -DGP_RANK_GROUP (partition), -DGP_SMALL_BLOCK_THREADS -DGP_LARGE_BLOCK_THREADS -DGP_SMALL_ITEMS
+// -DGP_RANK_GROUP (partition), -DGP_SORT_RANK_GROUP (the block sorts),
+// -DGP_SMALL_BLOCK_THREADS -DGP_LARGE_BLOCK_THREADS -DGP_SMALL_ITEMS
 // -DGP_SMALL_MIN_BLOCKS -DGP_LARGE_MIN_BLOCKS (blocks an SM of each sort)
 // -DGP_BUCKET_TARGET, and the dynamic shared memory the host gives the sorting kernels
 // at most, -DGP_SMALL_SMEM_BYTES -DGP_SAMPLE_SMEM_BYTES; -DGP_COPY_CHUNK

@@ -6,7 +6,7 @@
 
 template <int SORT_BLOCK>
 struct SpanSort {
-    typedef gp::BlockRadixSort<K, SORT_BLOCK, SMALL_ITEMS, 8, u16> Sort;
+    typedef gp::BlockRadixSort<K, SORT_BLOCK, SMALL_ITEMS, 8, u16, GP_SORT_RANK_GROUP> Sort;
     static constexpr u32 TILE = (u32)SORT_BLOCK * SMALL_ITEMS;
     union Storage {
         typename Sort::Storage sort;

@@ -1,15 +1,17 @@
 // Device-wide selection: the element of rank k (select_kth), and the first steps of
 // top-k, without sorting the input.
 //
-//   select_pivots      one block samples 16384 keys (select_pivots_small: 4096) at
-//                      spread, hashed positions and picks two of them, lo and hi, that
-//                      bracket rank k with high probability (common/block_radix_select.cuh);
+//   select_pivots      one block zeroes the call's state, samples 16384 keys
+//                      (select_pivots_small: 4096) at spread, hashed positions and picks
+//                      two of them, lo and hi, that bracket rank k with high probability
+//                      (common/block_radix_select.cuh);
 //   select_band        one read of the input: counts the keys below lo, equal to lo and
 //                      equal to hi, copies the keys strictly between them (with their
 //                      indices, for top-k) to scratch (one atomic a tile reserves the
 //                      tile's run, noted so top-k can restore input order), and counts
-//                      the copies' top digit;
-//   select_settle      one warp: where rank k fell. Equal to lo or hi: done. Between:
+//                      the copies' top digit; its last block to finish settles (below);
+//   select_settle      (the same settling alone, when there is no band) one warp: where
+//                      rank k fell. Equal to lo or hi: done. Between:
 //                      the candidates hold it, and the top digit's bucket is taken from
 //                      the band's count. Outside (the sample misled us) or more
 //                      candidates than scratch holds: the whole input is searched;
@@ -54,6 +56,9 @@ __device__ __forceinline__ void pick_pivots(const U *in, usize n, SelectState *s
     typedef gp::BlockRadixSelect<U, SAMPLE_BLOCK, ITEMS, 2, RADIX_BITS> Select;
     constexpr u32 S = SAMPLE_BLOCK * ITEMS;
     __shared__ typename Select::Storage storage;
+    // The call's state starts zeroed here rather than by a memset of its own (one
+    // stream operation less); thread 0 writes the bounds after the select's barriers.
+    for (u32 i = threadIdx.x; i < sizeof(SelectState) / sizeof(u64); i += SAMPLE_BLOCK) reinterpret_cast<u64 *>(st)[i] = 0;
     const KeyOrder order(key_order);
     const usize whole = n / S, part = n % S;
     U keys[ITEMS];
@@ -176,38 +181,16 @@ struct ReserveRun {
     }
 };
 
-// One read of the input. Tiles are dealt out statically (no ticket, no look-back):
-// the runs land wherever the atomic puts them, in input order within a tile.
-extern "C" __global__ void __launch_bounds__(BLOCK)
-select_band(const U *in, usize n, SelectState *st, U *cand, u64 *cand_index, u64 *runs, usize capacity, u32 flags,
-            u32 key_order) {
-    typedef gp::BlockScan<u32, BLOCK> Scan;
-    __shared__ typename Scan::Storage scan;
-    __shared__ u64 base;
-    __shared__ u32 top[RADIX];  // the candidates' top digit, so no digit pass reads them for it
-    if (flags & NO_BAND) return;
-    for (int d = threadIdx.x; d < RADIX; d += BLOCK) top[d] = 0;
-    BandPick pick{KeyOrder(key_order), U(st->lo), U(st->hi), (flags & LO_OPEN) != 0, (flags & HI_OPEN) != 0, 0, 0, 0};
-    const usize tiles = (n + TILE - 1) / TILE;
-    const bool aligned = gp::aligned16(in);
-    for (usize tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-        const usize first = tile * TILE + (usize)threadIdx.x * ITEMS;
-        const u64 picked = pick_keys(in, n, first, aligned, pick);
-        u32 before;
-        Scan::exclusive((u32)__popcll(picked), before, gp::SumOp<u32>(), scan, ReserveRun{&st->between, runs + tile, &base});
-        copy_picks(in, first, picked, base + before, cand, cand_index, capacity, pick.order, top);
-        __syncthreads();  // `base` and the scan storage are reused
-    }
-    flush_band_counts(pick, top, st);
-}
-
-// Where rank k fell, from the band's counts (one thread).
+// Where rank k fell, from the band's counts (one thread). The counts are read from L2:
+// in the band's last block, this SM's L1 may hold the line of lo and hi (read by the
+// block) with the counts as they were then.
 __device__ __forceinline__ void settle_rank(SelectState *st, u64 k, usize capacity, u32 flags, u32 key_order, U *out) {
     u64 r = k;
-    const u64 below = st->below, eq_lo = st->eq_lo, between = st->between, eq_hi = st->eq_hi;
     st->source = st->gather_source = SOURCE_INPUT;  // unless the band holds rank k
     st->rank = k;
     if (flags & NO_BAND) return;
+    const u64 below = __ldcg(&st->below), eq_lo = __ldcg(&st->eq_lo), between = __ldcg(&st->between),
+              eq_hi = __ldcg(&st->eq_hi);
     if (r < below) return;
     r -= below;
     if (r < eq_lo) {
@@ -230,15 +213,20 @@ __device__ __forceinline__ void settle_rank(SelectState *st, u64 k, usize capaci
     }
 }
 
-// One warp: settles where rank k fell; when the candidates hold it, also takes the
-// top digit's bucket from the histogram the band counted. The histogram is cleared
-// for the digit passes either way.
-extern "C" __global__ void __launch_bounds__(gp::WARP)
-select_settle(SelectState *st, u64 k, usize capacity, u32 flags, u32 key_order, U *out) {
+// One warp, once the band's counts have all landed: settles where rank k fell; when
+// the candidates hold it, also takes the top digit's bucket from the histogram the
+// band counted (copied to `totals`, shared memory). The histogram is cleared for the
+// digit passes either way.
+__device__ __forceinline__ void settle(SelectState *st, u64 k, usize capacity, u32 flags, u32 key_order, U *out,
+                                       u64 (&totals)[RADIX]) {
     if (threadIdx.x == 0) settle_rank(st, k, capacity, flags, key_order, out);
+    for (int d = threadIdx.x; d < RADIX; d += gp::WARP) {
+        totals[d] = __ldcg(&st->counts[d]);
+        st->counts[d] = 0;
+    }
     __syncwarp();
     if (st->source == SOURCE_CANDIDATES) {
-        const gp::Bucket<u64> b = gp::find_bucket<u64, RADIX>(st->counts, st->rank);
+        const gp::Bucket<u64> b = gp::find_bucket<u64, RADIX>(totals, st->rank);
         if (threadIdx.x == 0) {
             st->prefix = (u64)b.digit << TOP_SHIFT;
             st->mask = (u64)(RADIX - 1) << TOP_SHIFT;
@@ -246,24 +234,87 @@ select_settle(SelectState *st, u64 k, usize capacity, u32 flags, u32 key_order, 
             st->less += b.before;
         }
     }
-    __syncwarp();
-    for (int d = threadIdx.x; d < RADIX; d += gp::WARP) st->counts[d] = 0;
 }
 
-// Visits src[0, count) a 16-byte vector at a time where it can.
+// The settling alone, when there is no band (a band's last block settles).
+extern "C" __global__ void __launch_bounds__(gp::WARP)
+select_settle(SelectState *st, u64 k, usize capacity, u32 flags, u32 key_order, U *out) {
+    __shared__ u64 totals[RADIX];
+    settle(st, k, capacity, flags, key_order, out, totals);
+}
+
+// One read of the input. Tiles are dealt out statically (no ticket, no look-back):
+// the runs land wherever the atomic puts them, in input order within a tile.
+extern "C" __global__ void __launch_bounds__(BLOCK)
+select_band(const U *in, usize n, SelectState *st, U *cand, u64 *cand_index, u64 *runs, usize capacity, u32 flags,
+            u32 key_order, u64 k, U *out) {
+    typedef gp::BlockScan<u32, BLOCK> Scan;
+    __shared__ union {
+        typename Scan::Storage scan;
+        u64 totals[RADIX];  // the settling's (after the last tile)
+    } s;
+    __shared__ u64 base;
+    __shared__ u32 top[RADIX];  // the candidates' top digit, so no digit pass reads them for it
+    __shared__ bool last;
+    if (flags & NO_BAND) return;
+    for (int d = threadIdx.x; d < RADIX; d += BLOCK) top[d] = 0;
+    BandPick pick{KeyOrder(key_order), U(st->lo), U(st->hi), (flags & LO_OPEN) != 0, (flags & HI_OPEN) != 0, 0, 0, 0};
+    const usize tiles = (n + TILE - 1) / TILE;
+    const bool aligned = gp::aligned16(in);
+    for (usize tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+        const usize first = tile * TILE + (usize)threadIdx.x * ITEMS;
+        const u64 picked = pick_keys(in, n, first, aligned, pick);
+        u32 before;
+        Scan::exclusive((u32)__popcll(picked), before, gp::SumOp<u32>(), s.scan, ReserveRun{&st->between, runs + tile, &base});
+        copy_picks(in, first, picked, base + before, cand, cand_index, capacity, pick.order, top);
+        __syncthreads();  // `base` and the scan storage are reused
+    }
+    flush_band_counts(pick, top, st);
+    // The last block to finish settles (no launch of its own between band and digits).
+    __threadfence();
+    __syncthreads();
+    if (threadIdx.x == 0) last = atomicAdd((unsigned long long *)&st->band_ticket, 1ull) == gridDim.x - 1;
+    __syncthreads();
+    if (!last || threadIdx.x >= gp::WARP) return;
+    __threadfence();
+    settle(st, k, capacity, flags, key_order, out, s.totals);
+}
+
+// Visits src[0, count) a 16-byte vector at a time where it can, UNROLL vectors a
+// thread in flight at once (one at a time left each thread waiting out an L2 round
+// trip per vector: the digit passes over the candidates were latency-bound). The
+// candidates are read by every digit pass, so they are loaded to stay in L2; the whole
+// input (the rare fallback) is streamed.
 template <class Visit>
-__device__ __forceinline__ void for_each_key(const U *src, usize count, Visit &visit) {
+__device__ __forceinline__ void for_each_key(const U *src, usize count, bool streaming, Visit &visit) {
     constexpr int PER_VEC = 16 / sizeof(U);
+    constexpr int UNROLL = 4;
     const usize stride = (usize)gridDim.x * BLOCK;
     usize done = 0;
     if (gp::aligned16(src)) {
         const usize vecs = count / PER_VEC;
-        for (usize v = (usize)blockIdx.x * BLOCK + threadIdx.x; v < vecs; v += stride) {
-            const gp::Vec16 w = gp::load_vec16_streaming(src + v * PER_VEC);
-            U x[PER_VEC];
-            memcpy(x, &w, sizeof(x));
+        for (usize v0 = (usize)blockIdx.x * BLOCK + threadIdx.x; v0 < vecs; v0 += UNROLL * stride) {
+            gp::Vec16 w[UNROLL];
 #pragma unroll
-            for (int j = 0; j < PER_VEC; ++j) visit(x[j]);
+            for (int u = 0; u < UNROLL; ++u) {
+                const usize v = v0 + u * stride;
+                if (v < vecs) {
+                    const void *at = src + v * PER_VEC;
+                    if (streaming) w[u] = gp::load_vec16_streaming(at);
+                    else {
+                        const uint4 x = *reinterpret_cast<const uint4 *>(at);
+                        w[u] = gp::Vec16{{x.x, x.y, x.z, x.w}};
+                    }
+                }
+            }
+#pragma unroll
+            for (int u = 0; u < UNROLL; ++u) {
+                if (v0 + u * stride >= vecs) break;
+                U x[PER_VEC];
+                memcpy(x, &w[u], sizeof(x));
+#pragma unroll
+                for (int j = 0; j < PER_VEC; ++j) visit(x[j]);
+            }
         }
         done = vecs * PER_VEC;
     }
@@ -292,8 +343,8 @@ select_digit_pass(const U *in, usize n, SelectState *st, const U *cand, u32 shif
     for (int d = threadIdx.x; d < RADIX; d += BLOCK) counts[d] = 0;
     __syncthreads();
     DigitCount visit{KeyOrder(key_order), U(st->prefix), U(st->mask), (int)shift, counts};
-    if (source == SOURCE_CANDIDATES) for_each_key(cand, st->between, visit);
-    else for_each_key(in, n, visit);
+    if (source == SOURCE_CANDIDATES) for_each_key(cand, st->between, false, visit);
+    else for_each_key(in, n, true, visit);
     __syncthreads();
     for (int d = threadIdx.x; d < RADIX; d += BLOCK)
         if (counts[d]) atomicAdd((unsigned long long *)&st->counts[d], (unsigned long long)counts[d]);

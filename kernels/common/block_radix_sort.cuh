@@ -11,11 +11,12 @@
 
 namespace gp {
 
-template <class U, int BLOCK, int ITEMS, int RADIX_BITS = 8, class P = u32>
+// RANK_GROUP: as BlockRadixRank's (0: one column at a time, the fewest registers).
+template <class U, int BLOCK, int ITEMS, int RADIX_BITS = 8, class P = u32, int RANK_GROUP = 4>
 struct BlockRadixSort {
     static constexpr int TILE = BLOCK * ITEMS;
     static constexpr int BITS = sizeof(U) * 8;
-    typedef BlockRadixRank<BLOCK, ITEMS, RADIX_BITS> Rank;
+    typedef BlockRadixRank<BLOCK, ITEMS, RADIX_BITS, RANK_GROUP> Rank;
     struct Storage {
         typename Rank::Storage rank;
         U keys[TILE];

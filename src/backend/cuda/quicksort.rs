@@ -134,6 +134,7 @@ fn module(source: Source, inst: Instance) -> ModuleSpec {
             format!("-DGP_BLOCK_THREADS={}", p.block),
             format!("-DGP_ITEMS={}", p.items),
             format!("-DGP_RANK_GROUP={}", knob("quicksort.rank_group", 4)),
+            format!("-DGP_SORT_RANK_GROUP={}", knob("quicksort.sort_rank_group", 4)),
             format!("-DGP_SMALL_BLOCK_THREADS={}", p.small_block),
             format!("-DGP_LARGE_BLOCK_THREADS={}", p.large_block),
             format!("-DGP_SMALL_ITEMS={}", p.small_items),

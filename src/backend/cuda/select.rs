@@ -47,12 +47,19 @@ struct Policy {
     /// Bytes each thread stages per tile (whole 16-byte vectors).
     thread_bytes: u32,
     window: u32,
+    /// Rounds of UNROLL (4) vectors each thread of a digit pass reads over the
+    /// candidates (the grid is sized from it): fewer rounds, more blocks.
+    digit_rounds: u32,
 }
 
 fn policy() -> Policy {
     // 64 bytes a thread: as fast as 128 on the H100 (0.61 vs 0.62 ms, f32 2^28) and the
     // modules compile in two thirds of the time.
-    Policy { block: knob("select.block", 256), thread_bytes: knob("select.thread_bytes", 64), window: knob("select.window", 64) }
+    Policy {
+        block: knob("select.block", 256),
+        thread_bytes: knob("select.thread_bytes", 64), window: knob("select.window", 64),
+        digit_rounds: knob("select.digit_rounds", 4),
+    }
 }
 
 impl Policy {
@@ -207,13 +214,17 @@ fn find_rank(
     } else {
         Scratch { state: base, cand: reserved, cand_index: 0 }
     };
-    // SAFETY: the state lies inside the scratch memory.
-    unsafe { drv::memset_d8_async(scratch.state, 0, STATE_BYTES, stream) }.during("cuMemsetD8Async (select state)")?;
+    // With a band the sample's kernel zeroes the state; without one a memset does.
+    if !banded {
+        // SAFETY: the state lies inside the scratch memory.
+        unsafe { drv::memset_d8_async(scratch.state, 0, STATE_BYTES, stream) }.during("cuMemsetD8Async (select state)")?;
+    }
 
     let order_bits = radix_sort::key_order(dtype, order);
     let out_ptr = out.unwrap_or(0);
     let sms = shared.props.sm_count as u64;
     let resident = |f, block| shared.loader.blocks_per_sm(f, block).map(|b| b as u64 * sms);
+    // Keys a digit-pass block reads in one round (UNROLL vectors a thread).
     let per_block = p.block as u64 * (16 / key_bytes) as u64 * 4;
     // SAFETY (every launch): the arguments match the kernels' parameters in
     // kernels/select.cu; the input holds `len` keys, the scratch the state, the runs
@@ -251,6 +262,8 @@ fn find_rank(
                     Arg::size(band.capacity),
                     Arg::u32(flags),
                     Arg::u32(order_bits),
+                    Arg::u64(rank as u64),
+                    Arg::ptr(out_ptr),
                 ],
             )?;
             if topk {
@@ -274,20 +287,22 @@ fn find_rank(
                     ],
                 )?;
             }
+        } else {
+            // No band to settle where rank k fell: the settling's own launch does.
+            launch(
+                load("select_settle")?,
+                1,
+                32,
+                stream,
+                &[Arg::ptr(scratch.state), Arg::u64(rank as u64), Arg::size(band.capacity), Arg::u32(flags), Arg::u32(order_bits), Arg::ptr(out_ptr)],
+            )?;
         }
-        launch(
-            load("select_settle")?,
-            1,
-            32,
-            stream,
-            &[Arg::ptr(scratch.state), Arg::u64(rank as u64), Arg::size(band.capacity), Arg::u32(flags), Arg::u32(order_bits), Arg::ptr(out_ptr)],
-        )?;
         let digit_pass = load("select_digit_pass")?;
         // Sized for the candidates when there is a band (a larger grid only adds blocks
         // that contend on the histogram's atomics); the rare fallback to the whole input
         // runs on the same grid, strided.
         let searched = if banded { band.capacity } else { len };
-        let digit_grid = (searched as u64).div_ceil(per_block * 4).min(resident(digit_pass, p.block)?);
+        let digit_grid = (searched as u64).div_ceil(per_block * p.digit_rounds.max(1) as u64).min(resident(digit_pass, p.block)?);
         for digit in (0..key_bytes * 8 / RADIX_BITS).rev() {
             launch(
                 digit_pass,
