@@ -134,12 +134,14 @@ fn module(source: Source, inst: Instance) -> ModuleSpec {
             format!("-DGP_BLOCK_THREADS={}", p.block),
             format!("-DGP_ITEMS={}", p.items),
             format!("-DGP_RANK_GROUP={}", knob("quicksort.rank_group", 4)),
-            format!("-DGP_SORT_RANK_GROUP={}", knob("quicksort.sort_rank_group", 4)),
+            // The wide instances' block sorts: one-column ranking (fewer registers) at
+            // four blocks an SM, 2% faster at 2^24 on the H100 (BENCHMARKS.md).
+            format!("-DGP_SORT_RANK_GROUP={}", knob("quicksort.sort_rank_group", if inst.wide { 0 } else { 4 })),
             format!("-DGP_SMALL_BLOCK_THREADS={}", p.small_block),
             format!("-DGP_LARGE_BLOCK_THREADS={}", p.large_block),
             format!("-DGP_SMALL_ITEMS={}", p.small_items),
             format!("-DGP_BUCKET_TARGET={}", p.bucket_target),
-            format!("-DGP_SMALL_MIN_BLOCKS={}", knob("quicksort.small_min_blocks", 3)),
+            format!("-DGP_SMALL_MIN_BLOCKS={}", knob("quicksort.small_min_blocks", if inst.wide { 4 } else { 3 })),
             format!("-DGP_LARGE_MIN_BLOCKS={}", knob("quicksort.large_min_blocks", 2)),
             format!("-DGP_SMALL_SMEM_BYTES={}", block_sort_bytes(p.large_block, p.small_items, key_bytes, value_bytes)),
             format!("-DGP_SAMPLE_SMEM_BYTES={}", block_sort_bytes(SAMPLE_BLOCK, SAMPLE_ITEMS as u32, key_bytes, 0)),
