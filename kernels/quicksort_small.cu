@@ -37,21 +37,19 @@ struct SpanSort {
     __device__ __forceinline__ static void run(const K *src, K *dst, const V *vsrc, V *vdst, const Span span,
                                                const Order &order, Storage &s) {
         K keys[SMALL_ITEMS];
-        u16 position[SMALL_ITEMS];
 #pragma unroll
         for (int j = 0; j < SMALL_ITEMS; ++j) {
             const u32 e = Sort::element(j);
             keys[j] = e < span.len ? K(order.ordered(src[span.start + e]) - K(span.lo)) : K(0);
-            position[j] = u16(e);
         }
-        Sort::sort(keys, position, span.len, s.sort, int(span.bits));
+        Sort::sort(keys, span.len, s.sort, int(span.bits));
         // Keys move unchanged (NaN payloads survive): each sorted place takes the key
         // from the position the sort carried there.
         u16 from[SMALL_ITEMS];
 #pragma unroll
         for (int k = 0; k < SMALL_ITEMS; ++k) {
             const u32 i = k * SORT_BLOCK + threadIdx.x;
-            from[k] = i < span.len ? s.sort.payload[i] : u16(0);
+            from[k] = i < span.len ? s.sort.from[i] : u16(0);
         }
         __syncthreads();
         permute(src + span.start, dst + span.start, from, span.len, s.keys);

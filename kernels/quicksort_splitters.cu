@@ -59,14 +59,12 @@ qs_splitters(const K *src, Segment *segs, u32 *tile_owner, K *splitters, u16 *ce
     const Order order(key_order);
     const K lo = K(seg.lo);
     K keys[SAMPLE_ITEMS];
-    u16 unused[SAMPLE_ITEMS];
 #pragma unroll
     for (int j = 0; j < SAMPLE_ITEMS; ++j) {
         const usize e = SampleSort::element(j);
         keys[j] = K(order.ordered(src[start + (2 * e + 1) * len / (2 * SAMPLES)]) - lo);
-        unused[j] = 0;
     }
-    SampleSort::sort(keys, unused, SAMPLES, s, bit_length(u64(K(K(seg.hi) - lo))));
+    SampleSort::sort(keys, SAMPLES, s, bit_length(u64(K(K(seg.hi) - lo))));
     for (u32 e = threadIdx.x; e < SAMPLES; e += SAMPLE_BLOCK) s.keys[e] = K(s.keys[e] + lo);
     __syncthreads();
 

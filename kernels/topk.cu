@@ -112,21 +112,19 @@ select_sort_small(U *values, u64 *indices, u32 k, u32 key_order) {
     __shared__ typename Sort::Storage storage;
     const KeyOrder order(key_order);
     U keys[SMALL_ITEMS];
-    u32 from[SMALL_ITEMS];
 #pragma unroll
     for (int j = 0; j < SMALL_ITEMS; ++j) {
         const u32 e = Sort::element(j);
         keys[j] = e < k ? order.ordered(values[e]) : U(~U(0));
-        from[j] = e;
     }
-    Sort::sort(keys, from, k, storage);
+    Sort::sort(keys, k, storage);
     U v[SMALL_ITEMS];
     u64 ix[SMALL_ITEMS];
 #pragma unroll
     for (int j = 0; j < SMALL_ITEMS; ++j) {
         const u32 i = threadIdx.x + j * BLOCK;
         if (i < k) {
-            const u32 e = storage.payload[i];
+            const u32 e = storage.from[i];
             v[j] = values[e];
             if (indices) ix[j] = indices[e];
         }

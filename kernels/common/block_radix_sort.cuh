@@ -1,26 +1,32 @@
 // One block sorts up to BLOCK * ITEMS ordered keys (common/radix_key.cuh patterns),
-// stably, with a payload each (an element's position, say): least significant digit
-// first, each pass ranked by BlockRadixRank and exchanged through shared memory.
+// stably, and tells where each sorted key came from: least significant digit first,
+// each pass ranked by BlockRadixRank and exchanged through shared memory.
 //
 // Items are warp-striped, as BlockRadixRank wants them: item j of lane l in warp w is
 // element w * 32 * ITEMS + j * 32 + l. Elements from `count` on are padding: they rank
 // after every key, so they end up last. Only the low `bits` bits are sorted on (keys
 // that agree above them, such as a quicksort segment's, need no more passes).
+//
+// The positions live in shared memory only: a pass moves them after its keys, once
+// the ranking is done, so the ranking holds no more registers than the keys and their
+// digits (the quicksort's block sorts spilled with a position per key held through it).
 #pragma once
 #include "common/block_radix_rank.cuh"
 
 namespace gp {
 
 // RANK_GROUP: as BlockRadixRank's (0: one column at a time, the fewest registers).
+// P: the positions' type (u16 when BLOCK * ITEMS <= 65536).
 template <class U, int BLOCK, int ITEMS, int RADIX_BITS = 8, class P = u32, int RANK_GROUP = 4>
 struct BlockRadixSort {
     static constexpr int TILE = BLOCK * ITEMS;
     static constexpr int BITS = sizeof(U) * 8;
+    static_assert(TILE - 1 <= P(~P(0)), "a position fits P");
     typedef BlockRadixRank<BLOCK, ITEMS, RADIX_BITS, RANK_GROUP> Rank;
     struct Storage {
         typename Rank::Storage rank;
         U keys[TILE];
-        P payload[TILE];
+        P from[TILE];
     };
 
     // The element item j of this thread stands for.
@@ -28,11 +34,10 @@ struct BlockRadixSort {
         return (threadIdx.x / WARP) * WARP * ITEMS + j * WARP + threadIdx.x % WARP;
     }
 
-    // On return s.keys[i] and s.payload[i] hold the i-th smallest key (stable) and its
-    // payload, for i < TILE; the registers are spent. At least one pass runs, so
-    // s holds the keys even when `bits` is 0.
-    __device__ __forceinline__ static void sort(U (&keys)[ITEMS], P (&payload)[ITEMS], u32 count, Storage &s,
-                                                int bits = BITS) {
+    // keys[j]: element(j)'s key. On return s.keys[i] holds the i-th smallest key
+    // (stable) and s.from[i] the element it was, for i < TILE; the registers are
+    // spent. At least one pass runs, so s holds the keys even when `bits` is 0.
+    __device__ __forceinline__ static void sort(U (&keys)[ITEMS], u32 count, Storage &s, int bits = BITS) {
         const u32 missing = TILE - count;
         for (int shift = 0;; shift += RADIX_BITS) {
             u32 at[ITEMS];
@@ -41,18 +46,20 @@ struct BlockRadixSort {
                 at[j] = element(j) < count ? u32(keys[j] >> shift) & ((1u << RADIX_BITS) - 1) : (1u << RADIX_BITS) - 1;
             const u32 total = Rank::count(at, missing, s.rank);
             Rank::rank(at, total, s.rank);
+            // Keys first (every thread read its keys before the last barrier), then
+            // the positions: read where this pass found them, a barrier, and moved.
 #pragma unroll
-            for (int j = 0; j < ITEMS; ++j) {
-                s.keys[at[j]] = keys[j];
-                s.payload[at[j]] = payload[j];
-            }
+            for (int j = 0; j < ITEMS; ++j) s.keys[at[j]] = keys[j];
+            P from[ITEMS];
+#pragma unroll
+            for (int j = 0; j < ITEMS; ++j) from[j] = shift == 0 ? P(element(j)) : s.from[element(j)];
+            if (shift != 0) __syncthreads();
+#pragma unroll
+            for (int j = 0; j < ITEMS; ++j) s.from[at[j]] = from[j];
             __syncthreads();
             if (shift + RADIX_BITS >= bits) break;
 #pragma unroll
-            for (int j = 0; j < ITEMS; ++j) {
-                keys[j] = s.keys[element(j)];
-                payload[j] = s.payload[element(j)];
-            }
+            for (int j = 0; j < ITEMS; ++j) keys[j] = s.keys[element(j)];
             __syncthreads();
         }
     }
