@@ -243,8 +243,9 @@ select_settle(SelectState *st, u64 k, usize capacity, u32 flags, u32 key_order, 
     settle(st, k, capacity, flags, key_order, out, totals);
 }
 
-// One read of the input. Tiles are dealt out statically (no ticket, no look-back):
-// the runs land wherever the atomic puts them, in input order within a tile.
+// One read of the input (launched only when there is a band). Tiles are dealt out
+// statically (no ticket, no look-back): the runs land wherever the atomic puts them,
+// in input order within a tile.
 extern "C" __global__ void __launch_bounds__(BLOCK)
 select_band(const U *in, usize n, SelectState *st, U *cand, u64 *cand_index, u64 *runs, usize capacity, u32 flags,
             u32 key_order, u64 k, U *out) {
@@ -256,7 +257,6 @@ select_band(const U *in, usize n, SelectState *st, U *cand, u64 *cand_index, u64
     __shared__ u64 base;
     __shared__ u32 top[RADIX];  // the candidates' top digit, so no digit pass reads them for it
     __shared__ bool last;
-    if (flags & NO_BAND) return;
     for (int d = threadIdx.x; d < RADIX; d += BLOCK) top[d] = 0;
     BandPick pick{KeyOrder(key_order), U(st->lo), U(st->hi), (flags & LO_OPEN) != 0, (flags & HI_OPEN) != 0, 0, 0, 0};
     const usize tiles = (n + TILE - 1) / TILE;
@@ -299,12 +299,8 @@ __device__ __forceinline__ void for_each_key(const U *src, usize count, bool str
             for (int u = 0; u < UNROLL; ++u) {
                 const usize v = v0 + u * stride;
                 if (v < vecs) {
-                    const void *at = src + v * PER_VEC;
-                    if (streaming) w[u] = gp::load_vec16_streaming(at);
-                    else {
-                        const uint4 x = *reinterpret_cast<const uint4 *>(at);
-                        w[u] = gp::Vec16{{x.x, x.y, x.z, x.w}};
-                    }
+                    const U *at = src + v * PER_VEC;
+                    w[u] = streaming ? gp::load_vec16_streaming(at) : *reinterpret_cast<const gp::Vec16 *>(at);
                 }
             }
 #pragma unroll

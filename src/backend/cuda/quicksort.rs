@@ -54,6 +54,10 @@ struct Policy {
     large_block: u32,
     small_items: u32,
     bucket_target: u32,
+    /// The block sorts' ranking (common/block_radix_rank.cuh: RANK_GROUP) and the
+    /// small sorts' blocks an SM.
+    sort_rank_group: u32,
+    small_min_blocks: u32,
 }
 
 /// What a quicksort module is instantiated for: the key and value widths, float keys or
@@ -87,7 +91,10 @@ fn policy(inst: Instance) -> Policy {
     // memory with room to spare.
     let widest = inst.key_bytes.max(inst.value_bytes);
     let items = if widest <= 4 { 16 } else { 8 };
-    let (small_items, bucket_target) = if inst.wide { (20, 4096) } else { (16, 3072) };
+    // The wide instances' block sorts rank one column at a time (fewer registers) at
+    // four blocks an SM: 2% faster at 2^24 on the H100 (BENCHMARKS.md).
+    let (small_items, bucket_target, sort_rank_group, small_min_blocks) =
+        if inst.wide { (20, 4096, 0, 4) } else { (16, 3072, 4, 3) };
     Policy {
         block: knob("quicksort.block", 256),
         items: knob(&format!("quicksort.items{widest}"), items),
@@ -97,6 +104,8 @@ fn policy(inst: Instance) -> Policy {
         large_block: knob("quicksort.large_block", 512),
         small_items: knob("quicksort.small_items", small_items),
         bucket_target: knob("quicksort.bucket_target", bucket_target),
+        sort_rank_group: knob("quicksort.sort_rank_group", sort_rank_group),
+        small_min_blocks: knob("quicksort.small_min_blocks", small_min_blocks),
     }
 }
 
@@ -134,14 +143,12 @@ fn module(source: Source, inst: Instance) -> ModuleSpec {
             format!("-DGP_BLOCK_THREADS={}", p.block),
             format!("-DGP_ITEMS={}", p.items),
             format!("-DGP_RANK_GROUP={}", knob("quicksort.rank_group", 4)),
-            // The wide instances' block sorts: one-column ranking (fewer registers) at
-            // four blocks an SM, 2% faster at 2^24 on the H100 (BENCHMARKS.md).
-            format!("-DGP_SORT_RANK_GROUP={}", knob("quicksort.sort_rank_group", if inst.wide { 0 } else { 4 })),
+            format!("-DGP_SORT_RANK_GROUP={}", p.sort_rank_group),
             format!("-DGP_SMALL_BLOCK_THREADS={}", p.small_block),
             format!("-DGP_LARGE_BLOCK_THREADS={}", p.large_block),
             format!("-DGP_SMALL_ITEMS={}", p.small_items),
             format!("-DGP_BUCKET_TARGET={}", p.bucket_target),
-            format!("-DGP_SMALL_MIN_BLOCKS={}", knob("quicksort.small_min_blocks", if inst.wide { 4 } else { 3 })),
+            format!("-DGP_SMALL_MIN_BLOCKS={}", p.small_min_blocks),
             format!("-DGP_LARGE_MIN_BLOCKS={}", knob("quicksort.large_min_blocks", 2)),
             format!("-DGP_SMALL_SMEM_BYTES={}", block_sort_bytes(p.large_block, p.small_items, key_bytes, value_bytes)),
             format!("-DGP_SAMPLE_SMEM_BYTES={}", block_sort_bytes(SAMPLE_BLOCK, SAMPLE_ITEMS as u32, key_bytes, 0)),
