@@ -9,7 +9,10 @@
  *   - a sawtooth whose period is the sample's spacing: likewise, every sample equal;
  *   - u64 keys of wildly spread magnitudes (random bits shifted right by 0..63), where
  *     a split by value cuts little at a time;
- *   - two values only, alternating in blocks of the sample's spacing.
+ *   - two values only, alternating in blocks of the sample's spacing;
+ *   - a cluster of distinct keys the sample never sees (none at a sampled position),
+ *     all in one bucket: 6,000 (past one large sort's tile at the quick size, so it
+ *     takes two, merged) and 30,000 (past two: a segment of the next level).
  * With `--level-bound` only these run (CTest runs them so under
  * GPUPRIMS_TUNE=quicksort.max_levels=6: a sort that needs more levels fails).
  */
@@ -56,6 +59,23 @@ static void against_the_pivot_rule(env_t *e) {
   for (i = 0; i < n; i++) k32[i] = (uint32_t)((i / spacing) % 2 ? 7 : 3);
   snprintf(e->what, sizeof e->what, "3 and 7 alternating in blocks of %zu", spacing);
   run_both_orders(e, GPUPRIMS_DTYPE_U32, n);
+
+  {
+    static const size_t clusters[2] = {6000, 30000};
+    int c;
+    for (c = 0; c < 2; c++) {
+      size_t placed = 0;
+      tu_fill_bytes(&e->rng, e->keys, n * 4);
+      /* Positions from n/3 on, skipping the sampled ones: keys 0x80000000 + 0, 1, ... */
+      for (i = n / 3, j = 0; i < n && placed < clusters[c]; i++) {
+        while (j < SAMPLES && sample_position(j, n) < i) j++;
+        if (j < SAMPLES && sample_position(j, n) == i) continue;
+        k32[i] = 0x80000000u + (uint32_t)placed++;
+      }
+      snprintf(e->what, sizeof e->what, "%zu distinct keys in one bucket, none sampled", placed);
+      run_both_orders(e, GPUPRIMS_DTYPE_U32, n);
+    }
+  }
 
   printf("test_quicksort: inputs against the pivot rule, n=%zu: %lu sorts (%.1f s)\n", n, e->sorts - before,
          seconds() - t0);

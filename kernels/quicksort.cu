@@ -30,7 +30,8 @@
 //                 (sorted by one block), or a segment of the next level;
 //   qs_small, qs_large  (kernels/quicksort_small.cu) one block a segment of up to
 //                 SMALL_TILE or LARGE_TILE keys: sorted in shared memory on the bits in
-//                 which its keys can differ, written home;
+//                 which its keys can differ, written home (a segment of up to
+//                 LARGE_SPAN: two blocks sort a half each, the second to finish merges);
 //   qs_copy       finished segments brought home from the alternate buffer.
 //
 // The kernels that sort in a block (the sample's, the small and large segments') are
@@ -103,9 +104,8 @@ __device__ __forceinline__ void bucket_range(const Segment &seg, const K *table,
 // segment and zeroed level counts are qs_splitters' first work).
 extern "C" __global__ void qs_init(Span *small, LevelCounts *levels, usize n) {
     if (threadIdx.x == 0) {
-        small[0] = Span{0, u32(n), KEY_BITS, 0, 0};
         levels[0] = LevelCounts{};
-        levels[0].large = 1;
+        levels[0].large = list_large(small, 0, Span{0, u32(n), KEY_BITS, 0, WHOLE, 0});
     }
 }
 
@@ -283,13 +283,21 @@ qs_children(const Segment *segs, const K *splitters, const u32 *starts, Segment 
     if (len) bucket_range(seg, splitters + (usize)blockIdx.x * BUCKETS, b, lo, hi);
     const bool finished = len == 1 || (len > 1 && lo == hi);
     const bool is_small = !finished && len > 1 && len <= SMALL_TILE;
-    const bool is_large = !finished && len > SMALL_TILE && len <= LARGE_TILE;
-    const bool is_next = !finished && len > LARGE_TILE;
+    // Up to two tiles go to the large sort as a pair of halves where such a bucket is
+    // the sample's error, not its plan: a plain split that aimed at buckets of more
+    // than half a tile (the first level of 2^21 to 2^22 keys) leaves them to the next
+    // level, as pairs there measured slower than that level (BENCHMARKS.md).
+    const bool aimed_past_half = seg.kind == KIND_PLAIN && seg.len > usize(seg.param) * (LARGE_TILE / 2);
+    const u32 most_large = aimed_past_half ? LARGE_TILE : LARGE_SPAN;
+    const bool is_large = !finished && len > SMALL_TILE && len <= most_large;
+    const bool is_next = !finished && len > most_large;
+    const u32 large_places = is_large ? (len > LARGE_TILE ? 2 : 1) : 0;  // (list_large)
     const u32 chunks = finished && in_alternate ? u32((len + COPY_CHUNK - 1) / COPY_CHUNK) : 0;
     const u32 tiles = is_next ? u32((len + TILE - 1) / TILE) : 0;
 
-    // Counts of three kinds of child in 10-bit fields (a block has 256 children).
-    const u32 flags = u32(is_small) | u32(is_large) << 10 | u32(is_next) << 20;
+    // Counts of three kinds of child in 10-bit fields (a block has 256 children, which
+    // take at most 512 large list places).
+    const u32 flags = u32(is_small) | large_places << 10 | u32(is_next) << 20;
     u32 flags_at, chunk_at, tile_at;
     Scan::exclusive(flags, flags_at, gp::SumOp<u32>(), scan, gp::NoPrefix());
     __syncthreads();
@@ -312,12 +320,13 @@ qs_children(const Segment *segs, const K *splitters, const u32 *starts, Segment 
         const u32 kind = len * 4 > seg.len ? KIND_VALUE : KIND_SAMPLE;
         next[base[0] + (flags_at >> 20)] = Segment{start, len, u64(lo), u64(hi), base[1] + tile_at, tiles, kind, 0};
     }
-    const Span sorted_span{start, u32(len), u32(bit_length(u64(K(hi - lo)))), u64(lo), 0};
+    const Span sorted_span{start, u32(len), u32(bit_length(u64(K(hi - lo)))), u64(lo), WHOLE, 0};
     if (is_small) small[base[2] + (flags_at & FIELD)] = sorted_span;
-    if (is_large) large[base[3] + ((flags_at >> 10) & FIELD)] = sorted_span;
+    if (is_large) list_large(large, base[3] + ((flags_at >> 10) & FIELD), sorted_span);
     for (u32 c = 0; c < chunks; ++c) {
         const usize from = (usize)c * COPY_CHUNK;
-        copies[base[4] + chunk_at + c] = Span{start + from, u32(len - from < COPY_CHUNK ? len - from : COPY_CHUNK), 0, 0, 0};
+        copies[base[4] + chunk_at + c] =
+            Span{start + from, u32(len - from < COPY_CHUNK ? len - from : COPY_CHUNK), 0, 0, WHOLE, 0};
     }
     // The last block to finish copies the level's counts to the host's mapped slot,
     // which the host reads once the stream has passed this launch (no copy launch in

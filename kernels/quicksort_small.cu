@@ -1,8 +1,11 @@
 // The quicksort's block sorts (see kernels/quicksort.cu): one block sorts one small
 // segment (up to SMALL_TILE keys) or large one (up to LARGE_TILE) in shared memory, on
-// the bits in which its keys can differ, and writes it home. A module of its own, so
-// its three sort instantiations compile beside the partition's on the first call.
+// the bits in which its keys can differ, and writes it home. A large segment of up to
+// two tiles is listed as two halves: each block sorts its half, and the second to
+// finish merges both. A module of its own, so its sort instantiations compile beside
+// the partition's on the first call.
 #include "quicksort_state.cuh"
+#include "common/block_merge.cuh"
 
 template <int SORT_BLOCK>
 struct SpanSort {
@@ -58,22 +61,58 @@ struct SpanSort {
 };
 static_assert(sizeof(typename SpanSort<LARGE_BLOCK>::Storage) <= GP_SMALL_SMEM_BYTES, "the host's small-sort shared memory");
 
-// Block blockIdx.x sorts span blockIdx.x of the list, if there is one.
+// One half of a large segment of two tiles: sorted into `spare` (which may be src,
+// never dst); the second of the pair's blocks to get there merges both halves into
+// dst. For a bucket the sample gave too many keys (about one input of 2^20 keys in
+// seven has one) and most buckets at 2^21 keys: far cheaper than one more level for
+// them, which would cost every launch of a level.
+__device__ __noinline__ void sort_half(const K *src, K *dst, const V *vsrc, V *vdst, K *spare, V *vspare, Span *spans,
+                                       const Order &order, typename SpanSort<LARGE_BLOCK>::Storage &s) {
+    SpanSort<LARGE_BLOCK>::run(src, spare, vsrc, vspare, spans[blockIdx.x], order, s);  // (ends with a barrier)
+    Span &first = spans[blockIdx.x - (spans[blockIdx.x].half == SECOND_HALF)];
+    __shared__ u32 second;
+    if (threadIdx.x == 0) {
+        __threadfence();  // this half's keys and values, before the arrival
+        second = atomicAdd(&first.arrivals, 1u) == 1;
+        __threadfence();
+    }
+    __syncthreads();
+    if (!second) return;
+    const Span a = first, b = (&first)[1];
+    // (Each half fits the sort's keys, which stage the half searched.)
+    gp::block_merge<LARGE_BLOCK, HAS_VALUES>(spare + a.start, vspare + a.start, a.len, spare + b.start, vspare + b.start,
+                                             b.len, dst + a.start, vdst + a.start, s.keys,
+                                             [&](K k) { return order.ordered(k); });
+}
+
+// Block blockIdx.x sorts span blockIdx.x of the list, if there is one. Only the large
+// sort's list holds halves.
 template <int SORT_BLOCK>
-__device__ __forceinline__ void sort_listed_span(const K *src, K *dst, const V *vsrc, V *vdst, const Span *spans,
-                                                 const u32 *count, u32 key_order) {
+__device__ __forceinline__ void sort_listed_span(const K *src, K *dst, const V *vsrc, V *vdst, K *spare, V *vspare,
+                                                 Span *spans, const u32 *count, u32 key_order) {
     if (blockIdx.x >= *count) return;
     extern __shared__ __align__(16) unsigned char dynamic_smem[];
     typedef SpanSort<SORT_BLOCK> S;
-    S::run(src, dst, vsrc, vdst, spans[blockIdx.x], Order(key_order), *reinterpret_cast<typename S::Storage *>(dynamic_smem));
+    auto &s = *reinterpret_cast<typename S::Storage *>(dynamic_smem);
+    const Order order(key_order);
+    if constexpr (SORT_BLOCK == LARGE_BLOCK) {
+        if (spans[blockIdx.x].half != WHOLE) {
+            sort_half(src, dst, vsrc, vdst, spare, vspare, spans, order, s);
+            return;
+        }
+    }
+    S::run(src, dst, vsrc, vdst, spans[blockIdx.x], order, s);
 }
 
+// Both take the same arguments (the small sort never needs the spare buffers).
 extern "C" __global__ void __launch_bounds__(SMALL_BLOCK, GP_SMALL_MIN_BLOCKS)
-qs_small(const K *src, K *dst, const V *vsrc, V *vdst, const Span *spans, const u32 *count, u32 key_order) {
-    sort_listed_span<SMALL_BLOCK>(src, dst, vsrc, vdst, spans, count, key_order);
+qs_small(const K *src, K *dst, const V *vsrc, V *vdst, K *spare, V *vspare, Span *spans, const u32 *count,
+         u32 key_order) {
+    sort_listed_span<SMALL_BLOCK>(src, dst, vsrc, vdst, spare, vspare, spans, count, key_order);
 }
 
 extern "C" __global__ void __launch_bounds__(LARGE_BLOCK, GP_LARGE_MIN_BLOCKS)
-qs_large(const K *src, K *dst, const V *vsrc, V *vdst, const Span *spans, const u32 *count, u32 key_order) {
-    sort_listed_span<LARGE_BLOCK>(src, dst, vsrc, vdst, spans, count, key_order);
+qs_large(const K *src, K *dst, const V *vsrc, V *vdst, K *spare, V *vspare, Span *spans, const u32 *count,
+         u32 key_order) {
+    sort_listed_span<LARGE_BLOCK>(src, dst, vsrc, vdst, spare, vspare, spans, count, key_order);
 }

@@ -21,6 +21,9 @@ constexpr u32 SMALL_TILE = (u32)SMALL_BLOCK * SMALL_ITEMS;
 constexpr int LARGE_BLOCK = GP_LARGE_BLOCK_THREADS;
 static_assert(LARGE_BLOCK > SMALL_BLOCK, "the large sort takes what overflows the small one");
 constexpr u32 LARGE_TILE = (u32)LARGE_BLOCK * SMALL_ITEMS;
+// The large sort also takes segments of up to two tiles: two blocks sort a half
+// each, and the second to finish merges them (quicksort_small.cu).
+constexpr u32 LARGE_SPAN = 2 * LARGE_TILE;
 // A segment splits into about len / BUCKET_TARGET buckets (2 to 256), so its
 // children mostly fit the smaller sort.
 constexpr u32 BUCKET_TARGET = GP_BUCKET_TARGET;
@@ -61,11 +64,26 @@ static_assert(sizeof(Segment) == 48, "the host's SEGMENT_BYTES");
 struct Span {
     usize start;
     u32 len;
-    u32 bits;  // small segments: the bits of hi - lo (the sort orders keys by k - lo)
-    u64 lo;    // small segments: their lowest possible (ordered) key
-    u64 unused;
+    u32 bits;      // small segments: the bits of hi - lo (the sort orders keys by k - lo)
+    u64 lo;        // small segments: their lowest possible (ordered) key
+    u32 half;      // large segments: WHOLE, or which half of a pair of spans
+    u32 arrivals;  // a pair's first span: how many of its two blocks have sorted
 };
 static_assert(sizeof(Span) == 32, "the host's SPAN_BYTES");
+constexpr u32 WHOLE = 0, FIRST_HALF = 1, SECOND_HALF = 2;
+
+// Lists a large segment at large[at]: one span, or two halves (the next list place
+// too) when it is longer than one tile. Returns the list places taken.
+__device__ __forceinline__ u32 list_large(Span *large, u32 at, const Span &whole) {
+    if (whole.len <= LARGE_TILE) {
+        large[at] = whole;
+        return 1;
+    }
+    const u32 half = whole.len / 2;
+    large[at] = Span{whole.start, half, whole.bits, whole.lo, FIRST_HALF, 0};
+    large[at + 1] = Span{whole.start + half, whole.len - half, whole.bits, whole.lo, SECOND_HALF, 0};
+    return 2;
+}
 
 // What a level leaves for the host to read back (to size the next launches).
 struct LevelCounts {

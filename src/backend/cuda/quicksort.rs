@@ -113,8 +113,22 @@ impl Policy {
     fn tile(&self) -> usize {
         (self.block * self.items) as usize
     }
+    fn small_tile(&self) -> usize {
+        (self.small_block * self.small_items) as usize
+    }
     fn large_tile(&self) -> usize {
         (self.large_block * self.small_items) as usize
+    }
+    /// The most keys a large sort takes: two of its tiles, a half for each of two
+    /// blocks, merged by the second to finish (kernels/quicksort_small.cu).
+    fn large_span(&self) -> usize {
+        2 * self.large_tile()
+    }
+    /// The most places a level's large list can take for `len` keys in `buckets`
+    /// buckets: a bucket takes one place with more than a small tile of keys, or two
+    /// with more than a large tile.
+    fn most_large(&self, len: usize, buckets: usize) -> usize {
+        (2 * buckets).min(len / self.small_tile().min(self.large_tile() / 2) + 1)
     }
 }
 
@@ -234,7 +248,7 @@ pub fn sort(
     let float_keys = key_dtype.is_float();
     let inst = Instance::new(key_bytes, value_bytes, float_keys, len);
     let p = policy(inst);
-    let (tile, large_tile) = (p.tile(), p.large_tile());
+    let (tile, large_span) = (p.tile(), p.large_span());
     let max_levels = level_bound(len, key_bytes);
     let v = inst.variant();
     // On the first call the three modules compile side by side.
@@ -244,7 +258,7 @@ pub fn sort(
     let counts_scan = || scan::module(DType::U32, Op::Sum);
     let mut wanted: Vec<precompile::Wanted> =
         vec![(SOURCES[0], v, &partition), (SOURCES[1], v, &sample), (SOURCES[2], v, &small)];
-    if len > large_tile {
+    if len > large_span {
         wanted.push((sources::SCAN, scan::variant(DType::U32, Op::Sum), &counts_scan));
     }
     precompile::compile_unloaded(shared, &wanted)?;
@@ -267,7 +281,7 @@ pub fn sort(
     // Scratch for the whole sort: alternate keys and values, two levels' segments
     // (every segment of a level holds more than a large tile), the tiles' owners, the
     // bucket counts, the levels' counts, each key's bucket.
-    let max_segments = len / (large_tile + 1) + 1;
+    let max_segments = len / (p.large_tile() + 1) + 1;
     let max_tiles = len.div_ceil(tile) + max_segments;
     let sizes = [
         len * key_bytes,
@@ -292,15 +306,16 @@ pub fn sort(
         let splitters = round_up(active * BUCKETS * key_bytes);
         let cells = round_up(active * CELLS * 2);
         let spans = round_up(active * BUCKETS * SPAN_BYTES);
+        let large_spans = round_up(p.most_large(len, active * BUCKETS) * SPAN_BYTES);
         let copies = round_up((active * BUCKETS + len / COPY_CHUNK + 1) * SPAN_BYTES);
-        let base = state.step_scratch.ensure(stream, splitters + cells + 2 * spans + copies)?;
+        let base = state.step_scratch.ensure(stream, splitters + cells + spans + large_spans + copies)?;
         let at = |bytes: usize| base + bytes as u64;
         Ok(Lists {
             splitters: base,
             cells: at(splitters),
             small: at(splitters + cells),
             large: at(splitters + cells + spans),
-            copies: at(splitters + cells + 2 * spans),
+            copies: at(splitters + cells + spans + large_spans),
         })
     };
 
@@ -308,13 +323,14 @@ pub fn sort(
     // kernels/quicksort.cu; keys and values hold `len` elements, the scratch the
     // alternate buffers, segments, owners, counts and level counts sized above, the
     // step scratch this level's lists.
-    if len <= large_tile {
+    if len <= large_span {
         let small_list = lists(&mut state, 1)?.small;
         unsafe {
             launch(init, 1, 32, stream, &[Arg::ptr(small_list), Arg::ptr(levels), Arg::size(len)])?;
+            // (Two blocks, a half each, past one large tile.)
             return launch_with_shared(
                 large_sort,
-                1,
+                if len > p.large_tile() { 2 } else { 1 },
                 p.large_block,
                 large_bytes,
                 stream,
@@ -323,6 +339,8 @@ pub fn sort(
                     Arg::ptr(keys.ptr),
                     Arg::ptr(values_ptr),
                     Arg::ptr(values_ptr),
+                    Arg::ptr(alt),
+                    Arg::ptr(alt_values),
                     Arg::ptr(small_list),
                     Arg::ptr(levels + LARGE_FIELD),
                     Arg::u32(order_bits),
@@ -442,7 +460,7 @@ pub fn sort(
         }
         let grid = |exact: Option<usize>, most: usize| exact.unwrap_or(most) as u64;
         let small_blocks = grid(got.map(|g| g.small), most_spans);
-        let large_blocks = grid(got.map(|g| g.large), most_spans);
+        let large_blocks = grid(got.map(|g| g.large), p.most_large(len, most_spans));
         // Both sorts: the large one on the side stream, so the two run side by side
         // (at a short level each is one partial wave of blocks as long as one sort).
         let beside = small_blocks > 0 && large_blocks > 0 && knob("quicksort.side_stream", 1) != 0;
@@ -472,6 +490,11 @@ pub fn sort(
                         Arg::ptr(keys.ptr),
                         Arg::ptr(vto),
                         Arg::ptr(values_ptr),
+                        // Where a large span past one tile sorts its halves: its own
+                        // stretch of the alternate buffer is free (this level's
+                        // source or destination).
+                        Arg::ptr(alt),
+                        Arg::ptr(alt_values),
                         Arg::ptr(spans),
                         Arg::ptr(level_counts + field),
                         Arg::u32(order_bits),
