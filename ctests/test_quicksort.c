@@ -10,16 +10,27 @@
  *   - u64 keys of wildly spread magnitudes (random bits shifted right by 0..63), where
  *     a split by value cuts little at a time;
  *   - two values only, alternating in blocks of the sample's spacing;
- *   - a cluster of distinct keys the sample never sees (none at a sampled position),
- *     all in one bucket: 6,000 (past one large sort's tile at the quick size, so it
- *     takes two, merged) and 30,000 (past two: a segment of the next level).
+ *   - 30,000 distinct keys the sample never sees (none at a sampled position), all in
+ *     one bucket, past what the large sort takes (a segment of the next level).
  * With `--level-bound` only these run (CTest runs them so under
  * GPUPRIMS_TUNE=quicksort.max_levels=6: a sort that needs more levels fails).
+ *
+ * Then inputs whose one oversized bucket the large sort takes as a pair of halves
+ * (kernels/quicksort_small.cu), at 2^17 + 5 keys (quick) or 2^20:
+ *   - level 1: 7,000 distinct unsampled keys in one bucket of a plain split, about
+ *     10,000 to 11,000 with its share of the random keys (between one and two tiles
+ *     of 8,192; past two about once in 10^5 inputs at 2^20);
+ *   - level 2: every sampled key the same, 12,000 keys below 256 and a third of the
+ *     input spread over [2^24, 2^31) below it: the second level splits that part by
+ *     value and the 12,000 make one bucket (the pair on an odd level, where the halves
+ *     go to the alternate buffer and the merge back to the keys).
+ * With `--pair-levels N` only the input for level N runs: CTest runs it under
+ * GPUPRIMS_TUNE=quicksort.max_levels=N, so it fails unless the pair took that bucket.
  */
 #define SORT_NAME "quicksort"
 #define SORT_CALL gpuprims_quicksort
 #define SORT_STABLE 0
-#define SORT_EXTRA_TESTS against_the_pivot_rule
+#define SORT_EXTRA_TESTS extra_tests
 #define SORT_MAIN shared_main
 #include "sort_test_body.h"
 
@@ -31,6 +42,48 @@ static void run_both_orders(env_t *e, gpuprims_dtype t, size_t n) {
   static const gpuprims_dtype vals[1] = {GPUPRIMS_DTYPE_U32};
   int o;
   for (o = 0; o < 2; o++) run_order(e, tu_dtype(t), n, ORDERS[o], vals, 1);
+}
+
+/* From position n/3 on, skipping the sampled positions: keys 0x80000000 + 0, 1, ...,
+ * `count` of them. */
+static void unsampled_cluster(uint32_t *k32, size_t n, size_t count) {
+  size_t i, j = 0, placed = 0;
+  for (i = n / 3; i < n && placed < count; i++) {
+    while (j < SAMPLES && sample_position(j, n) < i) j++;
+    if (j < SAMPLES && sample_position(j, n) == i) continue;
+    k32[i] = 0x80000000u + (uint32_t)placed++;
+  }
+}
+
+/* The input whose one oversized bucket becomes a pair of halves on level `level` (1 or
+ * 2; see the top), sorted both ways with and without values. */
+static void pair_of_halves(env_t *e, int level) {
+  const int quick = getenv("GPUPRIMS_TEST_QUICK") != NULL;
+  const size_t n = quick ? ((size_t)1 << 17) + 5 : (size_t)1 << 20;
+  uint32_t *k32 = (uint32_t *)(void *)e->keys;
+  size_t i, j;
+  if (level == 1) {
+    tu_fill_bytes(&e->rng, e->keys, n * 4);
+    unsampled_cluster(k32, n, 7000);
+    snprintf(e->what, sizeof e->what, "7000 distinct unsampled keys in one bucket (a pair on level 1), n=%zu", n);
+  } else {
+    const size_t tiny = 12000, spread = n / 3;
+    for (i = 0, j = 0; i < n; i++) {
+      if (j < SAMPLES && sample_position(j, n) == i) {
+        k32[i] = 0x80000000u;
+        j++;
+      } else if (i - j < tiny) {
+        k32[i] = (uint32_t)tu_below(&e->rng, 256);
+      } else if (i - j < tiny + spread) {
+        k32[i] = (1u << 24) + (uint32_t)tu_below(&e->rng, (1u << 31) - (1u << 24));
+      } else {
+        k32[i] = 0x80000001u + (uint32_t)tu_below(&e->rng, 0x7fffffffu);
+      }
+    }
+    snprintf(e->what, sizeof e->what, "12000 keys below 256 in one bucket of a split by value (a pair on level 2), n=%zu",
+             n);
+  }
+  run_both_orders(e, GPUPRIMS_DTYPE_U32, n);
 }
 
 static void against_the_pivot_rule(env_t *e) {
@@ -60,34 +113,43 @@ static void against_the_pivot_rule(env_t *e) {
   snprintf(e->what, sizeof e->what, "3 and 7 alternating in blocks of %zu", spacing);
   run_both_orders(e, GPUPRIMS_DTYPE_U32, n);
 
-  {
-    static const size_t clusters[2] = {6000, 30000};
-    int c;
-    for (c = 0; c < 2; c++) {
-      size_t placed = 0;
-      tu_fill_bytes(&e->rng, e->keys, n * 4);
-      /* Positions from n/3 on, skipping the sampled ones: keys 0x80000000 + 0, 1, ... */
-      for (i = n / 3, j = 0; i < n && placed < clusters[c]; i++) {
-        while (j < SAMPLES && sample_position(j, n) < i) j++;
-        if (j < SAMPLES && sample_position(j, n) == i) continue;
-        k32[i] = 0x80000000u + (uint32_t)placed++;
-      }
-      snprintf(e->what, sizeof e->what, "%zu distinct keys in one bucket, none sampled", placed);
-      run_both_orders(e, GPUPRIMS_DTYPE_U32, n);
-    }
-  }
+  tu_fill_bytes(&e->rng, e->keys, n * 4);
+  unsampled_cluster(k32, n, 30000);
+  snprintf(e->what, sizeof e->what, "30000 distinct keys in one bucket, none sampled");
+  run_both_orders(e, GPUPRIMS_DTYPE_U32, n);
 
   printf("test_quicksort: inputs against the pivot rule, n=%zu: %lu sorts (%.1f s)\n", n, e->sorts - before,
          seconds() - t0);
 }
 
+static void extra_tests(env_t *e) {
+  double t0;
+  unsigned long before;
+  against_the_pivot_rule(e);
+  t0 = seconds();
+  before = e->sorts;
+  pair_of_halves(e, 1);
+  pair_of_halves(e, 2);
+  printf("test_quicksort: oversized buckets taken as pairs of halves: %lu sorts (%.1f s)\n", e->sorts - before,
+         seconds() - t0);
+}
+
 int main(int argc, char **argv) {
   env_t e;
-  if (argc < 2 || strcmp(argv[1], "--level-bound") != 0) return shared_main();
-  tu_rng_seed(&e.rng, tu_init("test_quicksort --level-bound"));
+  const int level_bound = argc == 2 && strcmp(argv[1], "--level-bound") == 0;
+  const int pair_levels = argc == 3 && strcmp(argv[1], "--pair-levels") == 0 ? atoi(argv[2]) : 0;
+  if (!level_bound && pair_levels != 1 && pair_levels != 2) {
+    if (argc > 1) {
+      fprintf(stderr, "usage: test_quicksort [--level-bound | --pair-levels 1|2]\n");
+      return 2;
+    }
+    return shared_main();
+  }
+  tu_rng_seed(&e.rng, tu_init(level_bound ? "test_quicksort --level-bound" : "test_quicksort --pair-levels"));
   e.ctx = tu_open_context();
   env_alloc(&e);
-  against_the_pivot_rule(&e);
+  if (level_bound) against_the_pivot_rule(&e);
+  else pair_of_halves(&e, pair_levels);
   env_free(&e);
   gpuprims_context_destroy(e.ctx);
   return tu_finish();

@@ -2,7 +2,7 @@
 // segment into up to 256 buckets at once, by splitters drawn from a sample of the
 // segment, and every segment of a level is worked on by the same launches.
 //
-//   qs_init       a short input's only sort (one large sort);
+//   qs_init       a short input's only sort (one large sort, or a pair of halves);
 //   qs_splitters  (kernels/quicksort_splitters.cu) one block a segment: 4096 evenly
 //                 spaced keys, sorted
 //                 (common/block_radix_sort.cuh), give up to 255 splitters (about one

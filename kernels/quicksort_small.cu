@@ -64,8 +64,8 @@ static_assert(sizeof(typename SpanSort<LARGE_BLOCK>::Storage) <= GP_SMALL_SMEM_B
 // One half of a large segment of two tiles: sorted into `spare` (which may be src,
 // never dst); the second of the pair's blocks to get there merges both halves into
 // dst. For a bucket the sample gave too many keys (about one input of 2^20 keys in
-// seven has one) and most buckets at 2^21 keys: far cheaper than one more level for
-// them, which would cost every launch of a level.
+// seven has one), a bucket of a split by value, and a short input of up to two tiles:
+// far cheaper than one more level, which would cost every launch of a level.
 __device__ __noinline__ void sort_half(const K *src, K *dst, const V *vsrc, V *vdst, K *spare, V *vspare, Span *spans,
                                        const Order &order, typename SpanSort<LARGE_BLOCK>::Storage &s) {
     SpanSort<LARGE_BLOCK>::run(src, spare, vsrc, vspare, spans[blockIdx.x], order, s);  // (ends with a barrier)
@@ -82,7 +82,7 @@ __device__ __noinline__ void sort_half(const K *src, K *dst, const V *vsrc, V *v
     // (Each half fits the sort's keys, which stage the half searched.)
     gp::block_merge<LARGE_BLOCK, HAS_VALUES>(spare + a.start, vspare + a.start, a.len, spare + b.start, vspare + b.start,
                                              b.len, dst + a.start, vdst + a.start, s.keys,
-                                             [&](K k) { return order.ordered(k); });
+                                             [o = order](K k) { return o.ordered(k); });
 }
 
 // Block blockIdx.x sorts span blockIdx.x of the list, if there is one. Only the large

@@ -6,7 +6,7 @@
 //! device); the host waits for the children alone, while those run, to size the next
 //! level. The
 //! large sorts run on the context's side stream, beside the small ones. A short input
-//! is one large sort.
+//! is one large sort (of one block, or two for a pair of halves past one tile).
 
 use cudarc::driver::result as drv;
 
