@@ -1,5 +1,5 @@
 // The quicksort's splitters (see kernels/quicksort.cu): one block a segment samples and
-// sorts 4096 keys and writes the segment's splitters and their table of cells
+// sorts SAMPLES keys (4096 by default) and writes the segment's splitters and their table of cells
 // (quicksort_state.cuh: CELLS), or its shift when it is split by value. A module of its
 // own, so its sort compiles beside the partition's kernels on the first call.
 #include "quicksort_state.cuh"

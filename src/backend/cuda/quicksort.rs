@@ -41,7 +41,6 @@ const COPIES_FIELD: u64 = 16;
 const COPY_CHUNK: usize = 1 << 16;
 /// The sample's block (kernels: SAMPLE_BLOCK x SAMPLE_ITEMS keys).
 const SAMPLE_BLOCK: u32 = 512;
-const SAMPLE_ITEMS: usize = 8;
 const CHILDREN_BLOCK: u32 = BUCKETS as u32;
 const COPY_BLOCK: u32 = 256;
 
@@ -58,6 +57,8 @@ struct Policy {
     /// small sorts' blocks an SM.
     sort_rank_group: u32,
     small_min_blocks: u32,
+    /// Sampled keys a thread of the splitters' block (kernels: SAMPLE_ITEMS).
+    sample_items: u32,
 }
 
 /// What a quicksort module is instantiated for: the key and value widths, float keys or
@@ -106,6 +107,7 @@ fn policy(inst: Instance) -> Policy {
         bucket_target: knob("quicksort.bucket_target", bucket_target),
         sort_rank_group: knob("quicksort.sort_rank_group", sort_rank_group),
         small_min_blocks: knob("quicksort.small_min_blocks", small_min_blocks),
+        sample_items: knob("quicksort.sample_items", 8),
     }
 }
 
@@ -165,7 +167,8 @@ fn module(source: Source, inst: Instance) -> ModuleSpec {
             format!("-DGP_SMALL_MIN_BLOCKS={}", p.small_min_blocks),
             format!("-DGP_LARGE_MIN_BLOCKS={}", knob("quicksort.large_min_blocks", 2)),
             format!("-DGP_SMALL_SMEM_BYTES={}", block_sort_bytes(p.large_block, p.small_items, key_bytes, value_bytes)),
-            format!("-DGP_SAMPLE_SMEM_BYTES={}", block_sort_bytes(SAMPLE_BLOCK, SAMPLE_ITEMS as u32, key_bytes, 0)),
+            format!("-DGP_SAMPLE_ITEMS={}", p.sample_items),
+            format!("-DGP_SAMPLE_SMEM_BYTES={}", block_sort_bytes(SAMPLE_BLOCK, p.sample_items, key_bytes, 0)),
             format!("-DGP_COPY_CHUNK={COPY_CHUNK}"),
         ],
     }
@@ -269,7 +272,7 @@ pub fn sort(
     let load_sort = |kernel| load_from(sources::QUICKSORT_SMALL, kernel);
     let small_bytes = block_sort_bytes(p.small_block, p.small_items, key_bytes, value_bytes);
     let large_bytes = block_sort_bytes(p.large_block, p.small_items, key_bytes, value_bytes);
-    let sample_bytes = block_sort_bytes(SAMPLE_BLOCK, SAMPLE_ITEMS as u32, key_bytes, 0);
+    let sample_bytes = block_sort_bytes(SAMPLE_BLOCK, p.sample_items, key_bytes, 0);
     let order_bits = key_order(key_dtype, order);
     let values_ptr = values.map_or(0, |(m, _)| m.ptr);
 
