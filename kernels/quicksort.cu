@@ -292,13 +292,13 @@ qs_children(const Segment *segs, const K *splitters, const u32 *starts, Segment 
     const u32 most_large = aimed_past_half ? LARGE_TILE : LARGE_SPAN;
     const bool is_large = !finished && len > SMALL_TILE && len <= most_large;
     const bool is_next = !finished && len > most_large;
-    const u32 large_places = is_large ? (len > LARGE_TILE ? 2 : 1) : 0;  // (list_large)
+    const u32 places = is_large ? large_places(len) : 0;
     const u32 chunks = finished && in_alternate ? u32((len + COPY_CHUNK - 1) / COPY_CHUNK) : 0;
     const u32 tiles = is_next ? u32((len + TILE - 1) / TILE) : 0;
 
     // Counts of three kinds of child in 10-bit fields (a block has 256 children, which
     // take at most 512 large list places).
-    const u32 flags = u32(is_small) | large_places << 10 | u32(is_next) << 20;
+    const u32 flags = u32(is_small) | places << 10 | u32(is_next) << 20;
     u32 flags_at, chunk_at, tile_at;
     Scan::exclusive(flags, flags_at, gp::SumOp<u32>(), scan, gp::NoPrefix());
     __syncthreads();

@@ -1,7 +1,8 @@
 // The quicksort's splitters (see kernels/quicksort.cu): one block a segment samples and
-// sorts SAMPLES keys (4096 by default) and writes the segment's splitters and their table of cells
-// (quicksort_state.cuh: CELLS), or its shift when it is split by value. A module of its
-// own, so its sort compiles beside the partition's kernels on the first call.
+// sorts SAMPLES keys (4096 by default) and writes the segment's splitters and their
+// table of cells (quicksort_state.cuh: CELLS), or its shift when it is split by value. A
+// module of its own, so its sort compiles beside the partition's kernels on the first
+// call.
 #include "quicksort_state.cuh"
 #include "common/block_scan.cuh"
 

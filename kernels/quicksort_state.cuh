@@ -72,10 +72,13 @@ struct Span {
 static_assert(sizeof(Span) == 32, "the host's SPAN_BYTES");
 constexpr u32 WHOLE = 0, FIRST_HALF = 1, SECOND_HALF = 2;
 
-// Lists a large segment at large[at]: one span, or two halves (the next list place
-// too) when it is longer than one tile. Returns the list places taken.
+// The large list's places a large segment of `len` keys takes: one span, or two
+// halves when it is longer than one tile.
+__device__ __forceinline__ u32 large_places(usize len) { return len > LARGE_TILE ? 2 : 1; }
+
+// Lists a large segment at large[at] (large_places of them). Returns the places taken.
 __device__ __forceinline__ u32 list_large(Span *large, u32 at, const Span &whole) {
-    if (whole.len <= LARGE_TILE) {
+    if (large_places(whole.len) == 1) {
         large[at] = whole;
         return 1;
     }
