@@ -6,6 +6,7 @@
 // the partition's on the first call.
 #include "quicksort_state.cuh"
 #include "common/block_merge.cuh"
+#include "common/last_to_arrive.cuh"
 
 template <int SORT_BLOCK>
 struct SpanSort {
@@ -70,14 +71,7 @@ __device__ __noinline__ void sort_half(const K *src, K *dst, const V *vsrc, V *v
                                        const Order &order, typename SpanSort<LARGE_BLOCK>::Storage &s) {
     SpanSort<LARGE_BLOCK>::run(src, spare, vsrc, vspare, spans[blockIdx.x], order, s);  // (ends with a barrier)
     Span &first = spans[blockIdx.x - (spans[blockIdx.x].half == SECOND_HALF)];
-    __shared__ u32 second;
-    if (threadIdx.x == 0) {
-        __threadfence();  // this half's keys and values, before the arrival
-        second = atomicAdd(&first.arrivals, 1u) == 1;
-        __threadfence();
-    }
-    __syncthreads();
-    if (!second) return;
+    if (!gp::last_to_arrive(&first.arrivals, 2u)) return;
     const Span a = first, b = (&first)[1];
     // (Each half fits the sort's keys, which stage the half searched.)
     gp::block_merge<LARGE_BLOCK, HAS_VALUES>(spare + a.start, vspare + a.start, a.len, spare + b.start, vspare + b.start,

@@ -28,6 +28,7 @@
 #include "segmented_select_rows.cuh"
 #include "common/warp_radix_select.cuh"
 #include "common/warp_bitwise_select.cuh"
+#include "common/last_to_arrive.cuh"
 
 constexpr int COMMIT_BLOCK = GP_COMMIT_BLOCK;
 constexpr int WARP_BLOCK = GP_WARP_BLOCK;
@@ -148,7 +149,6 @@ segsel_short(const U *values, u64 len, const void *offsets, const void *ranks, u
     constexpr int WARPS = WARP_BLOCK / gp::WARP;
     __shared__ ShortStorage storage[WARPS];
     __shared__ u32 block_counts[CLASSES], block_base[CLASSES];
-    __shared__ bool last;
     const Rows rows{offsets, ranks, flags};
     const u32 warp = threadIdx.x / gp::WARP, lane = threadIdx.x % gp::WARP;
     const u64 row = ((u64)blockIdx.x * WARPS + warp) * per_warp + lane;
@@ -203,12 +203,7 @@ segsel_short(const U *values, u64 len, const void *offsets, const void *ranks, u
         block_base[threadIdx.x] = atomicAdd(&ctr->counts[threadIdx.x], block_counts[threadIdx.x]);
     __syncthreads();
     if (cls != CLASS_WARP && cls < CLASSES) row_ids[cls * nrows + block_base[cls] + place] = (u32)row;
-    __threadfence();
-    __syncthreads();
-    if (threadIdx.x == 0) last = atomicAdd(&ctr->ticket, 1u) == gridDim.x - 1;
-    __syncthreads();
-    if (!last) return;
-    __threadfence();
+    if (!gp::last_to_arrive(&ctr->ticket, gridDim.x)) return;
     // Every block has checked its rows: the fault is final.
     const bool clean = *(volatile u64 *)&ctr->fault == 0;
     __syncthreads();  // every thread has read the fault before publish() clears it

@@ -32,6 +32,7 @@
 #include "common/block_radix_select.cuh"
 #include "common/block_scan.cuh"
 #include "common/tile_io.cuh"
+#include "common/last_to_arrive.cuh"
 
 __device__ __forceinline__ void finish(SelectState *st, U answer, u32 flags, u32 key_order, U *out) {
     st->source = SOURCE_DONE;
@@ -256,7 +257,6 @@ select_band(const U *in, usize n, SelectState *st, U *cand, u64 *cand_index, u64
     } s;
     __shared__ u64 base;
     __shared__ u32 top[RADIX];  // the candidates' top digit, so no digit pass reads them for it
-    __shared__ bool last;
     for (int d = threadIdx.x; d < RADIX; d += BLOCK) top[d] = 0;
     BandPick pick{KeyOrder(key_order), U(st->lo), U(st->hi), (flags & LO_OPEN) != 0, (flags & HI_OPEN) != 0, 0, 0, 0};
     const usize tiles = (n + TILE - 1) / TILE;
@@ -271,12 +271,7 @@ select_band(const U *in, usize n, SelectState *st, U *cand, u64 *cand_index, u64
     }
     flush_band_counts(pick, top, st);
     // The last block to finish settles (no launch of its own between band and digits).
-    __threadfence();
-    __syncthreads();
-    if (threadIdx.x == 0) last = atomicAdd((unsigned long long *)&st->band_ticket, 1ull) == gridDim.x - 1;
-    __syncthreads();
-    if (!last || threadIdx.x >= gp::WARP) return;
-    __threadfence();
+    if (!gp::last_to_arrive(&st->band_ticket, u64(gridDim.x)) || threadIdx.x >= gp::WARP) return;
     settle(st, k, capacity, flags, key_order, out, s.totals);
 }
 
@@ -332,7 +327,6 @@ extern "C" __global__ void __launch_bounds__(BLOCK)
 select_digit_pass(const U *in, usize n, SelectState *st, const U *cand, u32 shift, u32 flags, u32 key_order, U *out) {
     __shared__ u32 counts[RADIX];
     __shared__ u64 totals[RADIX];
-    __shared__ bool last;
     const u32 source = st->source;
     if (source == SOURCE_DONE) return;
     if (source == SOURCE_CANDIDATES && shift == TOP_SHIFT) return;  // settle took it from the band's count
@@ -344,14 +338,9 @@ select_digit_pass(const U *in, usize n, SelectState *st, const U *cand, u32 shif
     __syncthreads();
     for (int d = threadIdx.x; d < RADIX; d += BLOCK)
         if (counts[d]) atomicAdd((unsigned long long *)&st->counts[d], (unsigned long long)counts[d]);
-    __threadfence();
-    __syncthreads();
-    if (threadIdx.x == 0) last = atomicAdd((unsigned long long *)&st->digit_ticket, 1ull) == gridDim.x - 1;
-    __syncthreads();
-    if (!last) return;
+    if (!gp::last_to_arrive(&st->digit_ticket, u64(gridDim.x))) return;
 
     // The last block: every count has landed.
-    __threadfence();
     for (int d = threadIdx.x; d < RADIX; d += BLOCK) {
         totals[d] = __ldcg(&st->counts[d]);
         st->counts[d] = 0;  // ready for the next digit
