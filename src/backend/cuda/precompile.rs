@@ -114,4 +114,26 @@ mod tests {
         assert_eq!(on_disk, modules.len(), "CUBINs in the disk cache");
         let _ = std::fs::remove_dir_all(&dir);
     }
+
+    /// A tool for studying kernels without a GPU, not a check: with
+    /// GPUPRIMS_DUMP_CUBINS=<dir>, writes each module whose "source label" contains
+    /// GPUPRIMS_DUMP_FILTER (all when unset) as <dir>/<source>_<label>.cubin for sm_90,
+    /// with the module options GPUPRIMS_TUNE gives; `scripts/sass.sh` disassembles them.
+    #[test]
+    #[ignore]
+    fn dump_cubins() {
+        let Some(dir) = std::env::var_os("GPUPRIMS_DUMP_CUBINS") else { return };
+        let dir = std::path::PathBuf::from(dir);
+        std::fs::create_dir_all(&dir).expect("the dump directory");
+        let filter = std::env::var("GPUPRIMS_DUMP_FILTER").unwrap_or_default();
+        for m in modules::all() {
+            let name = format!("{} {}", m.source.name, m.label);
+            if !name.contains(&filter) {
+                continue;
+            }
+            let compiled = nvrtc::compile(m.source.name, m.source.text, "sm_90", &m.spec.options).expect("compiles");
+            let file: String = name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '.' { c } else { '_' }).collect();
+            std::fs::write(dir.join(format!("{file}.cubin")), &compiled.cubin).expect("written");
+        }
+    }
 }
