@@ -18,7 +18,9 @@
 //   select_digit_pass  one launch per digit, most significant first, over that source:
 //                      a histogram of the digit among keys matching the prefix chosen
 //                      so far; the last block to finish keeps the bucket holding the
-//                      rank (common/radix_bucket.cuh).
+//                      rank (common/radix_bucket.cuh);
+//   select_digits      (select.fused_digits=1, in place of the digit passes) every
+//                      digit in one cooperative launch, grid barriers between them.
 // Top-k goes on in kernels/topk.cu.
 //
 // Keys are compared as ordered patterns (common/radix_key.cuh), so one module serves
@@ -27,12 +29,13 @@
 // decided on the device from SelectState, so nothing waits but the final read.
 //
 // Instantiated per key width and float-ness: -DGP_KEY_BYTES -DGP_KEY_FLOAT
-// -DGP_BLOCK_THREADS -DGP_ITEMS -DGP_LOOKBACK_WINDOW (src/backend/cuda/select.rs).
+// -DGP_BLOCK_THREADS -DGP_ITEMS -DGP_LOOKBACK_WINDOW -DGP_KEEP_BYTES (src/backend/cuda/select.rs).
 #include "select_state.cuh"
 #include "common/block_radix_select.cuh"
 #include "common/block_scan.cuh"
 #include "common/tile_io.cuh"
 #include "common/last_to_arrive.cuh"
+#include "common/grid_barrier.cuh"
 
 __device__ __forceinline__ void finish(SelectState *st, U answer, u32 flags, u32 key_order, U *out) {
     st->source = SOURCE_DONE;
@@ -360,5 +363,147 @@ select_digit_pass(const U *in, usize n, SelectState *st, const U *cand, u32 shif
             st->prefix = prefix;
             st->mask |= (u64)(RADIX - 1) << shift;
         }
+    }
+}
+
+// ----------------------------------------------------------------------------------
+// Every digit in one launch (select.fused_digits): the digit passes above, with the
+// launches replaced by grid barriers, and the keys that matter kept on chip.
+// ----------------------------------------------------------------------------------
+
+// Keys (as ordered patterns) a block keeps in shared memory: those of its share of
+// the source that match the prefix when the launch begins.
+constexpr int KEEP = GP_KEEP_BYTES / sizeof(U);
+
+// What a block of select_digits knows: the prefix and rank chosen so far (every block
+// takes the same bucket from the same totals), and the keys it keeps.
+struct DigitsShared {
+    U kept[KEEP];
+    u32 counts[RADIX];  // this block's histogram of the current digit
+    u64 totals[RADIX];  // the grid's
+    u32 kept_count;     // matches seen in the first step (more than KEEP: not all kept)
+    U prefix, mask;
+    u64 rank, less;
+};
+
+// Keeps the lanes' matching keys in s.kept, in no particular order: one shared
+// atomic a warp. Called by whole warps.
+__device__ __forceinline__ void keep_matches(U u, bool match, DigitsShared &s) {
+    const u32 lanes = __ballot_sync(gp::FULL_MASK, match);
+    if (!lanes) return;
+    const u32 lane = threadIdx.x % gp::WARP, leader = __ffs(lanes) - 1;
+    u32 at = 0;
+    if (lane == leader) at = atomicAdd(&s.kept_count, (u32)__popc(lanes));
+    at = gp::shfl(at, leader) + __popc(lanes & ((1u << lane) - 1));
+    if (match && at < KEEP) s.kept[at] = u;
+}
+
+// One step's count over this block's share [begin, end) of `src` in global memory:
+// every key matching the prefix adds to s.counts (and, when `keep`, is kept). The
+// loops run the same number of times in every thread, so whole warps keep.
+__device__ __forceinline__ void count_share(const U *src, usize begin, usize end, bool streaming, bool keep,
+                                            const KeyOrder &order, int shift, DigitsShared &s) {
+    constexpr int PER_VEC = 16 / sizeof(U);
+    constexpr int UNROLL = 4;
+    const U prefix = s.prefix, mask = s.mask;
+    auto visit = [&](U x, bool valid) {
+        const U u = order.ordered(x);
+        const bool match = valid && ((u ^ prefix) & mask) == 0;
+        if (match) atomicAdd(&s.counts[u32(u >> shift) & (RADIX - 1)], 1u);
+        if (keep) keep_matches(u, match, s);
+    };
+    usize scalar_from = begin;
+    if (gp::aligned16(src + begin)) {
+        const usize vbegin = begin / PER_VEC, vend = end / PER_VEC;
+        for (usize r = vbegin; r < vend; r += UNROLL * BLOCK) {
+            gp::Vec16 w[UNROLL];
+#pragma unroll
+            for (int u = 0; u < UNROLL; ++u) {
+                const usize v = r + u * BLOCK + threadIdx.x;
+                if (v < vend) {
+                    const U *at = src + v * PER_VEC;
+                    w[u] = streaming ? gp::load_vec16_streaming(at) : *reinterpret_cast<const gp::Vec16 *>(at);
+                }
+            }
+#pragma unroll
+            for (int u = 0; u < UNROLL; ++u) {
+                const bool valid = r + u * BLOCK + threadIdx.x < vend;
+                U x[PER_VEC];
+                memcpy(x, &w[u], sizeof(x));
+#pragma unroll
+                for (int j = 0; j < PER_VEC; ++j) visit(x[j], valid);
+            }
+        }
+        scalar_from = vend * PER_VEC;
+    }
+    for (usize r = scalar_from; r < end; r += BLOCK) {
+        const usize i = r + threadIdx.x;
+        visit(i < end ? src[i] : U(0), i < end);
+    }
+}
+
+// The whole search after the band (or of the input, without one) in one cooperative
+// launch: per digit, each block counts its share (the first step from global memory,
+// keeping the matches; later steps from what it kept, unless more matched than fit),
+// adds its histogram into the grid's for that digit, waits at a grid barrier, and
+// takes the bucket holding the rank from the totals, as every other block does. The
+// state ends as the last digit pass would leave it.
+extern "C" __global__ void __launch_bounds__(BLOCK)
+select_digits(const U *in, usize n, SelectState *st, const U *cand, u32 flags, u32 key_order, U *out) {
+    __shared__ DigitsShared s;
+    const u32 source = st->source;
+    if (source == SOURCE_DONE) return;  // the same in every block: nothing is written before the end
+    const KeyOrder order(key_order);
+    const bool from_cand = source == SOURCE_CANDIDATES;
+    const U *src = from_cand ? cand : in;
+    const usize count = from_cand ? st->between : n;
+    // Shares of whole vectors, so each starts aligned when the source does.
+    constexpr usize PER_VEC = 16 / sizeof(U);
+    const usize share = ((count + gridDim.x - 1) / gridDim.x + PER_VEC - 1) & ~(PER_VEC - 1);
+    const usize begin = min(count, (usize)blockIdx.x * share), end = min(count, begin + share);
+    if (threadIdx.x == 0) {
+        s.prefix = U(st->prefix);
+        s.mask = U(st->mask);
+        s.rank = st->rank;
+        s.less = st->less;
+        s.kept_count = 0;
+    }
+    // The band counted the candidates' top digit; settle took its bucket.
+    u32 step = 0;
+    for (int shift = from_cand ? TOP_SHIFT - RADIX_BITS : TOP_SHIFT; shift >= 0; shift -= RADIX_BITS, ++step) {
+        for (int d = threadIdx.x; d < RADIX; d += BLOCK) s.counts[d] = 0;
+        __syncthreads();  // also publishes thread 0's prefix and rank
+        if (step == 0 || s.kept_count > KEEP) {
+            count_share(src, begin, end, !from_cand, step == 0, order, shift, s);
+        } else {
+            const U prefix = s.prefix, mask = s.mask;
+            for (u32 i = threadIdx.x; i < s.kept_count; i += BLOCK) {
+                const U u = s.kept[i];
+                if (((u ^ prefix) & mask) == 0) atomicAdd(&s.counts[u32(u >> shift) & (RADIX - 1)], 1u);
+            }
+        }
+        __syncthreads();
+        u64 *totals = st->digit_counts[step];
+        for (int d = threadIdx.x; d < RADIX; d += BLOCK)
+            if (s.counts[d]) atomicAdd((unsigned long long *)&totals[d], (unsigned long long)s.counts[d]);
+        gp::grid_barrier(&st->digit_arrived, step + 1);
+        if (threadIdx.x < gp::WARP) {
+            for (int d = threadIdx.x; d < RADIX; d += gp::WARP) s.totals[d] = __ldcg(&totals[d]);
+            __syncwarp();
+            const gp::Bucket<u64> b = gp::find_bucket<u64, RADIX>(s.totals, s.rank);
+            if (threadIdx.x == 0) {
+                s.prefix |= U(b.digit) << shift;
+                s.mask |= U(RADIX - 1) << shift;
+                s.rank -= b.before;
+                s.less += b.before;
+            }
+        }
+        // The next step's first barrier orders these before they are read.
+    }
+    __syncthreads();
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        st->rank = s.rank;
+        st->less = s.less;
+        finish(st, s.prefix, flags, key_order, out);
     }
 }

@@ -39,4 +39,11 @@ struct SelectState {
     u64 less;    // keys of the whole input below every key matching prefix
     u64 prefix, mask;
     u64 counts[RADIX];  // the current digit's histogram
+    // select_digits (all digits in one launch): each digit's histogram summed over
+    // the grid, one array a digit (so none is cleared while another block reads it),
+    // and the grid barrier's arrivals.
+    u64 digit_arrived;
+    u64 digit_counts[GP_KEY_BYTES][RADIX];
 };
+// The host reserves STATE_BYTES for it (src/backend/cuda/select.rs).
+static_assert(sizeof(SelectState) <= 20480, "SelectState outgrew the host's STATE_BYTES");

@@ -26,6 +26,10 @@ if ! command -v cuobjdump >/dev/null || ! command -v nvdisasm >/dev/null; then
     export PATH="$tools/nvidia/cu13/bin:$PATH"
 fi
 
+# NVRTC from PyPI's nvidia-cuda-nvrtc, where it is installed there.
+pylib=$(python3 -c 'import nvidia, os; print(os.path.join(list(nvidia.__path__)[0], "cu13", "lib"))' 2>/dev/null || true)
+[ -n "$pylib" ] && [ -d "$pylib" ] && export LD_LIBRARY_PATH="$pylib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+
 rm -rf "$out" && mkdir -p "$out"
 (cd "$here" && GPUPRIMS_DUMP_CUBINS="$out" GPUPRIMS_DUMP_FILTER="$filter" \
     cargo test --quiet --release --lib dump_cubins -- --ignored >/dev/null)

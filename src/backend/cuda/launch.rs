@@ -49,10 +49,30 @@ pub unsafe fn launch(f: CUfunction, grid: u64, block: u32, stream: CUstream, arg
 /// # Safety
 /// As `launch`; the kernel must use at most `shared_bytes` of dynamic shared memory.
 pub unsafe fn launch_with_shared(f: CUfunction, grid: u64, block: u32, shared_bytes: u32, stream: CUstream, args: &[Arg]) -> Result<()> {
+    with_params(grid, args, |params| {
+        drv::launch_kernel(f, (grid as u32, 1, 1), (block, 1, 1), shared_bytes, stream, params).during("cuLaunchKernel")
+    })
+}
+
+/// Launches `f` cooperatively: the driver starts it only with every block resident at
+/// once (and fails the launch when `grid` exceeds what fits), so its blocks may wait
+/// for each other (kernels/common/grid_barrier.cuh).
+///
+/// # Safety
+/// As `launch`.
+pub unsafe fn launch_cooperative(f: CUfunction, grid: u64, block: u32, stream: CUstream, args: &[Arg]) -> Result<()> {
+    with_params(grid, args, |params| {
+        cudarc::driver::sys::cuLaunchCooperativeKernel(f, grid as u32, 1, 1, block, 1, 1, 0, stream, params.as_mut_ptr())
+            .during("cuLaunchCooperativeKernel")
+    })
+}
+
+/// The driver's parameter array for `args` (on the stack: a launch is on every call's
+/// path), after checking the grid and the argument count.
+fn with_params(grid: u64, args: &[Arg], launch: impl FnOnce(&mut [*mut c_void]) -> Result<()>) -> Result<()> {
     if grid == 0 || grid > i32::MAX as u64 {
         return Err(invalid(format!("input too large: {grid} blocks do not fit one grid")));
     }
-    // On the stack: a launch is on every call's path.
     let mut slots = [0u64; MAX_ARGS];
     let mut params = [std::ptr::null_mut::<c_void>(); MAX_ARGS];
     if args.len() > MAX_ARGS {
@@ -64,7 +84,7 @@ pub unsafe fn launch_with_shared(f: CUfunction, grid: u64, block: u32, shared_by
     for (param, slot) in params.iter_mut().zip(slots.iter_mut()) {
         *param = slot as *mut u64 as *mut c_void;
     }
-    drv::launch_kernel(f, (grid as u32, 1, 1), (block, 1, 1), shared_bytes, stream, &mut params[..args.len()]).during("cuLaunchKernel")
+    launch(&mut params[..args.len()])
 }
 
 

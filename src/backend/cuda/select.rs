@@ -9,7 +9,7 @@ use cudarc::driver::sys::{CUdeviceptr, CUfunction};
 
 use super::context::{round_up, CudaShared, State};
 use super::driver::DriverContext;
-use super::launch::{launch, Arg};
+use super::launch::{launch, launch_cooperative, Arg};
 use super::loader::ModuleSpec;
 use super::memory::DeviceMemory;
 use super::modules::Module;
@@ -27,8 +27,8 @@ const SAMPLES: usize = 16384;
 const SAMPLES_SMALL: usize = 4096;
 const SMALL_SAMPLE_LEN: usize = 1 << 25;
 const SAMPLE_BLOCK: u32 = 1024;
-/// Bytes reserved for the kernels' SelectState.
-const STATE_BYTES: usize = 4096;
+/// Bytes reserved for the kernels' SelectState (kernels/select_state.cuh checks it).
+const STATE_BYTES: usize = 20480;
 const RADIX_BITS: usize = 8;
 /// Band flags (kernels/select.cu).
 const LO_OPEN: u32 = 1;
@@ -50,6 +50,11 @@ struct Policy {
     /// Rounds of UNROLL (4) vectors each thread of a digit pass reads over the
     /// candidates (the grid is sized from it): fewer rounds, more blocks.
     digit_rounds: u32,
+    /// Every digit in one cooperative launch (select_digits) instead of a launch a
+    /// digit (select_digit_pass); not yet measured, so off by default.
+    fused_digits: bool,
+    /// Shared memory a select_digits block keeps matching keys in.
+    keep_bytes: u32,
 }
 
 fn policy() -> Policy {
@@ -59,6 +64,8 @@ fn policy() -> Policy {
         block: knob("select.block", 256),
         thread_bytes: knob("select.thread_bytes", 64), window: knob("select.window", 64),
         digit_rounds: knob("select.digit_rounds", 4),
+        fused_digits: knob("select.fused_digits", 0) != 0,
+        keep_bytes: knob("select.keep_bytes", 32768),
     }
 }
 
@@ -81,6 +88,7 @@ pub fn module(source: Source, key_bytes: usize, float_keys: bool) -> ModuleSpec 
             format!("-DGP_BLOCK_THREADS={}", p.block),
             format!("-DGP_ITEMS={}", p.items(key_bytes)),
             format!("-DGP_LOOKBACK_WINDOW={}", p.window),
+            format!("-DGP_KEEP_BYTES={}", p.keep_bytes),
         ],
     }
 }
@@ -297,29 +305,33 @@ fn find_rank(
                 &[Arg::ptr(scratch.state), Arg::u64(rank as u64), Arg::size(band.capacity), Arg::u32(flags), Arg::u32(order_bits), Arg::ptr(out_ptr)],
             )?;
         }
-        let digit_pass = load("select_digit_pass")?;
+        let digit_pass = load(if p.fused_digits { "select_digits" } else { "select_digit_pass" })?;
         // Sized for the candidates when there is a band (a larger grid only adds blocks
         // that contend on the histogram's atomics); the rare fallback to the whole input
-        // runs on the same grid, strided.
+        // runs on the same grid, strided. At most what is resident at once, as a
+        // cooperative launch requires.
         let searched = if banded { band.capacity } else { len };
         let digit_grid = (searched as u64).div_ceil(per_block * p.digit_rounds.max(1) as u64).min(resident(digit_pass, p.block)?);
-        for digit in (0..key_bytes * 8 / RADIX_BITS).rev() {
-            launch(
-                digit_pass,
-                digit_grid,
-                p.block,
-                stream,
-                &[
-                    Arg::ptr(input.ptr),
-                    Arg::size(len),
-                    Arg::ptr(scratch.state),
-                    Arg::ptr(scratch.cand),
-                    Arg::u32((digit * RADIX_BITS) as u32),
-                    Arg::u32(flags),
-                    Arg::u32(order_bits),
-                    Arg::ptr(out_ptr),
-                ],
-            )?;
+        let args = |shift: u32| {
+            [
+                Arg::ptr(input.ptr),
+                Arg::size(len),
+                Arg::ptr(scratch.state),
+                Arg::ptr(scratch.cand),
+                Arg::u32(shift),
+                Arg::u32(flags),
+                Arg::u32(order_bits),
+                Arg::ptr(out_ptr),
+            ]
+        };
+        if p.fused_digits {
+            // select_digits goes through every digit itself: no shift.
+            let [input, len, state, cand, _shift, flags, order, out] = args(0);
+            launch_cooperative(digit_pass, digit_grid, p.block, stream, &[input, len, state, cand, flags, order, out])?;
+        } else {
+            for digit in (0..key_bytes * 8 / RADIX_BITS).rev() {
+                launch(digit_pass, digit_grid, p.block, stream, &args((digit * RADIX_BITS) as u32))?;
+            }
         }
     }
     Ok(scratch)
