@@ -29,7 +29,8 @@
 // decided on the device from SelectState, so nothing waits but the final read.
 //
 // Instantiated per key width and float-ness: -DGP_KEY_BYTES -DGP_KEY_FLOAT
-// -DGP_BLOCK_THREADS -DGP_ITEMS -DGP_LOOKBACK_WINDOW -DGP_KEEP_BYTES (src/backend/cuda/select.rs).
+// -DGP_BLOCK_THREADS -DGP_ITEMS -DGP_LOOKBACK_WINDOW -DGP_KEEP_BYTES -DGP_BAND_PREFETCH
+// (src/backend/cuda/select.rs).
 #include "select_state.cuh"
 #include "common/block_radix_select.cuh"
 #include "common/block_scan.cuh"
@@ -123,23 +124,37 @@ constexpr int VECS = ITEMS * sizeof(U) / 16;  // 16-byte loads a thread a tile
 // Each thread reads its own ITEMS consecutive keys from `first` straight into
 // registers, all loads in flight at once (no staging, nothing to wait for), and keeps
 // only a bit per key: picked or not. The few picked keys are read again to be copied.
-__device__ __forceinline__ u64 pick_keys(const U *in, usize n, usize first, bool aligned, BandPick &pick) {
+__device__ __forceinline__ bool whole_vectors(usize n, usize first, bool aligned) {
+    return aligned && first + ITEMS <= n;
+}
+
+__device__ __forceinline__ void load_vectors(const U *in, usize first, gp::Vec16 (&v)[VECS]) {
+    constexpr int PER_VEC = 16 / sizeof(U);
+#pragma unroll
+    for (int j = 0; j < VECS; ++j) v[j] = *reinterpret_cast<const gp::Vec16 *>(in + first + j * PER_VEC);
+}
+
+__device__ __forceinline__ u64 pick_vectors(const gp::Vec16 (&v)[VECS], BandPick &pick) {
     constexpr int PER_VEC = 16 / sizeof(U);
     u64 picked = 0;
-    if (aligned && first + ITEMS <= n) {
-        gp::Vec16 v[VECS];
 #pragma unroll
-        for (int j = 0; j < VECS; ++j) v[j] = *reinterpret_cast<const gp::Vec16 *>(in + first + j * PER_VEC);
+    for (int j = 0; j < VECS; ++j) {
+        U x[PER_VEC];
+        memcpy(x, &v[j], sizeof(x));
 #pragma unroll
-        for (int j = 0; j < VECS; ++j) {
-            U x[PER_VEC];
-            memcpy(x, &v[j], sizeof(x));
-#pragma unroll
-            for (int e = 0; e < PER_VEC; ++e) picked |= (u64)pick.kind(x[e]) << (j * PER_VEC + e);
-        }
-    } else {
-        for (int at = 0; at < ITEMS && first + at < n; ++at) picked |= (u64)pick.kind(in[first + at]) << at;
+        for (int e = 0; e < PER_VEC; ++e) picked |= (u64)pick.kind(x[e]) << (j * PER_VEC + e);
     }
+    return picked;
+}
+
+__device__ __forceinline__ u64 pick_keys(const U *in, usize n, usize first, bool aligned, BandPick &pick) {
+    if (whole_vectors(n, first, aligned)) {
+        gp::Vec16 v[VECS];
+        load_vectors(in, first, v);
+        return pick_vectors(v, pick);
+    }
+    u64 picked = 0;
+    for (int at = 0; at < ITEMS && first + at < n; ++at) picked |= (u64)pick.kind(in[first + at]) << at;
     return picked;
 }
 
@@ -264,9 +279,19 @@ select_band(const U *in, usize n, SelectState *st, U *cand, u64 *cand_index, u64
     BandPick pick{KeyOrder(key_order), U(st->lo), U(st->hi), (flags & LO_OPEN) != 0, (flags & HI_OPEN) != 0, 0, 0, 0};
     const usize tiles = (n + TILE - 1) / TILE;
     const bool aligned = gp::aligned16(in);
+    // (-DGP_BAND_PREFETCH=1, knob select.band_prefetch) The next tile's keys are
+    // loaded before this tile's run is reserved and copied, so they are on their way
+    // while the block waits for its scan and its atomic.
+    gp::Vec16 next[VECS];
+    bool next_loaded = false;
     for (usize tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
         const usize first = tile * TILE + (usize)threadIdx.x * ITEMS;
-        const u64 picked = pick_keys(in, n, first, aligned, pick);
+        const u64 picked = next_loaded ? pick_vectors(next, pick) : pick_keys(in, n, first, aligned, pick);
+        if (GP_BAND_PREFETCH) {
+            const usize ahead = first + (usize)gridDim.x * TILE;
+            next_loaded = tile + gridDim.x < tiles && whole_vectors(n, ahead, aligned);
+            if (next_loaded) load_vectors(in, ahead, next);
+        }
         u32 before;
         Scan::exclusive((u32)__popcll(picked), before, gp::SumOp<u32>(), s.scan, ReserveRun{&st->between, runs + tile, &base});
         copy_picks(in, first, picked, base + before, cand, cand_index, capacity, pick.order, top);

@@ -55,6 +55,9 @@ struct Policy {
     fused_digits: bool,
     /// Shared memory a select_digits block keeps matching keys in.
     keep_bytes: u32,
+    /// The band issues a tile's loads before it reserves and copies the tile before
+    /// (not yet measured, so off by default).
+    band_prefetch: bool,
 }
 
 fn policy() -> Policy {
@@ -66,6 +69,7 @@ fn policy() -> Policy {
         digit_rounds: knob("select.digit_rounds", 4),
         fused_digits: knob("select.fused_digits", 0) != 0,
         keep_bytes: knob("select.keep_bytes", 32768),
+        band_prefetch: knob("select.band_prefetch", 0) != 0,
     }
 }
 
@@ -89,6 +93,7 @@ pub fn module(source: Source, key_bytes: usize, float_keys: bool) -> ModuleSpec 
             format!("-DGP_ITEMS={}", p.items(key_bytes)),
             format!("-DGP_LOOKBACK_WINDOW={}", p.window),
             format!("-DGP_KEEP_BYTES={}", p.keep_bytes),
+            format!("-DGP_BAND_PREFETCH={}", p.band_prefetch as u32),
         ],
     }
 }
