@@ -31,7 +31,7 @@
 // Instantiated by key and value width and by float keys or not (not by dtype):
 // -DGP_KEY_BYTES=1|2|4|8 -DGP_VALUE_BYTES=0|1|2|4|8 -DGP_KEY_FLOAT=0|1; tuning
 // -DGP_BLOCK_THREADS -DGP_ITEMS -DGP_MIN_BLOCKS -DGP_LOOKBACK_WINDOW -DGP_RANK_GROUP
-// -DGP_EARLY_VALUES -DGP_HIST_BLOCK_THREADS -DGP_PORTION_TILES; and -DGP_CONTROL_BYTES
+// -DGP_EARLY_VALUES -DGP_WHOLE_TILES -DGP_HIST_BLOCK_THREADS -DGP_PORTION_TILES; and -DGP_CONTROL_BYTES
 // (the size the host allocates for Control). Tuning lives in src/backend/cuda/radix_sort.rs.
 #include "common/types.cuh"
 #include "common/radix_key.cuh"
@@ -140,6 +140,109 @@ extern "C" __global__ void __launch_bounds__(RADIX) radix_plan(usize n, Control 
 // One digit pass over one portion
 // ----------------------------------------------------------------------------------
 
+// A tile's shared memory: the ranking's, then the keys (values) in digit order.
+union TileStorage {
+    typename Rank::Storage rank;
+    K keys[TILE];
+    V values[HAS_VALUES ? TILE : 1];
+};
+
+// What every tile of one pass launch shares.
+struct Pass {
+    const K *src;
+    K *dst;
+    const V *vsrc;
+    V *vdst;
+    u64 *state;       // the look-back's words
+    usize *bins_out;  // digit starts for the next portion (written by the last tile)
+    usize bin_start;  // in thread d < RADIX: digit d's first place in this portion
+    Order order;
+    u32 pass, tiles, epoch;
+    TileStorage &s;
+    // Where digit d's keys (values) of the tile go: + a key's position in the tile's
+    // digit order = its place (a pointer each, so a scatter is one multiply-add).
+    K **key_dest;
+    V **value_dest;
+};
+
+// One tile of a pass: rank its keys by the digit, take the digits' offsets by
+// look-back, scatter keys then values. WHOLE: every key of the tile exists (valid ==
+// TILE), so nothing is bounds-tested and no per-item predicate is held in a register
+// through the ranking and the scatters (-DGP_WHOLE_TILES=1, knob radix.whole_tiles).
+template <bool WHOLE>
+__device__ __forceinline__ void sort_tile(const Pass &p, u32 tile, usize tile_start, u32 valid) {
+    const u32 lane = threadIdx.x % gp::WARP, warp = threadIdx.x / gp::WARP;
+    const u32 span = warp * gp::WARP * ITEMS;  // the warp's first item in the tile
+    auto exists = [&](u32 i) { return WHOLE || i < valid; };
+    K key[ITEMS];
+    V value[ITEMS];  // unused (and dropped) without values
+    u32 rank[ITEMS];  // each item's digit, then (Rank::rank) its place in the tile
+    if (WHOLE || valid == TILE) {
+#pragma unroll
+        for (int j = 0; j < ITEMS; ++j) key[j] = p.src[tile_start + span + j * gp::WARP + lane];
+    } else {
+#pragma unroll
+        for (int j = 0; j < ITEMS; ++j) {
+            const u32 i = span + j * gp::WARP + lane;
+            key[j] = i < valid ? p.src[tile_start + i] : K(0);
+        }
+    }
+    auto load_values = [&] {
+#pragma unroll
+        for (int j = 0; j < ITEMS; ++j) {
+            const u32 i = span + j * gp::WARP + lane;
+            value[j] = exists(i) ? p.vsrc[tile_start + i] : V(0);  // defined everywhere: nothing kept from before
+        }
+    };
+    if constexpr (HAS_VALUES && GP_EARLY_VALUES) load_values();  // latency hidden behind the ranking
+#pragma unroll
+    for (int j = 0; j < ITEMS; ++j) {
+        const u32 i = span + j * gp::WARP + lane;
+        rank[j] = exists(i) ? gp::digit_of<RADIX_BITS>(p.order.ordered(key[j]), p.pass) : RADIX - 1;
+    }
+
+    const u32 total = Rank::count(rank, WHOLE ? 0 : TILE - valid, p.s.rank);
+    const u32 d = threadIdx.x;
+    if (d < RADIX) LookBack::publish(p.state, tile, d, total, tile == 0, p.epoch);
+    const u32 offset = Rank::rank(rank, total, p.s.rank);
+    if (d < RADIX) {
+        const u32 before = tile == 0 ? 0 : LookBack::exclusive_prefix<LOOKBACK_WINDOW>(p.state, tile, d, p.epoch);
+        if (tile != 0) LookBack::publish(p.state, tile, d, before + total, true, p.epoch);
+        const usize dest = p.bin_start + before - offset;  // wraps back when a rank is added
+        p.key_dest[d] = p.dst + dest;
+        if constexpr (HAS_VALUES) p.value_dest[d] = p.vdst + dest;
+        if (tile == p.tiles - 1) p.bins_out[d] = p.bin_start + before + total;
+    }
+
+    // Keys into digit order in shared memory, then out: consecutive threads write
+    // consecutive keys of a digit's run. Values follow the same way, to the places
+    // their keys went (by `out_digit`).
+    u32 out_digit[ITEMS];
+    gp::to_rank_order<WHOLE>(p.s.keys, key, rank, span + lane, valid);
+    __syncthreads();
+#pragma unroll
+    for (int k = 0; k < ITEMS; ++k) {
+        const u32 i = k * BLOCK + threadIdx.x;
+        if (exists(i)) {
+            const K x = p.s.keys[i];
+            out_digit[k] = gp::digit_of<RADIX_BITS>(p.order.ordered(x), p.pass);
+            p.key_dest[out_digit[k]][i] = x;
+        }
+    }
+    if constexpr (HAS_VALUES) {
+        if constexpr (!GP_EARLY_VALUES) load_values();
+        __syncthreads();  // every key has left s.keys
+        gp::to_rank_order<WHOLE>(p.s.values, value, rank, span + lane, valid);
+        __syncthreads();
+#pragma unroll
+        for (int k = 0; k < ITEMS; ++k) {
+            const u32 i = k * BLOCK + threadIdx.x;
+            if (exists(i)) p.value_dest[out_digit[k]][i] = p.s.values[i];
+        }
+    }
+    // The next ticket's barrier orders these reads before shared memory is reused.
+}
+
 extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS)
 radix_pass(K *keys, K *alt, V *values, V *alt_values, usize n, usize portion_start, Control *ctl, u64 *state,
            u32 pass, u32 portion, u32 key_order, u32 epoch) {
@@ -155,23 +258,15 @@ radix_pass(K *keys, K *alt, V *values, V *alt_values, usize n, usize portion_sta
     const usize len = n - portion_start < PORTION ? n - portion_start : PORTION;
     const u32 tiles = (u32)((len + TILE - 1) / TILE);
 
-    __shared__ union {
-        typename Rank::Storage rank;
-        K keys[TILE];
-        V values[HAS_VALUES ? TILE : 1];
-    } s;
-    // Where digit d's keys (values) of this tile go: + a key's position in the tile's
-    // digit order = its place (a pointer each, so a scatter is one multiply-add).
+    __shared__ TileStorage s;
     __shared__ K *key_dest[RADIX];
     __shared__ V *value_dest[HAS_VALUES ? RADIX : 1];
     __shared__ u32 tile_slot;
 
-    const Order order(key_order);
     // Digit d's first place in this portion, in thread d (loaded once: the tile loop's
     // look-backs then wait on nothing else).
     const usize bin_start = threadIdx.x < RADIX ? bins_in[threadIdx.x] : 0;
-    const u32 lane = threadIdx.x % gp::WARP, warp = threadIdx.x / gp::WARP;
-    const u32 span = warp * gp::WARP * ITEMS;  // the warp's first item in the tile
+    const Pass p{src, dst, vsrc, vdst, state, bins_out, bin_start, Order(key_order), pass, tiles, epoch, s, key_dest, value_dest};
     for (;;) {
         // (Taking the next ticket while working on this tile was measured: no faster
         // for keys, much slower for pairs, as a slow tile then holds up its successor.)
@@ -181,74 +276,10 @@ radix_pass(K *keys, K *alt, V *values, V *alt_values, usize n, usize portion_sta
         if (tile >= tiles) return;
         const usize tile_start = portion_start + (usize)tile * TILE;
         const u32 valid = len - (usize)tile * TILE < TILE ? (u32)(len - (usize)tile * TILE) : TILE;
-
-        K key[ITEMS];
-        V value[ITEMS];  // unused (and dropped) without values
-        u32 rank[ITEMS];  // each item's digit, then (Rank::rank) its place in the tile
-        if (valid == TILE) {
-#pragma unroll
-            for (int j = 0; j < ITEMS; ++j) key[j] = src[tile_start + span + j * gp::WARP + lane];
-        } else {
-#pragma unroll
-            for (int j = 0; j < ITEMS; ++j) {
-                const u32 i = span + j * gp::WARP + lane;
-                key[j] = i < valid ? src[tile_start + i] : K(0);
-            }
-        }
-        auto load_values = [&] {
-#pragma unroll
-            for (int j = 0; j < ITEMS; ++j) {
-                const u32 i = span + j * gp::WARP + lane;
-                if (i < valid) value[j] = vsrc[tile_start + i];
-            }
-        };
-        if constexpr (HAS_VALUES && GP_EARLY_VALUES) load_values();  // latency hidden behind the ranking
-#pragma unroll
-        for (int j = 0; j < ITEMS; ++j) {
-            const u32 i = span + j * gp::WARP + lane;
-            rank[j] = i < valid ? gp::digit_of<RADIX_BITS>(order.ordered(key[j]), pass) : RADIX - 1;
-        }
-
-        const u32 total = Rank::count(rank, TILE - valid, s.rank);
-        const u32 d = threadIdx.x;
-        if (d < RADIX) LookBack::publish(state, tile, d, total, tile == 0, epoch);
-        const u32 offset = Rank::rank(rank, total, s.rank);
-        if (d < RADIX) {
-            const u32 before = tile == 0 ? 0 : LookBack::exclusive_prefix<LOOKBACK_WINDOW>(state, tile, d, epoch);
-            if (tile != 0) LookBack::publish(state, tile, d, before + total, true, epoch);
-            const usize dest = bin_start + before - offset;  // wraps back when a rank is added
-            key_dest[d] = dst + dest;
-            if constexpr (HAS_VALUES) value_dest[d] = vdst + dest;
-            if (tile == tiles - 1) bins_out[d] = bin_start + before + total;
-        }
-
-        // Keys into digit order in shared memory, then out: consecutive threads write
-        // consecutive keys of a digit's run. Values follow the same way, to the places
-        // their keys went (by `out_digit`).
-        u32 out_digit[ITEMS];
-        gp::to_rank_order(s.keys, key, rank, span + lane, valid);
-        __syncthreads();
-#pragma unroll
-        for (int k = 0; k < ITEMS; ++k) {
-            const u32 i = k * BLOCK + threadIdx.x;
-            if (i < valid) {
-                const K x = s.keys[i];
-                out_digit[k] = gp::digit_of<RADIX_BITS>(order.ordered(x), pass);
-                key_dest[out_digit[k]][i] = x;
-            }
-        }
-        if constexpr (HAS_VALUES) {
-            if constexpr (!GP_EARLY_VALUES) load_values();
-            __syncthreads();  // every key has left s.keys
-            gp::to_rank_order(s.values, value, rank, span + lane, valid);
-            __syncthreads();
-#pragma unroll
-            for (int k = 0; k < ITEMS; ++k) {
-                const u32 i = k * BLOCK + threadIdx.x;
-                if (i < valid) value_dest[out_digit[k]][i] = s.values[i];
-            }
-        }
-        // The next ticket's barrier orders these reads before shared memory is reused.
+        // (-DGP_WHOLE_TILES=1, knob radix.whole_tiles) Whole tiles, all but at most one
+        // of a pass, take the instance without bounds tests.
+        if (GP_WHOLE_TILES && valid == TILE) sort_tile<true>(p, tile, tile_start, valid);
+        else sort_tile<false>(p, tile, tile_start, valid);
     }
 }
 

@@ -160,13 +160,14 @@ struct BlockRadixRank {
 };
 
 // After rank(): a thread's items (warp-striped: item j is element first + j*32 of
-// the tile) into their places in shared memory, for those that exist (element < valid).
-template <int ITEMS, class T>
+// the tile) into their places in shared memory, for those that exist (element < valid;
+// WHOLE: the caller knows every element exists, and nothing is tested).
+template <bool WHOLE = false, int ITEMS, class T>
 __device__ __forceinline__ void to_rank_order(T *staging, const T (&items)[ITEMS], const u32 (&rank)[ITEMS], u32 first,
                                               u32 valid) {
 #pragma unroll
     for (int j = 0; j < ITEMS; ++j)
-        if (first + j * WARP < valid) staging[rank[j]] = items[j];
+        if (WHOLE || first + j * WARP < valid) staging[rank[j]] = items[j];
 }
 
 }  // namespace gp

@@ -88,6 +88,9 @@ pub fn module(key_bytes: usize, value_bytes: usize, float_keys: bool) -> ModuleS
             format!("-DGP_RANK_GROUP={}", knob("radix.rank_group", 0)),
             // Values loaded with the keys (latency hidden, registers held) or after ranking.
             format!("-DGP_EARLY_VALUES={}", knob("radix.early_values", 0)),
+            // Whole tiles without bounds tests (a second instance of the tile's work);
+            // not yet measured, so off.
+            format!("-DGP_WHOLE_TILES={}", knob("radix.whole_tiles", 0)),
             format!("-DGP_HIST_BLOCK_THREADS={}", p.hist_block),
             format!("-DGP_PORTION_TILES={}", p.portion_tiles()),
             format!("-DGP_CONTROL_BYTES={CONTROL_BYTES}"),
