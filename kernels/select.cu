@@ -516,6 +516,7 @@ select_digits(const U *in, usize n, SelectState *st, const U *cand, u32 flags, u
             for (int d = threadIdx.x; d < RADIX; d += gp::WARP) s.totals[d] = __ldcg(&totals[d]);
             __syncwarp();
             const gp::Bucket<u64> b = gp::find_bucket<u64, RADIX>(s.totals, s.rank);
+            __syncwarp();  // every lane has read s.rank before lane 0 moves it on
             if (threadIdx.x == 0) {
                 s.prefix |= U(b.digit) << shift;
                 s.mask |= U(RADIX - 1) << shift;
