@@ -29,8 +29,8 @@
 // decided on the device from SelectState, so nothing waits but the final read.
 //
 // Instantiated per key width and float-ness: -DGP_KEY_BYTES -DGP_KEY_FLOAT
-// -DGP_BLOCK_THREADS -DGP_ITEMS -DGP_LOOKBACK_WINDOW -DGP_KEEP_BYTES -DGP_BAND_PREFETCH
-// (src/backend/cuda/select.rs).
+// -DGP_BLOCK_THREADS -DGP_ITEMS -DGP_LOOKBACK_WINDOW -DGP_KEEP_BYTES -DGP_DIGITS_MIN_BLOCKS
+// -DGP_BAND_PREFETCH (src/backend/cuda/select.rs).
 #include "select_state.cuh"
 #include "common/block_radix_select.cuh"
 #include "common/block_scan.cuh"
@@ -399,6 +399,7 @@ select_digit_pass(const U *in, usize n, SelectState *st, const U *cand, u32 shif
 // Keys (as ordered patterns) a block keeps in shared memory: those of its share of
 // the source that match the prefix when the launch begins.
 constexpr int KEEP = GP_KEEP_BYTES / sizeof(U);
+constexpr int DIGITS_MIN_BLOCKS = GP_DIGITS_MIN_BLOCKS;  // resident blocks an SM the registers must allow
 
 // What a block of select_digits knows: the prefix and rank chosen so far (every block
 // takes the same bucket from the same totals), and the keys it keeps.
@@ -406,7 +407,7 @@ struct DigitsShared {
     U kept[KEEP];
     u32 counts[RADIX];  // this block's histogram of the current digit
     u64 totals[RADIX];  // the grid's
-    u32 kept_count;     // matches seen in the first step (more than KEEP: not all kept)
+    u32 kept_count;     // matches seen by the last step that read global memory (more than KEEP: not all kept)
     U prefix, mask;
     u64 rank, less;
 };
@@ -438,7 +439,7 @@ __device__ __forceinline__ void count_share(const U *src, usize begin, usize end
         if (keep) keep_matches(u, match, s);
     };
     usize scalar_from = begin;
-    if (gp::aligned16(src + begin)) {
+    if (begin < end && gp::aligned16(src + begin)) {  // begin: a multiple of PER_VEC unless the share is empty
         const usize vbegin = begin / PER_VEC, vend = end / PER_VEC;
         for (usize r = vbegin; r < vend; r += UNROLL * BLOCK) {
             gp::Vec16 w[UNROLL];
@@ -468,12 +469,14 @@ __device__ __forceinline__ void count_share(const U *src, usize begin, usize end
 }
 
 // The whole search after the band (or of the input, without one) in one cooperative
-// launch: per digit, each block counts its share (the first step from global memory,
-// keeping the matches; later steps from what it kept, unless more matched than fit),
-// adds its histogram into the grid's for that digit, waits at a grid barrier, and
-// takes the bucket holding the rank from the totals, as every other block does. The
-// state ends as the last digit pass would leave it.
-extern "C" __global__ void __launch_bounds__(BLOCK)
+// launch: per digit, each block counts its share, adds its histogram into the grid's
+// for that digit, waits at a grid barrier, and takes the bucket holding the rank from
+// the totals, as every other block does. A step that reads the share from global
+// memory also keeps its matches in shared memory when a later digit would read them;
+// once they all fit, later steps read only those. The state ends as the last digit
+// pass would leave it.
+static_assert(BLOCK % gp::WARP == 0, "whole warps (keep_matches, find_bucket)");
+extern "C" __global__ void __launch_bounds__(BLOCK, DIGITS_MIN_BLOCKS)
 select_digits(const U *in, usize n, SelectState *st, const U *cand, u32 flags, u32 key_order, U *out) {
     __shared__ DigitsShared s;
     const u32 source = st->source;
@@ -491,21 +494,27 @@ select_digits(const U *in, usize n, SelectState *st, const U *cand, u32 flags, u
         s.mask = U(st->mask);
         s.rank = st->rank;
         s.less = st->less;
-        s.kept_count = 0;
     }
+    bool kept = false;  // (the same in the whole block) s.kept holds every key of the share matching the prefix
     // The band counted the candidates' top digit; settle took its bucket.
     u32 step = 0;
     for (int shift = from_cand ? TOP_SHIFT - RADIX_BITS : TOP_SHIFT; shift >= 0; shift -= RADIX_BITS, ++step) {
         for (int d = threadIdx.x; d < RADIX; d += BLOCK) s.counts[d] = 0;
+        if (!kept && threadIdx.x == 0) s.kept_count = 0;
         __syncthreads();  // also publishes thread 0's prefix and rank
-        if (step == 0 || s.kept_count > KEEP) {
-            count_share(src, begin, end, !from_cand, step == 0, order, shift, s);
-        } else {
+        if (kept) {
             const U prefix = s.prefix, mask = s.mask;
             for (u32 i = threadIdx.x; i < s.kept_count; i += BLOCK) {
                 const U u = s.kept[i];
                 if (((u ^ prefix) & mask) == 0) atomicAdd(&s.counts[u32(u >> shift) & (RADIX - 1)], 1u);
             }
+        } else {
+            // Keep when a later digit would read them and they may fit (with no prefix
+            // yet, every key matches: only a share that fits whole).
+            const bool keep = shift > 0 && (s.mask != 0 || end - begin <= KEEP) && end - begin <= 0xffffffffull;
+            count_share(src, begin, end, !from_cand, keep, order, shift, s);
+            __syncthreads();
+            kept = keep && s.kept_count <= KEEP;
         }
         __syncthreads();
         u64 *totals = st->digit_counts[step];
@@ -526,8 +535,7 @@ select_digits(const U *in, usize n, SelectState *st, const U *cand, u32 flags, u
         }
         // The next step's first barrier orders these before they are read.
     }
-    __syncthreads();
-    if (blockIdx.x == 0 && threadIdx.x == 0) {
+    if (blockIdx.x == 0 && threadIdx.x == 0) {  // thread 0 wrote s.* itself
         st->rank = s.rank;
         st->less = s.less;
         finish(st, s.prefix, flags, key_order, out);

@@ -15,10 +15,10 @@ namespace gp {
 // before the barrier are visible after it; reads of them should go through L2
 // (__ldcg), as this SM's L1 may hold an older copy.
 __device__ __forceinline__ void grid_barrier(u64 *arrived, u32 nth) {
-    __threadfence();  // each thread's writes before the block's arrival (as last_to_arrive)
-    __syncthreads();
+    __syncthreads();  // the block's writes come before thread 0's fence
     if (threadIdx.x == 0) {
         const u64 target = u64(nth) * gridDim.x;
+        __threadfence();  // the block's writes before its arrival (cumulative over the barrier)
         atomicAdd((unsigned long long *)arrived, 1ull);
         for (;;) {
             u64 seen;
@@ -26,9 +26,8 @@ __device__ __forceinline__ void grid_barrier(u64 *arrived, u32 nth) {
             if (seen >= target) break;
             __nanosleep(32);
         }
-        __threadfence();
     }
-    __syncthreads();
+    __syncthreads();  // the acquire's view, to the whole block
 }
 
 }  // namespace gp

@@ -55,16 +55,26 @@ pub unsafe fn launch_with_shared(f: CUfunction, grid: u64, block: u32, shared_by
 }
 
 /// Launches `f` cooperatively: the driver starts it only with every block resident at
-/// once (and fails the launch when `grid` exceeds what fits), so its blocks may wait
-/// for each other (kernels/common/grid_barrier.cuh).
+/// once, so its blocks may wait for each other (kernels/common/grid_barrier.cuh).
+/// Returns false, having launched nothing, where the driver cannot run the grid so
+/// (too many blocks to be resident at once, or no cooperative launch on this device),
+/// so the caller can go another way.
 ///
 /// # Safety
 /// As `launch`.
-pub unsafe fn launch_cooperative(f: CUfunction, grid: u64, block: u32, stream: CUstream, args: &[Arg]) -> Result<()> {
+pub unsafe fn launch_cooperative(f: CUfunction, grid: u64, block: u32, stream: CUstream, args: &[Arg]) -> Result<bool> {
+    use cudarc::driver::sys::{self, CUresult};
+    let mut refused = false;
     with_params(grid, args, |params| {
-        cudarc::driver::sys::cuLaunchCooperativeKernel(f, grid as u32, 1, 1, block, 1, 1, 0, stream, params.as_mut_ptr())
-            .during("cuLaunchCooperativeKernel")
-    })
+        match sys::cuLaunchCooperativeKernel(f, grid as u32, 1, 1, block, 1, 1, 0, stream, params.as_mut_ptr()) {
+            CUresult::CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE | CUresult::CUDA_ERROR_NOT_SUPPORTED => {
+                refused = true;
+                Ok(())
+            }
+            r => r.during("cuLaunchCooperativeKernel"),
+        }
+    })?;
+    Ok(!refused)
 }
 
 /// The driver's parameter array for `args` (on the stack: a launch is on every call's

@@ -53,8 +53,11 @@ struct Policy {
     /// Every digit in one cooperative launch (select_digits) instead of a launch a
     /// digit (select_digit_pass); not yet measured, so off by default.
     fused_digits: bool,
-    /// Shared memory a select_digits block keeps matching keys in.
+    /// Shared memory a select_digits block keeps matching keys in (static: at most
+    /// 40 KiB, with the rest of its shared memory under the 48 KiB limit).
     keep_bytes: u32,
+    /// select_digits blocks an SM its registers must allow.
+    digits_min_blocks: u32,
     /// The band issues a tile's loads before it reserves and copies the tile before
     /// (not yet measured, so off by default).
     band_prefetch: bool,
@@ -68,7 +71,8 @@ fn policy() -> Policy {
         thread_bytes: knob("select.thread_bytes", 64), window: knob("select.window", 64),
         digit_rounds: knob("select.digit_rounds", 4),
         fused_digits: knob("select.fused_digits", 0) != 0,
-        keep_bytes: knob("select.keep_bytes", 32768),
+        keep_bytes: knob("select.keep_bytes", 32768).clamp(1024, 40960),
+        digits_min_blocks: knob("select.digits_min_blocks", 4),
         band_prefetch: knob("select.band_prefetch", 0) != 0,
     }
 }
@@ -93,6 +97,7 @@ pub fn module(source: Source, key_bytes: usize, float_keys: bool) -> ModuleSpec 
             format!("-DGP_ITEMS={}", p.items(key_bytes)),
             format!("-DGP_LOOKBACK_WINDOW={}", p.window),
             format!("-DGP_KEEP_BYTES={}", p.keep_bytes),
+            format!("-DGP_DIGITS_MIN_BLOCKS={}", p.digits_min_blocks),
             format!("-DGP_BAND_PREFETCH={}", p.band_prefetch as u32),
         ],
     }
@@ -310,12 +315,11 @@ fn find_rank(
                 &[Arg::ptr(scratch.state), Arg::u64(rank as u64), Arg::size(band.capacity), Arg::u32(flags), Arg::u32(order_bits), Arg::ptr(out_ptr)],
             )?;
         }
-        let digit_pass = load(if p.fused_digits { "select_digits" } else { "select_digit_pass" })?;
         // Sized for the candidates when there is a band (a larger grid only adds blocks
         // that contend on the histogram's atomics); the rare fallback to the whole input
-        // runs on the same grid, strided. At most what is resident at once, as a
-        // cooperative launch requires.
+        // runs on the same grid, strided.
         let searched = if banded { band.capacity } else { len };
+        let digit_pass = load("select_digit_pass")?;
         let digit_grid = (searched as u64).div_ceil(per_block * p.digit_rounds.max(1) as u64).min(resident(digit_pass, p.block)?);
         let args = |shift: u32| {
             [
@@ -329,11 +333,20 @@ fn find_rank(
                 Arg::ptr(out_ptr),
             ]
         };
-        if p.fused_digits {
+        // All digits in one cooperative launch: with a band, blocks enough that each
+        // share's candidates fit the keys a block keeps (nine tenths of them), at most
+        // what is resident at once. Where the driver refuses the launch (no
+        // cooperative launch, or fewer SMs than the occupancy said), the digit passes.
+        let fused = p.fused_digits && {
+            let digits = load("select_digits")?;
+            let keep = (p.keep_bytes as usize / key_bytes) * 9 / 10;
+            let grid = if banded { (band.capacity.div_ceil(keep) as u64).max(digit_grid) } else { digit_grid };
+            let grid = grid.min(resident(digits, p.block)?);
             // select_digits goes through every digit itself: no shift.
             let [input, len, state, cand, _shift, flags, order, out] = args(0);
-            launch_cooperative(digit_pass, digit_grid, p.block, stream, &[input, len, state, cand, flags, order, out])?;
-        } else {
+            launch_cooperative(digits, grid, p.block, stream, &[input, len, state, cand, flags, order, out])?
+        };
+        if !fused {
             for digit in (0..key_bytes * 8 / RADIX_BITS).rev() {
                 launch(digit_pass, digit_grid, p.block, stream, &args((digit * RADIX_BITS) as u32))?;
             }
