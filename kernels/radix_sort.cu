@@ -217,7 +217,7 @@ __device__ __forceinline__ void sort_tile(const Pass &p, u32 tile, usize tile_st
     // Keys into digit order in shared memory, then out: consecutive threads write
     // consecutive keys of a digit's run. Values follow the same way, to the places
     // their keys went (by `out_digit`).
-    u32 out_digit[ITEMS];
+    u32 out_digits[(ITEMS + 3) / 4] = {};  // item k's digit in byte k % 4 of word k / 4
     gp::to_rank_order<WHOLE>(p.s.keys, key, rank, span + lane, valid);
     __syncthreads();
 #pragma unroll
@@ -225,8 +225,9 @@ __device__ __forceinline__ void sort_tile(const Pass &p, u32 tile, usize tile_st
         const u32 i = k * BLOCK + threadIdx.x;
         if (exists(i)) {
             const K x = p.s.keys[i];
-            out_digit[k] = gp::digit_of<RADIX_BITS>(p.order.ordered(x), p.pass);
-            p.key_dest[out_digit[k]][i] = x;
+            const u32 digit = gp::digit_of<RADIX_BITS>(p.order.ordered(x), p.pass);
+            if constexpr (HAS_VALUES) out_digits[k / 4] |= digit << (k % 4 * 8);
+            p.key_dest[digit][i] = x;
         }
     }
     if constexpr (HAS_VALUES) {
@@ -237,7 +238,7 @@ __device__ __forceinline__ void sort_tile(const Pass &p, u32 tile, usize tile_st
 #pragma unroll
         for (int k = 0; k < ITEMS; ++k) {
             const u32 i = k * BLOCK + threadIdx.x;
-            if (exists(i)) p.value_dest[out_digit[k]][i] = p.s.values[i];
+            if (exists(i)) p.value_dest[(out_digits[k / 4] >> (k % 4 * 8)) & 0xff][i] = p.s.values[i];
         }
     }
     // The next ticket's barrier orders these reads before shared memory is reused.
