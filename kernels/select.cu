@@ -397,7 +397,7 @@ select_digit_pass(const U *in, usize n, SelectState *st, const U *cand, u32 shif
 // ----------------------------------------------------------------------------------
 
 // Keys (as ordered patterns) a block keeps in shared memory: those of its share of
-// the source that match the prefix when the launch begins.
+// the source that matched the prefix at the last step that read global memory.
 constexpr int KEEP = GP_KEEP_BYTES / sizeof(U);
 constexpr int DIGITS_MIN_BLOCKS = GP_DIGITS_MIN_BLOCKS;  // resident blocks an SM the registers must allow
 
