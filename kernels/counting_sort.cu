@@ -15,6 +15,7 @@
 //
 // Instantiated by key width: -DGP_KEY_BYTES=1|2; -DGP_HIST_BLOCK_THREADS,
 // -DGP_FILL_BLOCK_THREADS, -DGP_CONTROL_BYTES (the size the host allocates).
+#include "common/grid_dependency.cuh"
 #include "common/types.cuh"
 #include "common/radix_key.cuh"
 #include "common/digit_histogram.cuh"
@@ -75,6 +76,7 @@ struct SliceCounter {
 
 extern "C" __global__ void __launch_bounds__(HIST_BLOCK)
 counting_histogram(const K *keys, usize n, u32 key_order, Control *ctl) {
+    gp::wait_for_prior_grids();
     const Order order(key_order);
     // Blocks SLICES * s .. SLICES * s + SLICES - 1 read share s, each counting its
     // slice of the values; slice 0 checks the order.
@@ -114,6 +116,7 @@ constexpr u32 BATCH = ROUNDS < 8 ? ROUNDS : 8;  // rounds whose loads are in fli
 static_assert(ROUNDS % BATCH == 0, "whole batches");
 
 extern "C" __global__ void __launch_bounds__(PLAN_BLOCK) counting_plan(usize n, Control *ctl) {
+    gp::wait_for_prior_grids();
     __shared__ usize warp_totals[PLAN_WARPS];
     const u32 lane = threadIdx.x % gp::WARP, warp = threadIdx.x / gp::WARP;
     const unsigned long long *counts = ctl->counts + warp * SPAN + lane;
@@ -167,6 +170,7 @@ __device__ __forceinline__ u32 value_at(const usize *starts, usize p, u32 lo, u3
 }
 
 extern "C" __global__ void __launch_bounds__(FILL_BLOCK) counting_fill(K *keys, usize n, u32 key_order, const Control *ctl) {
+    gp::wait_for_prior_grids();
     if (!ctl->unsorted) return;  // already in order: nothing to write
     const Order order(key_order);
     const usize *starts = ctl->starts;  // starts[VALUES] = n

@@ -31,6 +31,7 @@
 // Instantiated per rule and generations per launch:
 //   -DGP_BIRTH=<mask> -DGP_SURVIVE=<mask> -DGP_GENS=<k> -DGP_WARPS=<warps per block>
 // (planning in src/backend/cuda/life.rs).
+#include "common/grid_dependency.cuh"
 #include "common/types.cuh"
 
 constexpr int GENS = GP_GENS;
@@ -302,11 +303,13 @@ __device__ __forceinline__ void life_steps(const u64 *__restrict__ src, u64 *__r
 extern "C" __global__ void __launch_bounds__(32 * WARPS)
     life_torus(const u64 *__restrict__ src, u64 *__restrict__ dst, usize width, usize height, usize wpr,
                usize strip_rows, usize ncols, usize nwarps) {
+    gp::wait_for_prior_grids();
     life_steps<true>(src, dst, width, height, wpr, strip_rows, ncols, nwarps);
 }
 
 extern "C" __global__ void __launch_bounds__(32 * WARPS)
     life_dead(const u64 *__restrict__ src, u64 *__restrict__ dst, usize width, usize height, usize wpr,
               usize strip_rows, usize ncols, usize nwarps) {
+    gp::wait_for_prior_grids();
     life_steps<false>(src, dst, width, height, wpr, strip_rows, ncols, nwarps);
 }

@@ -53,6 +53,7 @@
 // dynamic shared memory the host gives the sorting kernels
 // at most, -DGP_SMALL_SMEM_BYTES -DGP_SAMPLE_SMEM_BYTES; -DGP_COPY_CHUNK
 // (src/backend/cuda/quicksort.rs).
+#include "common/grid_dependency.cuh"
 #include "quicksort_state.cuh"
 #include "common/block_radix_rank.cuh"
 #include "common/block_scan.cuh"
@@ -104,6 +105,7 @@ __device__ __forceinline__ void bucket_range(const Segment &seg, const K *table,
 // An input that fits one large sort: its span and count (a longer input's first
 // segment and zeroed level counts are qs_splitters' first work).
 extern "C" __global__ void qs_init(Span *small, LevelCounts *levels, usize n) {
+    gp::wait_for_prior_grids();
     if (threadIdx.x == 0) {
         levels[0] = LevelCounts{};
         levels[0].large = list_large(small, 0, Span{0, u32(n), KEY_BITS, 0, WHOLE, 0});
@@ -170,6 +172,7 @@ __device__ __forceinline__ void load_tile(const K *src, const TileJob &job, cons
 extern "C" __global__ void __launch_bounds__(BLOCK)
 qs_count(const K *src, const Segment *segs, const u32 *tile_owner, const K *splitters, const u16 *cells, u32 *counts,
          u8 *buckets_of, u32 level_tiles, u32 key_order) {
+    gp::wait_for_prior_grids();
     __shared__ typename Rank::Storage rank;
     __shared__ TileJob job;
     begin_tile(segs, tile_owner, splitters, cells, job, true);
@@ -198,6 +201,7 @@ qs_count(const K *src, const Segment *segs, const u32 *tile_owner, const K *spli
 extern "C" __global__ void __launch_bounds__(BLOCK, 3)
 qs_scatter(const K *src, K *dst, const V *vsrc, V *vdst, const Segment *segs, const u32 *tile_owner, const K *splitters,
            const u32 *starts, const u8 *buckets_of) {
+    gp::wait_for_prior_grids();
     __shared__ union {
         typename Rank::Storage rank;
         K keys[TILE];
@@ -271,6 +275,7 @@ qs_scatter(const K *src, K *dst, const V *vsrc, V *vdst, const Segment *segs, co
 extern "C" __global__ void __launch_bounds__(BUCKETS)
 qs_children(const Segment *segs, const K *splitters, const u32 *starts, Segment *next, Span *small, Span *large,
             Span *copies, LevelCounts *level, LevelCounts *report, u32 in_alternate) {
+    gp::wait_for_prior_grids();
     typedef gp::BlockScan<u32, BUCKETS> Scan;
     __shared__ typename Scan::Storage scan;
     __shared__ u32 base[5];  // where this block's next segments, tiles, small and large segments, copies go
@@ -352,6 +357,7 @@ qs_children(const Segment *segs, const K *splitters, const u32 *starts, Segment 
 
 extern "C" __global__ void __launch_bounds__(256)
 qs_copy(K *keys, const K *alt, V *values, const V *alt_values, const Span *spans, const u32 *count) {
+    gp::wait_for_prior_grids();
     if (blockIdx.x >= *count) return;
     const Span span = spans[blockIdx.x];
     gp::copy_elements(keys + span.start, alt + span.start, span.len, threadIdx.x, 256);

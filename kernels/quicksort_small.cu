@@ -4,6 +4,7 @@
 // two tiles is listed as two halves: each block sorts its half, and the second to
 // finish merges both. A module of its own, so its sort instantiations compile beside
 // the partition's on the first call.
+#include "common/grid_dependency.cuh"
 #include "quicksort_state.cuh"
 #include "common/block_merge.cuh"
 #include "common/last_to_arrive.cuh"
@@ -102,11 +103,13 @@ __device__ __forceinline__ void sort_listed_span(const K *src, K *dst, const V *
 extern "C" __global__ void __launch_bounds__(SMALL_BLOCK, GP_SMALL_MIN_BLOCKS)
 qs_small(const K *src, K *dst, const V *vsrc, V *vdst, K *spare, V *vspare, Span *spans, const u32 *count,
          u32 key_order) {
+    gp::wait_for_prior_grids();
     sort_listed_span<SMALL_BLOCK>(src, dst, vsrc, vdst, spare, vspare, spans, count, key_order);
 }
 
 extern "C" __global__ void __launch_bounds__(LARGE_BLOCK, GP_LARGE_MIN_BLOCKS)
 qs_large(const K *src, K *dst, const V *vsrc, V *vdst, K *spare, V *vspare, Span *spans, const u32 *count,
          u32 key_order) {
+    gp::wait_for_prior_grids();
     sort_listed_span<LARGE_BLOCK>(src, dst, vsrc, vdst, spare, vspare, spans, count, key_order);
 }

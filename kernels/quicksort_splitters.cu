@@ -3,6 +3,7 @@
 // table of cells (quicksort_state.cuh: CELLS), or its shift when it is split by value. A
 // module of its own, so its sort compiles beside the partition's kernels on the first
 // call.
+#include "common/grid_dependency.cuh"
 #include "quicksort_state.cuh"
 #include "common/block_scan.cuh"
 
@@ -35,6 +36,7 @@ __device__ __forceinline__ void write_cells(const K *splitters, u32 n, K lo, K h
 extern "C" __global__ void __launch_bounds__(SAMPLE_BLOCK)
 qs_splitters(const K *src, Segment *segs, u32 *tile_owner, K *splitters, u16 *cells, u32 key_order, u32 first_level,
              usize n, u32 tiles, LevelCounts *levels, u32 max_levels) {
+    gp::wait_for_prior_grids();
     extern __shared__ __align__(16) unsigned char dynamic_smem[];
     auto &s = *reinterpret_cast<typename SampleSort::Storage *>(dynamic_smem);
     __shared__ typename gp::BlockScan<u32, SAMPLE_BLOCK>::Storage scan;

@@ -33,6 +33,7 @@
 // -DGP_BLOCK_THREADS -DGP_ITEMS -DGP_MIN_BLOCKS -DGP_LOOKBACK_WINDOW -DGP_RANK_GROUP
 // -DGP_EARLY_VALUES -DGP_WHOLE_TILES -DGP_HIST_BLOCK_THREADS -DGP_PORTION_TILES; and -DGP_CONTROL_BYTES
 // (the size the host allocates for Control). Tuning lives in src/backend/cuda/radix_sort.rs.
+#include "common/grid_dependency.cuh"
 #include "common/types.cuh"
 #include "common/radix_key.cuh"
 #include "common/digit_histogram.cuh"
@@ -87,6 +88,8 @@ static_assert(sizeof(Control) <= GP_CONTROL_BYTES, "the host allocates GP_CONTRO
 
 extern "C" __global__ void __launch_bounds__(HIST_BLOCK)
 radix_histogram(const K *keys, usize n, u32 key_order, Control *ctl) {
+    gp::wait_for_prior_grids();
+    gp::let_next_grid_start();  // the grid is resident at once (a single block, or at most what fits)
     typedef gp::BlockDigitHistogram<HIST_BLOCK, PASSES, RADIX_BITS> Hist;
     __shared__ typename Hist::Storage hist;
     const Order order(key_order);
@@ -109,6 +112,8 @@ radix_histogram(const K *keys, usize n, u32 key_order, Control *ctl) {
 // ----------------------------------------------------------------------------------
 
 extern "C" __global__ void __launch_bounds__(RADIX) radix_plan(usize n, Control *ctl) {
+    gp::wait_for_prior_grids();
+    gp::let_next_grid_start();  // the grid is resident at once (a single block, or at most what fits)
     typedef gp::BlockScan<usize, RADIX> Scan;
     __shared__ typename Scan::Storage scan;
     __shared__ u32 trivial[MAX_PASSES];
@@ -247,6 +252,8 @@ __device__ __forceinline__ void sort_tile(const Pass &p, u32 tile, usize tile_st
 extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS)
 radix_pass(K *keys, K *alt, V *values, V *alt_values, usize n, usize portion_start, Control *ctl, u64 *state,
            u32 pass, u32 portion, u32 key_order, u32 epoch) {
+    gp::wait_for_prior_grids();
+    gp::let_next_grid_start();  // the grid is resident at once (a single block, or at most what fits)
     if (ctl->mode != MODE_DIGITS || !ctl->active[pass]) return;
     const bool from_alt = ctl->from_alt[pass];
     const K *src = from_alt ? alt : keys;
@@ -299,6 +306,8 @@ __device__ __forceinline__ void reverse_elements(T *x, usize n, usize first, usi
 
 extern "C" __global__ void __launch_bounds__(HIST_BLOCK)
 radix_finish(K *keys, const K *alt, V *values, const V *alt_values, usize n, const Control *ctl) {
+    gp::wait_for_prior_grids();
+    gp::let_next_grid_start();  // the grid is resident at once (a single block, or at most what fits)
     const usize first = (usize)blockIdx.x * HIST_BLOCK + threadIdx.x, stride = (usize)gridDim.x * HIST_BLOCK;
     if (ctl->mode == MODE_REVERSE) {
         reverse_elements(keys, n, first, stride);

@@ -8,6 +8,7 @@
 //
 // Instantiated per element type: -DGP_T=<type> -DGP_BLOCK_THREADS=.. -DGP_VECS=..
 // (tuning lives in src/backend/cuda/reduce.rs).
+#include "common/grid_dependency.cuh"
 #include "common/types.cuh"
 #include "common/ops.cuh"
 #include "common/block_reduce.cuh"
@@ -71,6 +72,7 @@ __device__ __forceinline__ void reduce_device(const T *in, usize n, u64 *partial
 #define GP_REDUCE_KERNEL(NAME, OP)                                                                   \
     extern "C" __global__ void __launch_bounds__(BLOCK)                                              \
     NAME(const T *in, usize n, u64 *partials, u32 epoch, T *out) {                                   \
+        gp::wait_for_prior_grids();                                                                  \
         reduce_device<OP<T>>(in, n, partials, epoch, out);                                           \
     }
 

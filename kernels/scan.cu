@@ -9,6 +9,7 @@
 // -DGP_BLOCK_THREADS=.. -DGP_ITEMS=.. -DGP_LOOKBACK_WINDOW=.. (tuning lives in
 // src/backend/cuda/scan.rs). One operator a module keeps its cold NVRTC compile short:
 // all three in one module took over a second.
+#include "common/grid_dependency.cuh"
 #include "common/types.cuh"
 #include "common/ops.cuh"
 #include "common/block_scan.cuh"
@@ -84,6 +85,7 @@ __device__ __forceinline__ void scan_device(const T *in, T *out, usize n, gp::Ti
     extern "C" __global__ void __launch_bounds__(BLOCK)                                              \
     NAME(const T *in, T *out, usize n, u64 *aggregate, u64 *inclusive, u64 *ticket, u32 epoch,       \
          u64 ticket_base) {                                                                          \
+        gp::wait_for_prior_grids();                                                                  \
         scan_device<EXCLUSIVE>(in, out, n, gp::TileState{aggregate, inclusive, ticket}, epoch,       \
                                ticket_base);                                                         \
     }

@@ -25,6 +25,7 @@
 //
 // Instantiated per key width and float-ness: -DGP_KEY_BYTES -DGP_KEY_FLOAT and the
 // tuning defines below (src/backend/cuda/segmented_select.rs).
+#include "common/grid_dependency.cuh"
 #include "segmented_select_rows.cuh"
 #include "common/warp_radix_select.cuh"
 #include "common/warp_bitwise_select.cuh"
@@ -146,6 +147,7 @@ __device__ __forceinline__ void load_row(U (&keys)[WARP_ITEMS], const U *values,
 extern "C" __global__ void __launch_bounds__(WARP_BLOCK, WARP_MIN_BLOCKS)
 segsel_short(const U *values, u64 len, const void *offsets, const void *ranks, u32 flags, u64 nrows, u32 per_warp,
              Counters *ctr, u32 *row_ids, U *staged, u32 commit, Report *report, u32 seq, U *out, u32 key_order) {
+    gp::wait_for_prior_grids();
     constexpr int WARPS = WARP_BLOCK / gp::WARP;
     __shared__ ShortStorage storage[WARPS];
     __shared__ u32 block_counts[CLASSES], block_base[CLASSES];
@@ -232,6 +234,7 @@ segsel_short(const U *values, u64 len, const void *offsets, const void *ranks, u
 // final at this launch). Entries of long rows are overwritten by their class's launch.
 extern "C" __global__ void __launch_bounds__(COMMIT_BLOCK)
 segsel_commit(const U *staged, u64 nrows, const Counters *ctr, U *out) {
+    gp::wait_for_prior_grids();
     if (*(const volatile u32 *)&ctr->verdict != 0) return;
     for (u64 i = (u64)blockIdx.x * COMMIT_BLOCK + threadIdx.x; i < nrows; i += (u64)gridDim.x * COMMIT_BLOCK)
         out[i] = staged[i];

@@ -14,6 +14,7 @@
 //
 // Each row is clamped to the buffer, so no read leaves it whatever the offsets say.
 // Instantiated like segmented_select.cu (the same defines).
+#include "common/grid_dependency.cuh"
 #include "segmented_select_rows.cuh"
 #include "common/block_radix_select.cuh"
 
@@ -46,6 +47,7 @@ __device__ __forceinline__ void select_in_block(const U *values, u64 len, const 
     extern "C" __global__ void __launch_bounds__(BLOCK_T)                                                   \
     NAME(const U *values, u64 len, const void *offsets, const void *ranks, u32 flags, const u32 *ids, U *out, \
          u32 key_order) {                                                                                   \
+        gp::wait_for_prior_grids();                                                                         \
         const Rows rows{offsets, ranks, flags};                                                             \
         select_in_block<BLOCK_T, ITEMS_T>(values, len, rows, ids, out, key_order);                          \
     }
@@ -61,6 +63,7 @@ GP_SEGSEL_BLOCK_KERNEL(segsel_wider, WIDER_BLOCK, WIDER_ITEMS)
 extern "C" __global__ void __launch_bounds__(LONG_BLOCK)
 segsel_long(const U *values, u64 len, const void *offsets, const void *ranks, u32 flags, const u32 *ids, U *out,
             u32 key_order) {
+    gp::wait_for_prior_grids();
     constexpr int LOADS = 8, WARPS = LONG_BLOCK / gp::WARP;
     __shared__ u32 counts[WARPS][RADIX];
     __shared__ u64 totals[RADIX];

@@ -31,6 +31,7 @@
 // Instantiated per key width and float-ness: -DGP_KEY_BYTES -DGP_KEY_FLOAT
 // -DGP_BLOCK_THREADS -DGP_ITEMS -DGP_LOOKBACK_WINDOW -DGP_KEEP_BYTES -DGP_DIGITS_MIN_BLOCKS
 // -DGP_BAND_PREFETCH (src/backend/cuda/select.rs).
+#include "common/grid_dependency.cuh"
 #include "select_state.cuh"
 #include "common/block_radix_select.cuh"
 #include "common/block_scan.cuh"
@@ -86,11 +87,15 @@ __device__ __forceinline__ void pick_pivots(const U *in, usize n, SelectState *s
 // 16384 samples (large inputs: a narrow band) or 4096 (smaller ones: a cheaper sample).
 extern "C" __global__ void __launch_bounds__(SAMPLE_BLOCK)
 select_pivots(const U *in, usize n, SelectState *st, u32 rank_lo, u32 rank_hi, u32 key_order) {
+    gp::wait_for_prior_grids();
+    gp::let_next_grid_start();  // the grid is resident at once (a single block, or at most what fits)
     pick_pivots<16>(in, n, st, rank_lo, rank_hi, key_order);
 }
 
 extern "C" __global__ void __launch_bounds__(SAMPLE_BLOCK)
 select_pivots_small(const U *in, usize n, SelectState *st, u32 rank_lo, u32 rank_hi, u32 key_order) {
+    gp::wait_for_prior_grids();
+    gp::let_next_grid_start();  // the grid is resident at once (a single block, or at most what fits)
     pick_pivots<4>(in, n, st, rank_lo, rank_hi, key_order);
 }
 
@@ -258,6 +263,8 @@ __device__ __forceinline__ void settle(SelectState *st, u64 k, usize capacity, u
 // The settling alone, when there is no band (a band's last block settles).
 extern "C" __global__ void __launch_bounds__(gp::WARP)
 select_settle(SelectState *st, u64 k, usize capacity, u32 flags, u32 key_order, U *out) {
+    gp::wait_for_prior_grids();
+    gp::let_next_grid_start();  // the grid is resident at once (a single block, or at most what fits)
     __shared__ u64 totals[RADIX];
     settle(st, k, capacity, flags, key_order, out, totals);
 }
@@ -268,6 +275,8 @@ select_settle(SelectState *st, u64 k, usize capacity, u32 flags, u32 key_order, 
 extern "C" __global__ void __launch_bounds__(BLOCK)
 select_band(const U *in, usize n, SelectState *st, U *cand, u64 *cand_index, u64 *runs, usize capacity, u32 flags,
             u32 key_order, u64 k, U *out) {
+    gp::wait_for_prior_grids();
+    gp::let_next_grid_start();  // the grid is resident at once (a single block, or at most what fits)
     typedef gp::BlockScan<u32, BLOCK> Scan;
     __shared__ union {
         typename Scan::Storage scan;
@@ -353,6 +362,8 @@ struct DigitCount {
 
 extern "C" __global__ void __launch_bounds__(BLOCK)
 select_digit_pass(const U *in, usize n, SelectState *st, const U *cand, u32 shift, u32 flags, u32 key_order, U *out) {
+    gp::wait_for_prior_grids();
+    gp::let_next_grid_start();  // the grid is resident at once (a single block, or at most what fits)
     __shared__ u32 counts[RADIX];
     __shared__ u64 totals[RADIX];
     const u32 source = st->source;
@@ -478,6 +489,7 @@ __device__ __forceinline__ void count_share(const U *src, usize begin, usize end
 static_assert(BLOCK % gp::WARP == 0, "whole warps (keep_matches, find_bucket)");
 extern "C" __global__ void __launch_bounds__(BLOCK, DIGITS_MIN_BLOCKS)
 select_digits(const U *in, usize n, SelectState *st, const U *cand, u32 flags, u32 key_order, U *out) {
+    gp::wait_for_prior_grids();
     __shared__ DigitsShared s;
     const u32 source = st->source;
     if (source == SOURCE_DONE) return;  // the same in every block: nothing is written before the end

@@ -10,6 +10,7 @@
 //   select_sort_small   up to BLOCK * 8 of them sorted stably by one block
 //                       (common/block_radix_sort.cuh); more go to the radix sort.
 // A module of its own, so select_kth's first call compiles only what it runs.
+#include "common/grid_dependency.cuh"
 #include "select_state.cuh"
 #include "common/block_radix_sort.cuh"
 #include "common/ordered_compact.cuh"
@@ -21,6 +22,7 @@ typedef gp::OrderedCompact<U, BLOCK, ITEMS, WINDOW> Compact;
 // 1024 * PER runs at a time (each thread's PER loaded at once).
 extern "C" __global__ void __launch_bounds__(1024)
 select_order_runs(const SelectState *st, u64 *runs, usize tiles, usize capacity) {
+    gp::wait_for_prior_grids();
     constexpr int PER = 8;
     typedef gp::BlockScan<u64, 1024> Scan;
     __shared__ typename Scan::Storage scan;
@@ -55,6 +57,7 @@ select_order_runs(const SelectState *st, u64 *runs, usize tiles, usize capacity)
 extern "C" __global__ void __launch_bounds__(BLOCK)
 select_move_runs(const SelectState *st, const u64 *runs, usize tiles, usize capacity, const U *cand, const u64 *cand_index,
                  U *ordered, u64 *ordered_index) {
+    gp::wait_for_prior_grids();
     const u64 total = st->between;
     if (total > capacity) return;
     const usize warps = (usize)gridDim.x * (BLOCK / gp::WARP);
@@ -94,6 +97,7 @@ struct GatherPick {
 extern "C" __global__ void __launch_bounds__(BLOCK)
 select_topk_gather(const U *in, usize n, SelectState *st, const U *cand, const u64 *cand_index, u64 k, U *out,
                    u64 *out_index, u32 key_order, u64 *aggregate, u64 *inclusive, u32 epoch) {
+    gp::wait_for_prior_grids();
     __shared__ typename Compact::Storage storage;
     const bool from_candidates = st->gather_source == SOURCE_CANDIDATES;
     GatherPick pick{KeyOrder(key_order), U(st->prefix), k - st->less, from_candidates ? cand_index : nullptr, out, out_index};
@@ -108,6 +112,7 @@ constexpr int SMALL_ITEMS = 8;  // so k <= BLOCK * 8 (src/backend/cuda/select.rs
 
 extern "C" __global__ void __launch_bounds__(BLOCK)
 select_sort_small(U *values, u64 *indices, u32 k, u32 key_order) {
+    gp::wait_for_prior_grids();
     typedef gp::BlockRadixSort<U, BLOCK, SMALL_ITEMS> Sort;
     __shared__ typename Sort::Storage storage;
     const KeyOrder order(key_order);

@@ -6,6 +6,7 @@ use cudarc::driver::result as drv;
 use cudarc::driver::sys::{CUfunction, CUstream};
 
 use super::driver::DriverContext;
+use super::tuning::knob;
 use crate::error::{internal, invalid, Result};
 
 /// One kernel argument: every parameter of our kernels is a pointer, a 64-bit size
@@ -50,8 +51,43 @@ pub unsafe fn launch(f: CUfunction, grid: u64, block: u32, stream: CUstream, arg
 /// As `launch`; the kernel must use at most `shared_bytes` of dynamic shared memory.
 pub unsafe fn launch_with_shared(f: CUfunction, grid: u64, block: u32, shared_bytes: u32, stream: CUstream, args: &[Arg]) -> Result<()> {
     with_params(grid, args, |params| {
-        drv::launch_kernel(f, (grid as u32, 1, 1), (block, 1, 1), shared_bytes, stream, params).during("cuLaunchKernel")
+        if *PROGRAMMATIC {
+            launch_programmatic(f, grid as u32, block, shared_bytes, stream, params)
+        } else {
+            drv::launch_kernel(f, (grid as u32, 1, 1), (block, 1, 1), shared_bytes, stream, params).during("cuLaunchKernel")
+        }
     })
+}
+
+/// Knob launch.pdl=1: every launch may start before the kernel ahead of it in the
+/// stream has finished (programmatic dependent launch, sm_90 and later). Safe because
+/// every kernel waits for the grids ahead before it touches memory
+/// (kernels/common/grid_dependency.cuh; checked by a test below). Not yet measured,
+/// so off by default.
+static PROGRAMMATIC: once_cell::sync::Lazy<bool> = once_cell::sync::Lazy::new(|| knob("launch.pdl", 0) != 0);
+
+unsafe fn launch_programmatic(f: CUfunction, grid: u32, block: u32, shared_bytes: u32, stream: CUstream, params: &mut [*mut c_void]) -> Result<()> {
+    use cudarc::driver::sys::{self, CUlaunchAttribute, CUlaunchAttributeID, CUlaunchAttributeValue, CUlaunchConfig};
+    let mut value: CUlaunchAttributeValue = std::mem::zeroed();
+    value.programmaticStreamSerializationAllowed = 1;
+    let mut attr = CUlaunchAttribute {
+        id: CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION,
+        pad: [0; 4],
+        value,
+    };
+    let config = CUlaunchConfig {
+        gridDimX: grid,
+        gridDimY: 1,
+        gridDimZ: 1,
+        blockDimX: block,
+        blockDimY: 1,
+        blockDimZ: 1,
+        sharedMemBytes: shared_bytes,
+        hStream: stream,
+        attrs: &mut attr,
+        numAttrs: 1,
+    };
+    sys::cuLaunchKernelEx(&config, f, params.as_mut_ptr(), std::ptr::null_mut()).during("cuLaunchKernelEx")
 }
 
 /// Launches `f` cooperatively: the driver starts it only with every block resident at
@@ -103,8 +139,26 @@ mod tests {
     use super::MAX_ARGS;
     use crate::backend::cuda::sources;
 
-    /// The parameters of each `extern "C" __global__` kernel in `text`: (name, count).
-    fn kernel_params(text: &str) -> Vec<(String, usize)> {
+    /// Every kernel source of the library.
+    const ALL: [sources::Source; 13] = [
+        sources::REDUCE,
+        sources::SCAN,
+        sources::RADIX_SORT,
+        sources::COUNTING_SORT,
+        sources::QUICKSORT,
+        sources::QUICKSORT_SPLITTERS,
+        sources::QUICKSORT_SMALL,
+        sources::SELECT,
+        sources::TOPK,
+        sources::SEGMENTED_SELECT,
+        sources::SEGMENTED_SELECT_LONG,
+        sources::LIFE,
+        sources::LIFE_POPULATION,
+    ];
+
+    /// Each `extern "C" __global__` kernel in `text`: (name, parameter count, the text
+    /// of its body from the opening brace on).
+    fn kernels(text: &str) -> Vec<(String, usize, &str)> {
         // From an opening parenthesis at `at`, the index of its matching close.
         fn close(s: &[u8], at: usize) -> usize {
             let mut depth = 0;
@@ -134,34 +188,38 @@ mod tests {
             let name = std::str::from_utf8(&rest[..open]).unwrap().split_whitespace().last().unwrap_or("").to_string();
             let params = std::str::from_utf8(&rest[open + 1..end]).unwrap().trim();
             let count = if params.is_empty() || params == "void" { 0 } else { params.matches(',').count() + 1 };
-            found.push((name, count));
+            let body = &text[at + end..];
+            let body = &body[body.find('{').expect("a kernel body") + 1..];
+            found.push((name, count, body));
         }
         found
     }
 
     #[test]
     fn every_kernel_fits_the_launch_slots() {
-        let all = [
-            sources::REDUCE,
-            sources::SCAN,
-            sources::RADIX_SORT,
-            sources::QUICKSORT,
-            sources::QUICKSORT_SPLITTERS,
-            sources::QUICKSORT_SMALL,
-            sources::SELECT,
-            sources::TOPK,
-            sources::SEGMENTED_SELECT,
-            sources::SEGMENTED_SELECT_LONG,
-            sources::LIFE,
-            sources::LIFE_POPULATION,
-        ];
-        let mut kernels = 0;
-        for s in all {
-            for (name, count) in kernel_params(s.text) {
-                kernels += 1;
+        let mut kernels_seen = 0;
+        for s in ALL {
+            for (name, count, _) in kernels(s.text) {
+                kernels_seen += 1;
                 assert!(count <= MAX_ARGS, "{}: {name} takes {count} parameters, launch() passes at most {MAX_ARGS}", s.name);
             }
         }
-        assert!(kernels >= 30, "only {kernels} kernels found: the signature scan is broken");
+        assert!(kernels_seen >= 30, "only {kernels_seen} kernels found: the signature scan is broken");
+    }
+
+    /// Any launch may be programmatic (knob launch.pdl), so every kernel must wait for
+    /// the grids ahead of it before anything else (kernels/common/grid_dependency.cuh).
+    #[test]
+    fn every_kernel_first_waits_for_the_grids_ahead() {
+        for s in ALL {
+            for (name, _, body) in kernels(s.text) {
+                let first = body.trim_start_matches(|c: char| c.is_whitespace() || c == '\\');
+                assert!(
+                    first.starts_with("gp::wait_for_prior_grids();"),
+                    "{}: {name} does not begin with gp::wait_for_prior_grids()",
+                    s.name
+                );
+            }
+        }
     }
 }

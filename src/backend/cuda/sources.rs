@@ -26,6 +26,7 @@ pub const HEADERS: &[(&str, &str)] = &[
     ("common/block_merge.cuh", include_str!("../../../kernels/common/block_merge.cuh")),
     ("common/last_to_arrive.cuh", include_str!("../../../kernels/common/last_to_arrive.cuh")),
     ("common/grid_barrier.cuh", include_str!("../../../kernels/common/grid_barrier.cuh")),
+    ("common/grid_dependency.cuh", include_str!("../../../kernels/common/grid_dependency.cuh")),
     ("common/sort_types.cuh", include_str!("../../../kernels/common/sort_types.cuh")),
     ("select_state.cuh", include_str!("../../../kernels/select_state.cuh")),
     ("quicksort_state.cuh", include_str!("../../../kernels/quicksort_state.cuh")),
