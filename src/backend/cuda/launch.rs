@@ -51,7 +51,7 @@ pub unsafe fn launch(f: CUfunction, grid: u64, block: u32, stream: CUstream, arg
 /// As `launch`; the kernel must use at most `shared_bytes` of dynamic shared memory.
 pub unsafe fn launch_with_shared(f: CUfunction, grid: u64, block: u32, shared_bytes: u32, stream: CUstream, args: &[Arg]) -> Result<()> {
     with_params(grid, args, |params| {
-        if *PROGRAMMATIC {
+        if programmatic() {
             launch_programmatic(f, grid as u32, block, shared_bytes, stream, params)
         } else {
             drv::launch_kernel(f, (grid as u32, 1, 1), (block, 1, 1), shared_bytes, stream, params).during("cuLaunchKernel")
@@ -65,6 +65,14 @@ pub unsafe fn launch_with_shared(f: CUfunction, grid: u64, block: u32, shared_by
 /// (kernels/common/grid_dependency.cuh; checked by a test below). Not yet measured,
 /// so off by default.
 static PROGRAMMATIC: once_cell::sync::Lazy<bool> = once_cell::sync::Lazy::new(|| knob("launch.pdl", 0) != 0);
+
+/// Whether launches are programmatic (launch.pdl). Modules are then compiled with
+/// -DGP_PDL=1 (nvrtc.rs; part of their cache key, loader.rs), so that kernels let the
+/// next one start early only when ours are the launches that follow: with the knob
+/// off, no kernel of ours triggers a dependent launch of someone else's kernel.
+pub fn programmatic() -> bool {
+    *PROGRAMMATIC
+}
 
 unsafe fn launch_programmatic(f: CUfunction, grid: u32, block: u32, shared_bytes: u32, stream: CUstream, params: &mut [*mut c_void]) -> Result<()> {
     use cudarc::driver::sys::{self, CUlaunchAttribute, CUlaunchAttributeID, CUlaunchAttributeValue, CUlaunchConfig};

@@ -43,6 +43,9 @@ impl ModuleSpec {
         for o in &self.options {
             parts.push(o.as_bytes());
         }
+        if super::launch::programmatic() {
+            parts.push(b"-DGP_PDL=1"); // added by nvrtc::compile
+        }
         disk_cache::cache_key(&parts)
     }
 }
