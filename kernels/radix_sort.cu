@@ -31,7 +31,7 @@
 // Instantiated by key and value width and by float keys or not (not by dtype):
 // -DGP_KEY_BYTES=1|2|4|8 -DGP_VALUE_BYTES=0|1|2|4|8 -DGP_KEY_FLOAT=0|1; tuning
 // -DGP_BLOCK_THREADS -DGP_ITEMS -DGP_MIN_BLOCKS -DGP_LOOKBACK_WINDOW -DGP_RANK_GROUP
-// -DGP_EARLY_VALUES -DGP_WHOLE_TILES -DGP_HIST_BLOCK_THREADS -DGP_PORTION_TILES; and -DGP_CONTROL_BYTES
+// -DGP_EARLY_VALUES -DGP_WHOLE_TILES -DGP_PACK_DIGITS -DGP_HIST_BLOCK_THREADS -DGP_PORTION_TILES; and -DGP_CONTROL_BYTES
 // (the size the host allocates for Control). Tuning lives in src/backend/cuda/radix_sort.rs.
 #include "common/grid_dependency.cuh"
 #include "common/types.cuh"
@@ -222,7 +222,11 @@ __device__ __forceinline__ void sort_tile(const Pass &p, u32 tile, usize tile_st
     // Keys into digit order in shared memory, then out: consecutive threads write
     // consecutive keys of a digit's run. Values follow the same way, to the places
     // their keys went (by `out_digit`).
-    u32 out_digits[(ITEMS + 3) / 4] = {};  // item k's digit in byte k % 4 of word k / 4
+    // Item k's output digit, for the values: one a register, or (-DGP_PACK_DIGITS=1,
+    // knob radix.pack_digits) a byte each, four to a register, which frees registers
+    // for larger pair tiles at two instructions an item.
+    constexpr bool PACK = GP_PACK_DIGITS;
+    u32 out_digits[PACK ? (ITEMS + 3) / 4 : ITEMS] = {};
     gp::to_rank_order<WHOLE>(p.s.keys, key, rank, span + lane, valid);
     __syncthreads();
 #pragma unroll
@@ -231,7 +235,8 @@ __device__ __forceinline__ void sort_tile(const Pass &p, u32 tile, usize tile_st
         if (exists(i)) {
             const K x = p.s.keys[i];
             const u32 digit = gp::digit_of<RADIX_BITS>(p.order.ordered(x), p.pass);
-            if constexpr (HAS_VALUES) out_digits[k / 4] |= digit << (k % 4 * 8);
+            if constexpr (HAS_VALUES && PACK) out_digits[k / 4] |= digit << (k % 4 * 8);
+            if constexpr (HAS_VALUES && !PACK) out_digits[k] = digit;
             p.key_dest[digit][i] = x;
         }
     }
@@ -243,7 +248,8 @@ __device__ __forceinline__ void sort_tile(const Pass &p, u32 tile, usize tile_st
 #pragma unroll
         for (int k = 0; k < ITEMS; ++k) {
             const u32 i = k * BLOCK + threadIdx.x;
-            if (exists(i)) p.value_dest[(out_digits[k / 4] >> (k % 4 * 8)) & 0xff][i] = p.s.values[i];
+            const u32 digit = PACK ? (out_digits[k / 4] >> (k % 4 * 8)) & 0xff : out_digits[k];
+            if (exists(i)) p.value_dest[digit][i] = p.s.values[i];
         }
     }
     // The next ticket's barrier orders these reads before shared memory is reused.

@@ -49,9 +49,13 @@ fn policy(key_bytes: usize, value_bytes: usize) -> Policy {
     } else {
         ("pairs", 256, if key_bytes + value_bytes > 8 { 12 } else { 16 })
     };
+    let block = knob(&format!("radix.{kind}.block"), block);
+    // A tile of the wider of keys and values is staged in static shared memory (at
+    // most 48 KiB with the rest): a tuned item count is capped to fit.
+    let fits = (44 * 1024 / (block as usize * key_bytes.max(value_bytes))) as u32;
     Policy {
-        block: knob(&format!("radix.{kind}.block"), block),
-        items: knob(&format!("radix.{kind}.items{key_bytes}"), items),
+        block,
+        items: knob(&format!("radix.{kind}.items{key_bytes}"), items).min(fits).max(1),
         min_blocks: knob(&format!("radix.{kind}.min_blocks"), 2),
         hist_block: knob("radix.hist_block", 256),
     }
@@ -91,6 +95,9 @@ pub fn module(key_bytes: usize, value_bytes: usize, float_keys: bool) -> ModuleS
             // Whole tiles without bounds tests (a second instance of the tile's work);
             // not yet measured, so off.
             format!("-DGP_WHOLE_TILES={}", knob("radix.whole_tiles", 0)),
+            // Pair tiles keep the items' output digits as bytes (registers for larger
+            // tiles); not yet measured, so off.
+            format!("-DGP_PACK_DIGITS={}", knob("radix.pack_digits", 0)),
             format!("-DGP_HIST_BLOCK_THREADS={}", p.hist_block),
             format!("-DGP_PORTION_TILES={}", p.portion_tiles()),
             format!("-DGP_CONTROL_BYTES={CONTROL_BYTES}"),
