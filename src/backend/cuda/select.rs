@@ -58,8 +58,8 @@ struct Policy {
     keep_bytes: u32,
     /// select_digits blocks an SM its registers must allow.
     digits_min_blocks: u32,
-    /// The band issues a tile's loads before it reserves and copies the tile before
-    /// (not yet measured, so off by default).
+    /// The band issues the next tile's loads before it reserves and copies this
+    /// tile's picks (not yet measured, so off by default).
     band_prefetch: bool,
 }
 
