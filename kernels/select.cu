@@ -38,6 +38,7 @@
 #include "common/tile_io.cuh"
 #include "common/last_to_arrive.cuh"
 #include "common/grid_barrier.cuh"
+#include "common/ordered_read.cuh"
 
 __device__ __forceinline__ void finish(SelectState *st, U answer, u32 flags, u32 key_order, U *out) {
     st->source = SOURCE_DONE;
@@ -423,61 +424,28 @@ struct DigitsShared {
     u64 rank, less;
 };
 
-// Keeps the lanes' matching keys in s.kept, in no particular order: one shared
-// atomic a warp. Called by whole warps.
-__device__ __forceinline__ void keep_matches(U u, bool match, DigitsShared &s) {
-    const u32 lanes = __ballot_sync(gp::FULL_MASK, match);
-    if (!lanes) return;
-    const u32 lane = threadIdx.x % gp::WARP, leader = __ffs(lanes) - 1;
-    u32 at = 0;
-    if (lane == leader) at = atomicAdd(&s.kept_count, (u32)__popc(lanes));
-    at = gp::shfl(at, leader) + __popc(lanes & ((1u << lane) - 1));
-    if (match && at < KEEP) s.kept[at] = u;
-}
-
-// One step's count over this block's share [begin, end) of `src` in global memory:
-// every key matching the prefix adds to s.counts (and, when `keep`, is kept). The
-// loops run the same number of times in every thread, so whole warps keep.
-__device__ __forceinline__ void count_share(const U *src, usize begin, usize end, bool streaming, bool keep,
-                                            const KeyOrder &order, int shift, DigitsShared &s) {
-    constexpr int PER_VEC = 16 / sizeof(U);
-    constexpr int UNROLL = 4;
-    const U prefix = s.prefix, mask = s.mask;
-    auto visit = [&](U x, bool valid) {
-        const U u = order.ordered(x);
-        const bool match = valid && ((u ^ prefix) & mask) == 0;
-        if (match) atomicAdd(&s.counts[u32(u >> shift) & (RADIX - 1)], 1u);
-        if (keep) keep_matches(u, match, s);
-    };
-    usize scalar_from = begin;
-    if (begin < end && gp::aligned16(src + begin)) {  // begin: a multiple of PER_VEC unless the share is empty
-        const usize vbegin = begin / PER_VEC, vend = end / PER_VEC;
-        for (usize r = vbegin; r < vend; r += UNROLL * BLOCK) {
-            gp::Vec16 w[UNROLL];
+// What a step counts: keys matching the prefix add to this block's histogram of the
+// digit at `shift`, and, when `keep`, are kept (in no particular order; the compiler
+// aggregates the warp's increments of kept_count). Takes ordered keys, as
+// common/ordered_read.cuh hands them over.
+struct StepCounter {
+    DigitsShared &s;
+    U prefix, mask;
+    int shift;
+    bool keep;
+    template <int N>
+    __device__ __forceinline__ void add(const U (&u)[N]) {
 #pragma unroll
-            for (int u = 0; u < UNROLL; ++u) {
-                const usize v = r + u * BLOCK + threadIdx.x;
-                if (v < vend) {
-                    const U *at = src + v * PER_VEC;
-                    w[u] = streaming ? gp::load_vec16_streaming(at) : *reinterpret_cast<const gp::Vec16 *>(at);
-                }
-            }
-#pragma unroll
-            for (int u = 0; u < UNROLL; ++u) {
-                const bool valid = r + u * BLOCK + threadIdx.x < vend;
-                U x[PER_VEC];
-                memcpy(x, &w[u], sizeof(x));
-#pragma unroll
-                for (int j = 0; j < PER_VEC; ++j) visit(x[j], valid);
+        for (int k = 0; k < N; ++k) {
+            if (((u[k] ^ prefix) & mask) != 0) continue;
+            atomicAdd(&s.counts[u32(u[k] >> shift) & (RADIX - 1)], 1u);
+            if (keep) {
+                const u32 at = atomicAdd(&s.kept_count, 1u);
+                if (at < KEEP) s.kept[at] = u[k];
             }
         }
-        scalar_from = vend * PER_VEC;
     }
-    for (usize r = scalar_from; r < end; r += BLOCK) {
-        const usize i = r + threadIdx.x;
-        visit(i < end ? src[i] : U(0), i < end);
-    }
-}
+};
 
 // The whole search after the band (or of the input, without one) in one cooperative
 // launch: per digit, each block counts its share, adds its histogram into the grid's
@@ -486,7 +454,7 @@ __device__ __forceinline__ void count_share(const U *src, usize begin, usize end
 // memory also keeps its matches in shared memory when a later digit would read them;
 // once they all fit, later steps read only those. The state ends as the last digit
 // pass would leave it.
-static_assert(BLOCK % gp::WARP == 0, "whole warps (keep_matches, find_bucket)");
+static_assert(BLOCK % gp::WARP == 0, "whole warps (find_bucket)");
 extern "C" __global__ void __launch_bounds__(BLOCK, DIGITS_MIN_BLOCKS)
 select_digits(const U *in, usize n, SelectState *st, const U *cand, u32 flags, u32 key_order, U *out) {
     gp::wait_for_prior_grids();
@@ -515,16 +483,18 @@ select_digits(const U *in, usize n, SelectState *st, const U *cand, u32 flags, u
         if (!kept && threadIdx.x == 0) s.kept_count = 0;
         __syncthreads();  // also publishes thread 0's prefix and rank
         if (kept) {
-            const U prefix = s.prefix, mask = s.mask;
+            StepCounter counter{s, s.prefix, s.mask, shift, false};
             for (u32 i = threadIdx.x; i < s.kept_count; i += BLOCK) {
-                const U u = s.kept[i];
-                if (((u ^ prefix) & mask) == 0) atomicAdd(&s.counts[u32(u >> shift) & (RADIX - 1)], 1u);
+                const U u[1] = {s.kept[i]};
+                counter.add(u);
             }
         } else {
             // Keep when a later digit would read them and they may fit (with no prefix
             // yet, every key matches: only a share that fits whole).
             const bool keep = shift > 0 && (s.mask != 0 || end - begin <= KEEP) && end - begin <= 0xffffffffull;
-            count_share(src, begin, end, !from_cand, keep, order, shift, s);
+            StepCounter counter{s, s.prefix, s.mask, shift, keep};
+            gp::OrderSeen unchecked;  // (the order is not checked: check = false)
+            gp::read_ordered_keys<BLOCK>(src + begin, end - begin, order, 0, 1, false, counter, unchecked);
             __syncthreads();
             kept = keep && s.kept_count <= KEEP;
         }

@@ -60,13 +60,6 @@ __device__ __forceinline__ To bit_cast(const From &v) {
     return r;
 }
 
-// A compile-time flag passed as a value, so one generic lambda is instantiated for
-// both settings (a whole tile without bounds tests, a partial one with them).
-template <bool B>
-struct Flag {
-    static constexpr bool value = B;
-};
-
 __device__ __forceinline__ bool sign_bit(f32 v) { return __float_as_int(v) < 0; }
 __device__ __forceinline__ bool sign_bit(f64 v) { return __double_as_longlong(v) < 0; }
 
