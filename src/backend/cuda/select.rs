@@ -51,7 +51,8 @@ struct Policy {
     /// candidates (the grid is sized from it): fewer rounds, more blocks.
     digit_rounds: u32,
     /// Every digit in one cooperative launch (select_digits) instead of a launch a
-    /// digit (select_digit_pass); not yet measured, so off by default.
+    /// digit (select_digit_pass): u32 2^24 0.0943 -> 0.0857 ms on the H100
+    /// (BENCHMARKS.md, 2026-11-23), so on by default.
     fused_digits: bool,
     /// Shared memory a select_digits block keeps matching keys in (static: at most
     /// 40 KiB, with the rest of its shared memory under the 48 KiB limit).
@@ -59,7 +60,7 @@ struct Policy {
     /// select_digits blocks an SM its registers must allow.
     digits_min_blocks: u32,
     /// The band issues the next tile's loads before it reserves and copies this
-    /// tile's picks (not yet measured, so off by default).
+    /// tile's picks: 1-2% slower on the H100 (2026-11-23), so off by default.
     band_prefetch: bool,
 }
 
@@ -70,7 +71,7 @@ fn policy() -> Policy {
         block: knob("select.block", 256),
         thread_bytes: knob("select.thread_bytes", 64), window: knob("select.window", 64),
         digit_rounds: knob("select.digit_rounds", 4),
-        fused_digits: knob("select.fused_digits", 0) != 0,
+        fused_digits: knob("select.fused_digits", 1) != 0,
         keep_bytes: knob("select.keep_bytes", 32768).clamp(1024, 40960),
         digits_min_blocks: knob("select.digits_min_blocks", 4),
         band_prefetch: knob("select.band_prefetch", 0) != 0,
