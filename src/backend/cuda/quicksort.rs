@@ -9,10 +9,11 @@
 //! is one large sort (of one block, or two for a pair of halves past one tile).
 
 use cudarc::driver::result as drv;
+use cudarc::driver::sys::{CUfunction, CUstream};
 
 use super::context::{round_up, CudaShared, RESULT_SLOT_BYTES};
 use super::driver::DriverContext;
-use super::launch::{launch, launch_with_shared, Arg};
+use super::launch::{self as launching, Arg};
 use super::loader::ModuleSpec;
 use super::memory::DeviceMemory;
 use super::modules::Module;
@@ -23,6 +24,19 @@ use super::sources::{self, Source};
 use super::tuning::knob;
 use crate::dtype::{DType, Op, Order, ScanMode};
 use crate::error::{internal, unsupported, Result};
+
+/// Knob quicksort.pdl: whether the quicksort's own launches are programmatic when
+/// launch.pdl is on (launch.rs; its scans follow launch.pdl alone).
+static PROGRAMMATIC: once_cell::sync::Lazy<bool> =
+    once_cell::sync::Lazy::new(|| launching::programmatic() && knob("quicksort.pdl", 1) != 0);
+
+unsafe fn launch(f: CUfunction, grid: u64, block: u32, stream: CUstream, args: &[Arg]) -> Result<()> {
+    launching::launch_with_shared_as(*PROGRAMMATIC, f, grid, block, 0, stream, args)
+}
+
+unsafe fn launch_with_shared(f: CUfunction, grid: u64, block: u32, shared_bytes: u32, stream: CUstream, args: &[Arg]) -> Result<()> {
+    launching::launch_with_shared_as(*PROGRAMMATIC, f, grid, block, shared_bytes, stream, args)
+}
 
 /// Buckets a segment splits into per level (kernels: BUCKETS).
 const BUCKETS: usize = 256;
