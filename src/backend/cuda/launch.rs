@@ -74,7 +74,28 @@ pub unsafe fn launch_with_shared_as(programmatic: bool, f: CUfunction, grid: u64
 /// (kernels/common/grid_dependency.cuh; checked by a test below). On by default:
 /// on the H100 (2026-11-23) it takes 6-8% off radix sorts at 2^20 and 5-6% off
 /// selection at 2^24, where launches follow each other closely.
-static PROGRAMMATIC: once_cell::sync::Lazy<bool> = once_cell::sync::Lazy::new(|| knob("launch.pdl", 1) != 0);
+/// Only where every device is sm_90 or later (a process may hold contexts on several;
+/// the kernels' waits compile to nothing below sm_90, and the attribute is Hopper's).
+static PROGRAMMATIC: once_cell::sync::Lazy<bool> =
+    once_cell::sync::Lazy::new(|| knob("launch.pdl", 1) != 0 && every_device_from_sm90());
+
+/// Whether every device the driver lists has compute capability 9.0 or later (false
+/// when one cannot be read: plain launches are always right). With no driver nothing
+/// launches, and modules compile as for Hopper (so NVRTC checks those paths too).
+fn every_device_from_sm90() -> bool {
+    use cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR;
+    // SAFETY: only tries to dlopen the driver library (cudarc panics without it).
+    if !unsafe { cudarc::driver::sys::is_culib_present() } || drv::init().is_err() {
+        return true;
+    }
+    let Ok(count) = drv::device::get_count() else { return false };
+    (0..count).all(|ordinal| {
+        drv::device::get(ordinal)
+            // SAFETY: the device handle came from cuDeviceGet.
+            .and_then(|dev| unsafe { drv::device::get_attribute(dev, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR) })
+            .is_ok_and(|major| major >= 9)
+    })
+}
 
 /// Whether launches are programmatic (launch.pdl). Modules are then compiled with
 /// -DGP_PDL=1 (nvrtc.rs; part of their cache key, loader.rs), so that kernels let the
