@@ -31,7 +31,7 @@
 // Instantiated by key and value width and by float keys or not (not by dtype):
 // -DGP_KEY_BYTES=1|2|4|8 -DGP_VALUE_BYTES=0|1|2|4|8 -DGP_KEY_FLOAT=0|1; tuning
 // -DGP_BLOCK_THREADS -DGP_ITEMS -DGP_MIN_BLOCKS -DGP_LOOKBACK_WINDOW -DGP_RANK_GROUP
-// -DGP_EARLY_VALUES -DGP_WHOLE_TILES -DGP_PACK_DIGITS -DGP_HIST_BLOCK_THREADS -DGP_PORTION_TILES; and -DGP_CONTROL_BYTES
+// -DGP_EARLY_VALUES -DGP_WHOLE_TILES -DGP_PACK_DIGITS -DGP_GLOBAL_SCATTER -DGP_HIST_BLOCK_THREADS -DGP_PORTION_TILES; and -DGP_CONTROL_BYTES
 // (the size the host allocates for Control). Tuning lives in src/backend/cuda/radix_sort.rs.
 #include "common/grid_dependency.cuh"
 #include "common/types.cuh"
@@ -237,7 +237,7 @@ __device__ __forceinline__ void sort_tile(const Pass &p, u32 tile, usize tile_st
             const u32 digit = gp::digit_of<RADIX_BITS>(p.order.ordered(x), p.pass);
             if constexpr (HAS_VALUES && PACK) out_digits[k / 4] |= digit << (k % 4 * 8);
             if constexpr (HAS_VALUES && !PACK) out_digits[k] = digit;
-            p.key_dest[digit][i] = x;
+            (GP_GLOBAL_SCATTER ? gp::as_global(p.key_dest[digit]) : p.key_dest[digit])[i] = x;
         }
     }
     if constexpr (HAS_VALUES) {
@@ -249,7 +249,7 @@ __device__ __forceinline__ void sort_tile(const Pass &p, u32 tile, usize tile_st
         for (int k = 0; k < ITEMS; ++k) {
             const u32 i = k * BLOCK + threadIdx.x;
             const u32 digit = PACK ? (out_digits[k / 4] >> (k % 4 * 8)) & 0xff : out_digits[k];
-            if (exists(i)) p.value_dest[digit][i] = p.s.values[i];
+            if (exists(i)) (GP_GLOBAL_SCATTER ? gp::as_global(p.value_dest[digit]) : p.value_dest[digit])[i] = p.s.values[i];
         }
     }
     // The next ticket's barrier orders these reads before shared memory is reused.

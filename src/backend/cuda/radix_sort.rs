@@ -102,6 +102,9 @@ pub fn module(key_bytes: usize, value_bytes: usize, float_keys: bool) -> ModuleS
             // Pair tiles keep the items' output digits as bytes (registers for larger
             // tiles); not yet measured, so off.
             format!("-DGP_PACK_DIGITS={}", knob("radix.pack_digits", 0)),
+            // The scatters through the digits' pointers as global stores (STG) rather
+            // than generic ones (ST.E); not yet measured, so off.
+            format!("-DGP_GLOBAL_SCATTER={}", knob("radix.global_scatter", 0)),
             format!("-DGP_HIST_BLOCK_THREADS={}", p.hist_block),
             format!("-DGP_PORTION_TILES={}", p.portion_tiles()),
             format!("-DGP_CONTROL_BYTES={CONTROL_BYTES}"),
