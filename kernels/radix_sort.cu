@@ -89,7 +89,7 @@ static_assert(sizeof(Control) <= GP_CONTROL_BYTES, "the host allocates GP_CONTRO
 extern "C" __global__ void __launch_bounds__(HIST_BLOCK)
 radix_histogram(const K *keys, usize n, u32 key_order, Control *ctl) {
     gp::wait_for_prior_grids();
-    gp::let_next_grid_start();  // the grid is resident at once (a single block, or at most what fits)
+    gp::let_next_grid_start();
     typedef gp::BlockDigitHistogram<HIST_BLOCK, PASSES, RADIX_BITS> Hist;
     __shared__ typename Hist::Storage hist;
     const Order order(key_order);
@@ -113,7 +113,7 @@ radix_histogram(const K *keys, usize n, u32 key_order, Control *ctl) {
 
 extern "C" __global__ void __launch_bounds__(RADIX) radix_plan(usize n, Control *ctl) {
     gp::wait_for_prior_grids();
-    gp::let_next_grid_start();  // the grid is resident at once (a single block, or at most what fits)
+    gp::let_next_grid_start();
     typedef gp::BlockScan<usize, RADIX> Scan;
     __shared__ typename Scan::Storage scan;
     __shared__ u32 trivial[MAX_PASSES];
@@ -170,6 +170,14 @@ struct Pass {
     V **value_dest;
 };
 
+// A digit's destination pointer as the scatters use it: declared global with
+// -DGP_GLOBAL_SCATTER=1 (knob radix.global_scatter; it is read from shared memory, so
+// the compiler cannot tell), else as it is.
+template <class T>
+__device__ __forceinline__ T *scatter_dest(T *p) {
+    return GP_GLOBAL_SCATTER ? gp::as_global(p) : p;
+}
+
 // One tile of a pass: rank its keys by the digit, take the digits' offsets by
 // look-back, scatter keys then values. WHOLE: every key of the tile exists (valid ==
 // TILE), so nothing is bounds-tested and no per-item predicate is held in a register
@@ -221,7 +229,7 @@ __device__ __forceinline__ void sort_tile(const Pass &p, u32 tile, usize tile_st
 
     // Keys into digit order in shared memory, then out: consecutive threads write
     // consecutive keys of a digit's run. Values follow the same way, to the places
-    // their keys went (by `out_digit`).
+    // their keys went (by `out_digits`).
     // Item k's output digit, for the values: one a register, or (-DGP_PACK_DIGITS=1,
     // knob radix.pack_digits) a byte each, four to a register, which frees registers
     // for larger pair tiles at two instructions an item.
@@ -237,7 +245,7 @@ __device__ __forceinline__ void sort_tile(const Pass &p, u32 tile, usize tile_st
             const u32 digit = gp::digit_of<RADIX_BITS>(p.order.ordered(x), p.pass);
             if constexpr (HAS_VALUES && PACK) out_digits[k / 4] |= digit << (k % 4 * 8);
             if constexpr (HAS_VALUES && !PACK) out_digits[k] = digit;
-            (GP_GLOBAL_SCATTER ? gp::as_global(p.key_dest[digit]) : p.key_dest[digit])[i] = x;
+            scatter_dest(p.key_dest[digit])[i] = x;
         }
     }
     if constexpr (HAS_VALUES) {
@@ -249,7 +257,7 @@ __device__ __forceinline__ void sort_tile(const Pass &p, u32 tile, usize tile_st
         for (int k = 0; k < ITEMS; ++k) {
             const u32 i = k * BLOCK + threadIdx.x;
             const u32 digit = PACK ? (out_digits[k / 4] >> (k % 4 * 8)) & 0xff : out_digits[k];
-            if (exists(i)) (GP_GLOBAL_SCATTER ? gp::as_global(p.value_dest[digit]) : p.value_dest[digit])[i] = p.s.values[i];
+            if (exists(i)) scatter_dest(p.value_dest[digit])[i] = p.s.values[i];
         }
     }
     // The next ticket's barrier orders these reads before shared memory is reused.
@@ -259,7 +267,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS)
 radix_pass(K *keys, K *alt, V *values, V *alt_values, usize n, usize portion_start, Control *ctl, u64 *state,
            u32 pass, u32 portion, u32 key_order, u32 epoch) {
     gp::wait_for_prior_grids();
-    gp::let_next_grid_start();  // the grid is resident at once (a single block, or at most what fits)
+    gp::let_next_grid_start();
     if (ctl->mode != MODE_DIGITS || !ctl->active[pass]) return;
     const bool from_alt = ctl->from_alt[pass];
     const K *src = from_alt ? alt : keys;
@@ -313,7 +321,7 @@ __device__ __forceinline__ void reverse_elements(T *x, usize n, usize first, usi
 extern "C" __global__ void __launch_bounds__(HIST_BLOCK)
 radix_finish(K *keys, const K *alt, V *values, const V *alt_values, usize n, const Control *ctl) {
     gp::wait_for_prior_grids();
-    gp::let_next_grid_start();  // the grid is resident at once (a single block, or at most what fits)
+    gp::let_next_grid_start();
     const usize first = (usize)blockIdx.x * HIST_BLOCK + threadIdx.x, stride = (usize)gridDim.x * HIST_BLOCK;
     if (ctl->mode == MODE_REVERSE) {
         reverse_elements(keys, n, first, stride);

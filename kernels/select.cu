@@ -89,14 +89,14 @@ __device__ __forceinline__ void pick_pivots(const U *in, usize n, SelectState *s
 extern "C" __global__ void __launch_bounds__(SAMPLE_BLOCK)
 select_pivots(const U *in, usize n, SelectState *st, u32 rank_lo, u32 rank_hi, u32 key_order) {
     gp::wait_for_prior_grids();
-    gp::let_next_grid_start();  // the grid is resident at once (a single block, or at most what fits)
+    gp::let_next_grid_start();
     pick_pivots<16>(in, n, st, rank_lo, rank_hi, key_order);
 }
 
 extern "C" __global__ void __launch_bounds__(SAMPLE_BLOCK)
 select_pivots_small(const U *in, usize n, SelectState *st, u32 rank_lo, u32 rank_hi, u32 key_order) {
     gp::wait_for_prior_grids();
-    gp::let_next_grid_start();  // the grid is resident at once (a single block, or at most what fits)
+    gp::let_next_grid_start();
     pick_pivots<4>(in, n, st, rank_lo, rank_hi, key_order);
 }
 
@@ -265,7 +265,7 @@ __device__ __forceinline__ void settle(SelectState *st, u64 k, usize capacity, u
 extern "C" __global__ void __launch_bounds__(gp::WARP)
 select_settle(SelectState *st, u64 k, usize capacity, u32 flags, u32 key_order, U *out) {
     gp::wait_for_prior_grids();
-    gp::let_next_grid_start();  // the grid is resident at once (a single block, or at most what fits)
+    gp::let_next_grid_start();
     __shared__ u64 totals[RADIX];
     settle(st, k, capacity, flags, key_order, out, totals);
 }
@@ -277,7 +277,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK)
 select_band(const U *in, usize n, SelectState *st, U *cand, u64 *cand_index, u64 *runs, usize capacity, u32 flags,
             u32 key_order, u64 k, U *out) {
     gp::wait_for_prior_grids();
-    gp::let_next_grid_start();  // the grid is resident at once (a single block, or at most what fits)
+    gp::let_next_grid_start();
     typedef gp::BlockScan<u32, BLOCK> Scan;
     __shared__ union {
         typename Scan::Storage scan;
@@ -364,7 +364,7 @@ struct DigitCount {
 extern "C" __global__ void __launch_bounds__(BLOCK)
 select_digit_pass(const U *in, usize n, SelectState *st, const U *cand, u32 shift, u32 flags, u32 key_order, U *out) {
     gp::wait_for_prior_grids();
-    gp::let_next_grid_start();  // the grid is resident at once (a single block, or at most what fits)
+    gp::let_next_grid_start();
     __shared__ u32 counts[RADIX];
     __shared__ u64 totals[RADIX];
     const u32 source = st->source;

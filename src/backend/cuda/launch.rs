@@ -105,6 +105,12 @@ pub fn programmatic() -> bool {
     *PROGRAMMATIC
 }
 
+/// The define modules are compiled with for programmatic launches (nvrtc::compile adds
+/// it, and the loader's cache key counts it), or none.
+pub fn programmatic_define() -> Option<&'static str> {
+    programmatic().then_some("-DGP_PDL=1")
+}
+
 unsafe fn launch_programmatic(f: CUfunction, grid: u32, block: u32, shared_bytes: u32, stream: CUstream, params: &mut [*mut c_void]) -> Result<()> {
     use cudarc::driver::sys::{self, CUlaunchAttribute, CUlaunchAttributeID, CUlaunchAttributeValue, CUlaunchConfig};
     let mut value: CUlaunchAttributeValue = std::mem::zeroed();

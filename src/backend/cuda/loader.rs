@@ -43,8 +43,8 @@ impl ModuleSpec {
         for o in &self.options {
             parts.push(o.as_bytes());
         }
-        if super::launch::programmatic() {
-            parts.push(b"-DGP_PDL=1"); // added by nvrtc::compile
+        if let Some(define) = super::launch::programmatic_define() {
+            parts.push(define.as_bytes()); // added by nvrtc::compile
         }
         disk_cache::cache_key(&parts)
     }

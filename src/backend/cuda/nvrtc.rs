@@ -73,9 +73,7 @@ pub fn compile(name: &str, source: &str, arch: &str, options: &[String]) -> Resu
 
     let mut all_options = vec![format!("--gpu-architecture={arch}"), "-std=c++17".to_string()];
     all_options.extend(options.iter().cloned());
-    if super::launch::programmatic() {
-        all_options.push("-DGP_PDL=1".to_string());
-    }
+    all_options.extend(super::launch::programmatic_define().map(str::to_string));
     let opts: Vec<CString> = all_options.iter().map(|o| c(o)).collect::<Result<_>>()?;
     let opt_ptrs: Vec<*const c_char> = opts.iter().map(|s| s.as_ptr()).collect();
 

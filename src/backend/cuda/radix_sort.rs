@@ -96,11 +96,11 @@ pub fn module(key_bytes: usize, value_bytes: usize, float_keys: bool) -> ModuleS
             format!("-DGP_RANK_GROUP={}", knob("radix.rank_group", 0)),
             // Values loaded with the keys (latency hidden, registers held) or after ranking.
             format!("-DGP_EARLY_VALUES={}", knob("radix.early_values", 0)),
-            // Whole tiles without bounds tests (a second instance of the tile's work);
-            // not yet measured, so off.
+            // Whole tiles without bounds tests (a second instance of the tile's work):
+            // off, as keys u32 measured slower (H100, 2^28 6.14 -> 6.36 ms).
             format!("-DGP_WHOLE_TILES={}", knob("radix.whole_tiles", 0)),
             // Pair tiles keep the items' output digits as bytes (registers for larger
-            // tiles); not yet measured, so off.
+            // tiles): off, as 384 x 18 with it lost to 384 x 17 without (H100).
             format!("-DGP_PACK_DIGITS={}", knob("radix.pack_digits", 0)),
             // The scatters through the digits' pointers as global stores (STG) rather
             // than generic ones (ST.E); not yet measured, so off.
