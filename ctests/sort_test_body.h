@@ -26,7 +26,7 @@
  * their top bits, only in their bottom bits, already sorted in the requested order with
  * duplicates (a stable sort must leave the buffers bitwise identical), integer extremes,
  * and for floats NaNs of several payloads and both signs, -0.0/+0.0 mixtures, infinities
- * and denormals. Values hold the input index (in their low bits, with other bits above
+ * and denormals, and random bits with no NaN among them. Values hold the input index (in their low bits, with other bits above
  * where the width allows), so a value that moved without its key, or (stable) an equal key
  * out of input order, is named in the failure. Also: sorting a sorted output again changes
  * nothing; a buffer sorted ascending then descending; every error (checked before any
@@ -54,6 +54,7 @@ enum {
   P_SPECIALS,
   P_ZEROS, /* floats only */
   P_NANS,  /* floats only */
+  P_NO_NAN, /* floats only */
   NUM_PATTERNS
 };
 
@@ -260,6 +261,22 @@ static int gen_keys(env_t *e, const tu_dtype_info *d, size_t n, int p) {
         tu_put_bits(d->id, e->keys, i, tu_below(r, 5) < 3 ? random_nan(d, r) : special_bits(d, r));
       snprintf(e->what, sizeof e->what, "mostly NaNs (payloads, signs) among specials");
       return 1;
+    case P_NO_NAN: {
+      /* Every bit pattern but the NaNs (the radix sort moves such floats mapped between
+       * its passes): random bits with a NaN's top exponent bit cleared, and a few
+       * infinities and signed zeros. */
+      static const double other[4] = {INFINITY, -INFINITY, 0.0, -0.0};
+      uint64_t top_exponent_bit = (uint64_t)1 << (es == 4 ? 30 : 62);
+      if (!d->is_float) return 0;
+      tu_fill_bytes(r, e->keys, n * es);
+      for (i = 0; i < n; i++) {
+        uint64_t b = tu_get_bits(es, e->keys, i);
+        if (tu_bits_is_nan(d, b)) tu_put_bits(d->id, e->keys, i, b & ~top_exponent_bit);
+        if (tu_below(r, 64) == 0) tu_put_f(d->id, e->keys, i, other[tu_below(r, 4)]);
+      }
+      snprintf(e->what, sizeof e->what, "random bits but no NaN (some infinities and signed zeros)");
+      return 1;
+    }
     default: return 0;
   }
 }
@@ -919,21 +936,23 @@ int SORT_MAIN(void) {
     fflush(stdout);
   }
 
-  /* 2^20 + 7: random bits for every dtype, and 4 distinct values or the special values */
+  /* 2^20 + 7: random bits for every dtype, and 4 distinct values or the special values
+   * (floats: and random bits with no NaN) */
   t0 = seconds();
   if (!quick) {
     unsigned long before = e.sorts;
     for (i = 0; i < TU_NUM_DTYPES; i++) {
-      int kinds[2];
-      int k;
+      int kinds[3];
+      int k, nk = 2;
       kinds[0] = P_RANDOM;
       kinds[1] = d[i].is_float ? P_SPECIALS : (i % 2 ? P_FEW : P_TOP_BITS);
-      for (k = 0; k < 2; k++) {
+      if (d[i].is_float) kinds[nk++] = P_NO_NAN;
+      for (k = 0; k < nk; k++) {
         gen_keys(&e, &d[i], MID_N, kinds[k]);
         for (o = 0; o < 2; o++) run_order(&e, &d[i], MID_N, ORDERS[o], mid_values[i], k == 0 ? 2 : 1);
       }
     }
-    printf("test_" SORT_NAME ": n=%zu, every dtype, random bits and one more kind: %lu sorts (%.1f s)\n",
+    printf("test_" SORT_NAME ": n=%zu, every dtype, random bits and one or two more kinds: %lu sorts (%.1f s)\n",
            (size_t)MID_N, e.sorts - before, seconds() - t0);
     fflush(stdout);
   }
@@ -948,6 +967,7 @@ int SORT_MAIN(void) {
     int nk = 2;
     kinds[0] = P_RANDOM;
     kinds[1] = kd->is_float ? P_NANS : P_FEW;
+    if (kd->is_float) kinds[nk++] = P_NO_NAN;
     if (kd->id == GPUPRIMS_DTYPE_U32) {
       /* distinct keys reversed (values come out exactly reversed), and already sorted */
       kinds[nk++] = P_REVERSED;

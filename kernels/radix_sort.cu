@@ -16,6 +16,12 @@
 //   radix_finish     the reversal of an input in exactly the opposite order, or the
 //                    copy back when the last pass wrote the alternate buffer.
 //
+// Float keys cost several instructions to map to their ordered pattern (integers one
+// XOR). When the histogram finds no NaN among them, the mapping is one-to-one, so the
+// first active pass stores the keys mapped, the passes between move them as they
+// are, and the last active pass stores them back as they were; with a NaN (whose
+// payload must survive) every pass maps on the fly.
+//
 // Every kernel after the histogram reads the plan and returns at once when it has
 // nothing to do, so an already-sorted input costs one read. Pass kernels are
 // persistent: each block takes tile after tile by ticket, so a tile only ever waits for
@@ -31,7 +37,7 @@
 // Instantiated by key and value width and by float keys or not (not by dtype):
 // -DGP_KEY_BYTES=1|2|4|8 -DGP_VALUE_BYTES=0|1|2|4|8 -DGP_KEY_FLOAT=0|1; tuning
 // -DGP_BLOCK_THREADS -DGP_ITEMS -DGP_MIN_BLOCKS -DGP_LOOKBACK_WINDOW -DGP_RANK_GROUP
-// -DGP_EARLY_VALUES -DGP_WHOLE_TILES -DGP_PACK_DIGITS -DGP_GLOBAL_SCATTER -DGP_HIST_BLOCK_THREADS -DGP_PORTION_TILES; and -DGP_CONTROL_BYTES
+// -DGP_EARLY_VALUES -DGP_WHOLE_TILES -DGP_PACK_DIGITS -DGP_GLOBAL_SCATTER -DGP_STREAM_LOADS -DGP_HIST_BLOCK_THREADS -DGP_PORTION_TILES; and -DGP_CONTROL_BYTES
 // (the size the host allocates for Control). Tuning lives in src/backend/cuda/radix_sort.rs.
 #include "common/grid_dependency.cuh"
 #include "common/types.cuh"
@@ -71,12 +77,16 @@ struct Control {
     unsigned long long hist[MAX_PASSES][RADIX];  // keys per digit value, per pass
     u32 unsorted;                                // some neighbours out of the wanted order
     u32 not_reversed;                            // some neighbours not strictly the other way
+    u32 any_nan;                                 // float keys: some key is a NaN
     u32 tickets[MAX_PASSES][MAX_PORTIONS];       // tiles handed out, per pass launch
     // Written by radix_plan:
     u32 mode;
     u32 copy_back;                // the last active pass wrote the alternate buffer
     u32 active[MAX_PASSES];       // the pass has work (its digit is not the same everywhere)
     u32 from_alt[MAX_PASSES];     // the pass reads the alternate buffer
+    u32 moves_mapped;             // float keys without NaN: passes hold keys mapped
+    u32 reads_mapped[MAX_PASSES];   // the pass's input was stored mapped (an earlier pass ran)
+    u32 stores_mapped[MAX_PASSES];  // the pass stores mapped (a later pass runs)
     usize bins[MAX_PASSES][RADIX];  // where each digit's run starts, per pass
     usize chain[2][RADIX];          // digit starts handed from one portion to the next
 };
@@ -86,24 +96,42 @@ static_assert(sizeof(Control) <= GP_CONTROL_BYTES, "the host allocates GP_CONTRO
 // Histogram and order check
 // ----------------------------------------------------------------------------------
 
+typedef gp::BlockDigitHistogram<HIST_BLOCK, PASSES, RADIX_BITS> Hist;
+
+// The histogram's counter, which also notes whether a float key is a NaN.
+struct CountAndSeeNaN {
+    typename Hist::Counter count;
+    const Order &order;
+    bool nan = false;
+    template <class U, int N>
+    __device__ __forceinline__ void add(const U (&ordered)[N]) {
+        count.add(ordered);
+        if constexpr (GP_KEY_FLOAT) {
+#pragma unroll
+            for (int k = 0; k < N; ++k) nan |= order.is_nan_pattern(ordered[k]);
+        }
+    }
+};
+
 extern "C" __global__ void __launch_bounds__(HIST_BLOCK)
 radix_histogram(const K *keys, usize n, u32 key_order, Control *ctl) {
     gp::wait_for_prior_grids();
     gp::let_next_grid_start();
-    typedef gp::BlockDigitHistogram<HIST_BLOCK, PASSES, RADIX_BITS> Hist;
     __shared__ typename Hist::Storage hist;
     const Order order(key_order);
     Hist::clear(hist);
 
     gp::OrderSeen seen;
-    typename Hist::Counter counter{hist};
+    CountAndSeeNaN counter{{hist}, order};
     gp::read_ordered_keys<HIST_BLOCK>(keys, n, order, blockIdx.x, gridDim.x, true, counter, seen);
     Hist::flush(&ctl->hist[0][0], hist);
     const int any_unsorted = __syncthreads_or(seen.unsorted);
     const int any_not_reversed = __syncthreads_or(seen.not_reversed);
+    const int any_nan = __syncthreads_or(counter.nan);
     if (threadIdx.x == 0) {
         if (any_unsorted) ctl->unsorted = 1;
         if (any_not_reversed) ctl->not_reversed = 1;
+        if (any_nan) ctl->any_nan = 1;
     }
 }
 
@@ -137,6 +165,18 @@ extern "C" __global__ void __launch_bounds__(RADIX) radix_plan(usize n, Control 
             from_alt ^= active;
         }
         ctl->copy_back = from_alt;
+        // Which passes read and store keys mapped (see the top of this file).
+        const u32 moves_mapped = GP_KEY_FLOAT && !ctl->any_nan;
+        u32 ran_before = 0, runs_after = 0;
+        for (int p = 0; p < MAX_PASSES; ++p) {
+            ctl->reads_mapped[p] = moves_mapped && ran_before;
+            ran_before |= ctl->active[p];
+        }
+        for (int p = MAX_PASSES - 1; p >= 0; --p) {
+            ctl->stores_mapped[p] = moves_mapped && runs_after;
+            runs_after |= ctl->active[p];
+        }
+        ctl->moves_mapped = moves_mapped;
         ctl->mode = mode;
     }
 }
@@ -163,6 +203,7 @@ struct Pass {
     usize bin_start;  // in thread d < RADIX: digit d's first place in this portion
     Order order;
     u32 pass, tiles, epoch;
+    bool moves_mapped, reads_mapped, stores_mapped;  // Control's, for this pass
     TileStorage &s;
     // Where digit d's keys (values) of the tile go: + a key's position in the tile's
     // digit order = its place (a pointer each, so a scatter is one multiply-add).
@@ -176,6 +217,54 @@ struct Pass {
 template <class T>
 __device__ __forceinline__ T *scatter_dest(T *p) {
     return GP_GLOBAL_SCATTER ? gp::as_global(p) : p;
+}
+
+// A key or value a pass reads once: with -DGP_STREAM_LOADS=1 (knob radix.stream_loads)
+// marked evict-first, so L2 rather keeps the scatters' partly written sectors.
+template <class T>
+__device__ __forceinline__ T read_once(const T *p) {
+    if constexpr (GP_STREAM_LOADS) return __ldcs(p);
+    else return *p;
+}
+
+// How a tile holds its keys, and how the pass stores them (see the top of the file).
+constexpr int HELD_RAW = 0;               // as the caller's: digits mapped on the fly
+constexpr int HELD_MAPPED = 1;            // mapped, and stored mapped
+constexpr int HELD_MAPPED_STORED_RAW = 2;  // mapped, and stored as the caller's
+
+// Item k's output digit, for the values: one a register, or (-DGP_PACK_DIGITS=1,
+// knob radix.pack_digits) a byte each, four to a register, which frees registers for
+// larger pair tiles at two instructions an item.
+constexpr bool PACK = GP_PACK_DIGITS;
+constexpr int OUT_DIGIT_WORDS = PACK ? (ITEMS + 3) / 4 : ITEMS;
+
+// The digit of each of a thread's keys (RADIX - 1 for a missing item, which ranks last).
+template <bool WHOLE, int HELD>
+__device__ __forceinline__ void digits_of(const Pass &p, const K (&key)[ITEMS], u32 (&digit)[ITEMS], u32 first,
+                                          u32 valid) {
+#pragma unroll
+    for (int j = 0; j < ITEMS; ++j) {
+        const K ordered = HELD == HELD_RAW ? p.order.ordered(key[j]) : key[j];
+        digit[j] = WHOLE || first + j * gp::WARP < valid ? gp::digit_of<RADIX_BITS>(ordered, p.pass) : RADIX - 1;
+    }
+}
+
+// The tile's keys, in digit order in shared memory, out to their places: consecutive
+// threads write consecutive keys of a digit's run. Notes each item's digit for the
+// values.
+template <bool WHOLE, int HELD>
+__device__ __forceinline__ void scatter_keys(const Pass &p, u32 valid, u32 (&out_digits)[OUT_DIGIT_WORDS]) {
+#pragma unroll
+    for (int k = 0; k < ITEMS; ++k) {
+        const u32 i = k * BLOCK + threadIdx.x;
+        if (WHOLE || i < valid) {
+            const K x = p.s.keys[i];
+            const u32 digit = gp::digit_of<RADIX_BITS>(HELD == HELD_RAW ? p.order.ordered(x) : x, p.pass);
+            if constexpr (HAS_VALUES && PACK) out_digits[k / 4] |= digit << (k % 4 * 8);
+            if constexpr (HAS_VALUES && !PACK) out_digits[k] = digit;
+            scatter_dest(p.key_dest[digit])[i] = HELD == HELD_MAPPED_STORED_RAW ? p.order.raw_no_nan(x) : x;
+        }
+    }
 }
 
 // One tile of a pass: rank its keys by the digit, take the digits' offsets by
@@ -192,26 +281,33 @@ __device__ __forceinline__ void sort_tile(const Pass &p, u32 tile, usize tile_st
     u32 rank[ITEMS];  // each item's digit, then (Rank::rank) its place in the tile
     if (WHOLE || valid == TILE) {
 #pragma unroll
-        for (int j = 0; j < ITEMS; ++j) key[j] = p.src[tile_start + span + j * gp::WARP + lane];
+        for (int j = 0; j < ITEMS; ++j) key[j] = read_once(p.src + tile_start + span + j * gp::WARP + lane);
     } else {
 #pragma unroll
         for (int j = 0; j < ITEMS; ++j) {
             const u32 i = span + j * gp::WARP + lane;
-            key[j] = i < valid ? p.src[tile_start + i] : K(0);
+            key[j] = i < valid ? read_once(p.src + tile_start + i) : K(0);
         }
     }
     auto load_values = [&] {
 #pragma unroll
         for (int j = 0; j < ITEMS; ++j) {
             const u32 i = span + j * gp::WARP + lane;
-            value[j] = exists(i) ? p.vsrc[tile_start + i] : V(0);  // defined everywhere: nothing kept from before
+            value[j] = exists(i) ? read_once(p.vsrc + tile_start + i) : V(0);  // defined everywhere: nothing kept from before
         }
     };
     if constexpr (HAS_VALUES && GP_EARLY_VALUES) load_values();  // latency hidden behind the ranking
+    // Float keys without NaN are held mapped: mapped here by the first pass, as
+    // stored by an earlier one after it.
+    const bool held_mapped = GP_KEY_FLOAT && p.moves_mapped;
+    if (held_mapped) {
+        if (!p.reads_mapped) {
 #pragma unroll
-    for (int j = 0; j < ITEMS; ++j) {
-        const u32 i = span + j * gp::WARP + lane;
-        rank[j] = exists(i) ? gp::digit_of<RADIX_BITS>(p.order.ordered(key[j]), p.pass) : RADIX - 1;
+            for (int j = 0; j < ITEMS; ++j) key[j] = p.order.ordered_no_nan(key[j]);
+        }
+        digits_of<WHOLE, HELD_MAPPED>(p, key, rank, span + lane, valid);
+    } else {
+        digits_of<WHOLE, HELD_RAW>(p, key, rank, span + lane, valid);
     }
 
     const u32 total = Rank::count(rank, WHOLE ? 0 : TILE - valid, p.s.rank);
@@ -227,27 +323,14 @@ __device__ __forceinline__ void sort_tile(const Pass &p, u32 tile, usize tile_st
         if (tile == p.tiles - 1) p.bins_out[d] = p.bin_start + before + total;
     }
 
-    // Keys into digit order in shared memory, then out: consecutive threads write
-    // consecutive keys of a digit's run. Values follow the same way, to the places
-    // their keys went (by `out_digits`).
-    // Item k's output digit, for the values: one a register, or (-DGP_PACK_DIGITS=1,
-    // knob radix.pack_digits) a byte each, four to a register, which frees registers
-    // for larger pair tiles at two instructions an item.
-    constexpr bool PACK = GP_PACK_DIGITS;
-    u32 out_digits[PACK ? (ITEMS + 3) / 4 : ITEMS] = {};
+    // Keys into digit order in shared memory, then out; values follow the same way,
+    // to the places their keys went (by `out_digits`).
+    u32 out_digits[OUT_DIGIT_WORDS] = {};
     gp::to_rank_order<WHOLE>(p.s.keys, key, rank, span + lane, valid);
     __syncthreads();
-#pragma unroll
-    for (int k = 0; k < ITEMS; ++k) {
-        const u32 i = k * BLOCK + threadIdx.x;
-        if (exists(i)) {
-            const K x = p.s.keys[i];
-            const u32 digit = gp::digit_of<RADIX_BITS>(p.order.ordered(x), p.pass);
-            if constexpr (HAS_VALUES && PACK) out_digits[k / 4] |= digit << (k % 4 * 8);
-            if constexpr (HAS_VALUES && !PACK) out_digits[k] = digit;
-            scatter_dest(p.key_dest[digit])[i] = x;
-        }
-    }
+    if (!held_mapped) scatter_keys<WHOLE, HELD_RAW>(p, valid, out_digits);
+    else if (p.stores_mapped) scatter_keys<WHOLE, HELD_MAPPED>(p, valid, out_digits);
+    else scatter_keys<WHOLE, HELD_MAPPED_STORED_RAW>(p, valid, out_digits);
     if constexpr (HAS_VALUES) {
         if constexpr (!GP_EARLY_VALUES) load_values();
         __syncthreads();  // every key has left s.keys
@@ -288,7 +371,8 @@ radix_pass(K *keys, K *alt, V *values, V *alt_values, usize n, usize portion_sta
     // Digit d's first place in this portion, in thread d (loaded once: the tile loop's
     // look-backs then wait on nothing else).
     const usize bin_start = threadIdx.x < RADIX ? bins_in[threadIdx.x] : 0;
-    const Pass p{src, dst, vsrc, vdst, state, bins_out, bin_start, Order(key_order), pass, tiles, epoch, s, key_dest, value_dest};
+    const Pass p{src, dst, vsrc, vdst, state, bins_out, bin_start, Order(key_order), pass, tiles, epoch,
+                 ctl->moves_mapped != 0, ctl->reads_mapped[pass] != 0, ctl->stores_mapped[pass] != 0, s, key_dest, value_dest};
     for (;;) {
         // (Taking the next ticket while working on this tile was measured: no faster
         // for keys, much slower for pairs, as a slow tile then holds up its successor.)

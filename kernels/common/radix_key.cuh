@@ -3,7 +3,9 @@
 // signed, float) and the direction arrive at run time, uniform across the grid.
 //
 // The mapping is applied on the fly wherever a digit is needed; keys themselves move
-// unchanged, so nothing has to be undone at the end and NaN payloads survive.
+// unchanged, so nothing has to be undone at the end and NaN payloads survive. (The
+// radix sort moves float keys mapped between its passes when none is a NaN: then the
+// mapping is one-to-one and undoing it loses nothing.)
 #pragma once
 #include "common/types.cuh"
 
@@ -59,6 +61,36 @@ struct KeyOrder {
             bits = U(bits & U(~SIGN)) > float_inf_bits<U>() ? U(~U(0)) : U(bits ^ (negative | SIGN));
         }
         return U(bits ^ flip);
+    }
+
+    // ordered() for keys known to hold no NaN (floats: the sign test alone). It is
+    // then one-to-one, so a sort may move keys in this form and undo it with
+    // raw_no_nan() on the last move.
+    __device__ __forceinline__ U ordered_no_nan(U bits) const {
+        if constexpr (FLOAT) {
+            typedef typename SignedOf<U>::type S;
+            const U negative = U(S(bits) >> (BITS - 1));
+            return U(bits ^ U(negative | SIGN) ^ flip);
+        } else {
+            return U(bits ^ flip);
+        }
+    }
+
+    // The inverse of ordered_no_nan().
+    __device__ __forceinline__ U raw_no_nan(U ordered) const {
+        const U bits = U(ordered ^ flip);
+        if constexpr (FLOAT) {
+            typedef typename SignedOf<U>::type S;
+            const U positive = U(~U(S(bits) >> (BITS - 1)));  // all ones when the sign bit is clear
+            return U(bits ^ U(positive | SIGN));
+        } else {
+            return bits;
+        }
+    }
+
+    // True for the one pattern every NaN takes (never for an integer key).
+    __device__ __forceinline__ bool is_nan_pattern(U ordered) const {
+        return FLOAT && ordered == U(~flip);
     }
 
     // The key whose pattern is `ordered` (the inverse of ordered(); every NaN comes

@@ -103,8 +103,12 @@ pub fn module(key_bytes: usize, value_bytes: usize, float_keys: bool) -> ModuleS
             // tiles): off, as 384 x 18 with it lost to 384 x 17 without (H100).
             format!("-DGP_PACK_DIGITS={}", knob("radix.pack_digits", 0)),
             // The scatters through the digits' pointers as global stores (STG) rather
-            // than generic ones (ST.E); not yet measured, so off.
+            // than generic ones (ST.E): off, as the H100 measured no difference (u32
+            // 2^28 6.12 -> 6.16 ms, pairs 10.57 -> 10.66, two rounds, 2026-11-23).
             format!("-DGP_GLOBAL_SCATTER={}", knob("radix.global_scatter", 0)),
+            // The passes' reads of keys and values marked evict-first (__ldcs): not yet
+            // measured, so off.
+            format!("-DGP_STREAM_LOADS={}", knob("radix.stream_loads", 0)),
             format!("-DGP_HIST_BLOCK_THREADS={}", p.hist_block),
             format!("-DGP_PORTION_TILES={}", p.portion_tiles()),
             format!("-DGP_CONTROL_BYTES={CONTROL_BYTES}"),
