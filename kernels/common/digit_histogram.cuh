@@ -8,9 +8,16 @@
 // hardware merges within an increment. So random keys cost about one bank wavefront
 // per atomic instead of three or four, and runs of equal digits (sorted input, few
 // distinct values) do not serialise.
+//
+// With -DGP_HIST_WARP_VOTE=1, a warp takes the one-atomic-for-N path only when one of
+// its lanes has a digit its N keys agree on (one vote a vector); otherwise, as for
+// random keys, every key's digits are counted without the per-digit tests.
 #pragma once
 #include "common/radix_key.cuh"
 #include "common/warp.cuh"
+#ifndef GP_HIST_WARP_VOTE
+#define GP_HIST_WARP_VOTE 0
+#endif
 
 namespace gp {
 
@@ -37,6 +44,18 @@ struct BlockDigitHistogram {
         U differ = 0;
 #pragma unroll
         for (int k = 1; k < N; ++k) differ |= U(ordered[k] ^ ordered[0]);
+        if (GP_HIST_WARP_VOTE && !__any_sync(__activemask(), N > 1 && some_digit_zero(differ))) {
+            // From the shared-memory address of the lane's own part's first counter,
+            // so each address is one LEA and the pass's offset an immediate.
+            const u32 mine = (u32)__cvta_generic_to_shared(&s.counts[0][0][part]);
+#pragma unroll
+            for (int p = 0; p < PASSES; ++p) {
+#pragma unroll
+                for (int k = 0; k < N; ++k)
+                    shared_add_one(mine + (lean_digit(ordered[k], p) << LOG_PART_BYTES) + p * RADIX * PARTS * 4);
+            }
+            return;
+        }
 #pragma unroll
         for (int p = 0; p < PASSES; ++p) {
             const bool same = N > 1 && digit_of<RADIX_BITS>(differ, p) == 0;
@@ -46,6 +65,40 @@ struct BlockDigitHistogram {
                 for (int k = 1; k < N; ++k) atomicAdd(&s.counts[p][digit_of<RADIX_BITS>(ordered[k], p)][part], 1u);
             }
         }
+    }
+
+    // log2 of a digit's bytes of counters (PARTS of them)
+    static constexpr int LOG_PART_BYTES = PARTS == 1 ? 2 : PARTS == 2 ? 3 : PARTS == 4 ? 4 : PARTS == 8 ? 5 : PARTS == 16 ? 6 : 7;
+    static_assert((1 << LOG_PART_BYTES) == PARTS * 4, "PARTS is a power of two up to 32");
+
+    // One more to the counter at a shared-memory address (nothing returned).
+    __device__ __forceinline__ static void shared_add_one(u32 address) {
+        asm volatile("red.shared.add.u32 [%0], 1;" ::"r"(address) : "memory");
+    }
+
+    // digit_of() for the lean path: a byte digit as one byte permute (PRMT), which
+    // the address then takes with one LEA, the pass's offset folded into the atomic.
+    template <class U>
+    __device__ __forceinline__ static u32 lean_digit(U x, int p) {
+        if constexpr (RADIX_BITS == 8 && sizeof(U) >= 4) {
+            const u32 word = sizeof(U) == 8 ? u32(u64(x) >> (p / 4 * 32)) : u32(x);
+            return __byte_perm(word, 0, 0x4440 + p % 4);
+        } else {
+            return digit_of<RADIX_BITS>(x, p);
+        }
+    }
+
+    // Whether some RADIX_BITS-wide digit of x is zero (the bit trick for a zero byte,
+    // widened to the digit).
+    template <class U>
+    __device__ __forceinline__ static bool some_digit_zero(U x) {
+        typedef typename BitsOf<(sizeof(U) < 4 ? 4 : sizeof(U))>::type W;  // no promotion surprises
+        constexpr int BITS = sizeof(U) * 8;
+        constexpr W ALL = BITS == sizeof(W) * 8 ? W(~W(0)) : W((W(1) << (BITS % (sizeof(W) * 8))) - 1);
+        constexpr W LOW = ALL / W((W(1) << RADIX_BITS) - 1);  // the lowest bit of every digit
+        constexpr W HIGH = LOW << (RADIX_BITS - 1);           // the highest bit of every digit
+        const W w = W(x);
+        return (((w - LOW) & ~w) & HIGH) != 0;
     }
 
     // add() bound to one block's storage, for common/ordered_read.cuh.

@@ -7,7 +7,14 @@
 // thread at a time, every load in flight before any counting. Loops run whole warps
 // (their bounds are the warp's first lane's), so a lane hears the next lane's first
 // key; a lane past the end counts nothing.
+//
+// With -DGP_ORDER_CHECK_EARLY_OUT=1 a warp stops comparing neighbours once its lanes
+// together have seen both an unsorted pair and a not-reversed one: nothing it could
+// see later changes the verdict, and random keys settle it on their first vectors.
 #pragma once
+#ifndef GP_ORDER_CHECK_EARLY_OUT
+#define GP_ORDER_CHECK_EARLY_OUT 0
+#endif
 #include "common/tile_io.cuh"
 #include "common/warp.cuh"
 
@@ -42,6 +49,10 @@ __device__ __forceinline__ void read_ordered_keys(const K *keys, usize n, const 
     if (aligned16(keys)) {
         const usize vecs = n / PER_VEC;
         for (usize w0 = warp_first; w0 < vecs; w0 += UNROLL * stride) {
+            // (The loop runs whole warps, so the votes see every lane.)
+            if (GP_ORDER_CHECK_EARLY_OUT && check && __any_sync(FULL_MASK, seen.unsorted) &&
+                __any_sync(FULL_MASK, seen.not_reversed))
+                check = false;
             Vec16 raw[UNROLL];
 #pragma unroll
             for (int u = 0; u < UNROLL; ++u) {
