@@ -26,11 +26,12 @@
  * their top bits, only in their bottom bits, already sorted in the requested order with
  * duplicates (a stable sort must leave the buffers bitwise identical), integer extremes,
  * and for floats NaNs of several payloads and both signs, -0.0/+0.0 mixtures, infinities
- * and denormals, and random bits with no NaN among them. Values hold the input index (in their low bits, with other bits above
- * where the width allows), so a value that moved without its key, or (stable) an equal key
- * out of input order, is named in the failure. Also: sorting a sorted output again changes
- * nothing; a buffer sorted ascending then descending; every error (checked before any
- * work: both buffers read back unchanged, and the last error names the sort).
+ * and denormals, and random bits with no NaN among them. Values hold the input index (in
+ * their low bits, with other bits above where the width allows), so a value that moved
+ * without its key, or (stable) an equal key out of input order, is named in the failure.
+ * Also: sorting a sorted output again changes nothing; a buffer sorted ascending then
+ * descending; every error (checked before any work: both buffers read back unchanged, and
+ * the last error names the sort).
  *
  * GPUPRIMS_TEST_QUICK=1: sizes 2, 300, 8193, 16384 and 40001 for u8, i16, f32 and u64 keys,
  * nothing larger (for compute-sanitizer).

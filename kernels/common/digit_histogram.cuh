@@ -46,7 +46,7 @@ struct BlockDigitHistogram {
         for (int k = 1; k < N; ++k) differ |= U(ordered[k] ^ ordered[0]);
         if (GP_HIST_WARP_VOTE && !__any_sync(__activemask(), N > 1 && some_digit_zero(differ))) {
             // From the shared-memory address of the lane's own part's first counter,
-            // so each address is one LEA and the pass's offset an immediate.
+            // so each address is one multiply-add of the digit (ptxas: PRMT + IMAD).
             const u32 mine = (u32)__cvta_generic_to_shared(&s.counts[0][0][part]);
 #pragma unroll
             for (int p = 0; p < PASSES; ++p) {
@@ -67,17 +67,17 @@ struct BlockDigitHistogram {
         }
     }
 
-    // log2 of a digit's bytes of counters (PARTS of them)
-    static constexpr int LOG_PART_BYTES = PARTS == 1 ? 2 : PARTS == 2 ? 3 : PARTS == 4 ? 4 : PARTS == 8 ? 5 : PARTS == 16 ? 6 : 7;
-    static_assert((1 << LOG_PART_BYTES) == PARTS * 4, "PARTS is a power of two up to 32");
+    // log2 of a digit's bytes of counters (PARTS u32 of them; PARTS is a power of two)
+    __host__ __device__ static constexpr int log2_of(int x) { return x <= 1 ? 0 : 1 + log2_of(x / 2); }
+    static constexpr int LOG_PART_BYTES = 2 + log2_of(PARTS);
+    static_assert((1 << LOG_PART_BYTES) == PARTS * 4, "PARTS is a power of two");
 
     // One more to the counter at a shared-memory address (nothing returned).
     __device__ __forceinline__ static void shared_add_one(u32 address) {
         asm volatile("red.shared.add.u32 [%0], 1;" ::"r"(address) : "memory");
     }
 
-    // digit_of() for the lean path: a byte digit as one byte permute (PRMT), which
-    // the address then takes with one LEA, the pass's offset folded into the atomic.
+    // digit_of() for the lean path: a byte digit as one byte permute (PRMT).
     template <class U>
     __device__ __forceinline__ static u32 lean_digit(U x, int p) {
         if constexpr (RADIX_BITS == 8 && sizeof(U) >= 4) {
