@@ -94,6 +94,10 @@ pub fn module(key_bytes: usize, value_bytes: usize, float_keys: bool) -> ModuleS
             // Key columns ranked together in three sweeps; 0: one at a time, which
             // measured faster on the H100 (u32 2^28 6.17 ms against 6.50: no spills).
             format!("-DGP_RANK_GROUP={}", knob("radix.rank_group", 0)),
+            // One-column ranking in fewer instructions a column (the lane mask from
+            // its register, the leader's test in the atomic's predicate): ptxas sm_90
+            // u32 keys, see the commit; not yet run on a GPU, so off.
+            format!("-DGP_RANK_LEAN={}", knob("radix.rank_lean", 0)),
             // Values loaded with the keys (latency hidden, registers held) or after ranking.
             format!("-DGP_EARLY_VALUES={}", knob("radix.early_values", 0)),
             // Whole tiles without bounds tests (a second instance of the tile's work):
