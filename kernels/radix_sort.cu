@@ -25,7 +25,8 @@
 // Every kernel after the histogram reads the plan and returns at once when it has
 // nothing to do, so an already-sorted input costs one read. Pass kernels are
 // persistent: each block takes tile after tile by ticket, so a tile only ever waits for
-// tiles taken before it, by blocks that are running.
+// tiles taken before it, by blocks that are running (with -DGP_ONE_TILE_BLOCKS=1 each
+// block takes one ticket, and there are as many blocks as tiles).
 //
 // Keys alone of 1 byte (and of 2 bytes, from 2^23 keys) are sorted by counting
 // instead (counting_sort.cu); these kernels still serve them with values, and short.
@@ -37,7 +38,7 @@
 // Instantiated by key and value width and by float keys or not (not by dtype):
 // -DGP_KEY_BYTES=1|2|4|8 -DGP_VALUE_BYTES=0|1|2|4|8 -DGP_KEY_FLOAT=0|1; tuning
 // -DGP_BLOCK_THREADS -DGP_ITEMS -DGP_MIN_BLOCKS -DGP_LOOKBACK_WINDOW -DGP_RANK_GROUP
-// -DGP_EARLY_VALUES -DGP_WHOLE_TILES -DGP_PACK_DIGITS -DGP_GLOBAL_SCATTER -DGP_STREAM_LOADS -DGP_ORDER_CHECK_EARLY_OUT -DGP_HIST_WARP_VOTE -DGP_RANK_LEAN -DGP_HIST_BLOCK_THREADS -DGP_PORTION_TILES; and -DGP_CONTROL_BYTES
+// -DGP_EARLY_VALUES -DGP_WHOLE_TILES -DGP_PACK_DIGITS -DGP_GLOBAL_SCATTER -DGP_STREAM_LOADS -DGP_ORDER_CHECK_EARLY_OUT -DGP_HIST_WARP_VOTE -DGP_RANK_LEAN -DGP_ONE_TILE_BLOCKS -DGP_HIST_BLOCK_THREADS -DGP_PORTION_TILES; and -DGP_CONTROL_BYTES
 // (the size the host allocates for Control). Tuning lives in src/backend/cuda/radix_sort.rs.
 #include "common/grid_dependency.cuh"
 #include "common/types.cuh"
@@ -386,6 +387,9 @@ radix_pass(K *keys, K *alt, V *values, V *alt_values, usize n, usize portion_sta
         // of a pass, take the instance without bounds tests.
         if (GP_WHOLE_TILES && valid == TILE) sort_tile<true>(p, tile, tile_start, valid);
         else sort_tile<false>(p, tile, tile_start, valid);
+        // (-DGP_ONE_TILE_BLOCKS=1, knob radix.one_tile_blocks) One tile a block, as
+        // many blocks as tiles (as CUB does): nothing is carried from tile to tile.
+        if (GP_ONE_TILE_BLOCKS) return;
     }
 }
 

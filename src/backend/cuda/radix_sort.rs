@@ -98,6 +98,10 @@ pub fn module(key_bytes: usize, value_bytes: usize, float_keys: bool) -> ModuleS
             // its register, the leader's test in the atomic's predicate): ptxas sm_90
             // u32 keys, see the commit; not yet run on a GPU, so off.
             format!("-DGP_RANK_LEAN={}", knob("radix.rank_lean", 0)),
+            // One tile a block and a block a tile (CUB's way) instead of persistent
+            // blocks taking tile after tile: nothing held from tile to tile. Not yet
+            // run on a GPU, so off.
+            format!("-DGP_ONE_TILE_BLOCKS={}", one_tile_blocks()),
             // Values loaded with the keys (latency hidden, registers held) or after ranking.
             format!("-DGP_EARLY_VALUES={}", knob("radix.early_values", 0)),
             // Whole tiles without bounds tests (a second instance of the tile's work):
@@ -127,6 +131,12 @@ pub fn module(key_bytes: usize, value_bytes: usize, float_keys: bool) -> ModuleS
             format!("-DGP_CONTROL_BYTES={CONTROL_BYTES}"),
         ],
     }
+}
+
+/// Whether a pass launches a block a tile (radix.one_tile_blocks) rather than the
+/// blocks that fit at once, each taking tile after tile.
+fn one_tile_blocks() -> u32 {
+    knob("radix.one_tile_blocks", 0)
 }
 
 /// The loader's variant key of the module for these widths and key kind (the
@@ -229,7 +239,7 @@ pub fn sort(
             unsafe {
                 launch(
                     pass_kernel,
-                    (tiles as u64).min(pass_grid_limit),
+                    if one_tile_blocks() != 0 { tiles as u64 } else { (tiles as u64).min(pass_grid_limit) },
                     p.block,
                     stream,
                     &[
