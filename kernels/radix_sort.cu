@@ -85,7 +85,6 @@ struct Control {
     u32 copy_back;                // the last active pass wrote the alternate buffer
     u32 active[MAX_PASSES];       // the pass has work (its digit is not the same everywhere)
     u32 from_alt[MAX_PASSES];     // the pass reads the alternate buffer
-    u32 moves_mapped;             // float keys without NaN: passes hold keys mapped
     u32 reads_mapped[MAX_PASSES];   // the pass's input was stored mapped (an earlier pass ran)
     u32 stores_mapped[MAX_PASSES];  // the pass stores mapped (a later pass runs)
     usize bins[MAX_PASSES][RADIX];  // where each digit's run starts, per pass
@@ -177,7 +176,6 @@ extern "C" __global__ void __launch_bounds__(RADIX) radix_plan(usize n, Control 
             ctl->stores_mapped[p] = moves_mapped && runs_after;
             runs_after |= ctl->active[p];
         }
-        ctl->moves_mapped = moves_mapped;
         ctl->mode = mode;
     }
 }
@@ -204,7 +202,8 @@ struct Pass {
     usize bin_start;  // in thread d < RADIX: digit d's first place in this portion
     Order order;
     u32 pass, tiles, epoch;
-    bool moves_mapped, reads_mapped, stores_mapped;  // Control's, for this pass
+    bool no_nan;                       // float keys: Control's any_nan is clear
+    bool reads_mapped, stores_mapped;  // Control's, for this pass
     TileStorage &s;
     // Where digit d's keys (values) of the tile go: + a key's position in the tile's
     // digit order = its place (a pointer each, so a scatter is one multiply-add).
@@ -300,7 +299,7 @@ __device__ __forceinline__ void sort_tile(const Pass &p, u32 tile, usize tile_st
     if constexpr (HAS_VALUES && GP_EARLY_VALUES) load_values();  // latency hidden behind the ranking
     // Float keys without NaN are held mapped: mapped here by the first pass, as
     // stored by an earlier one after it.
-    const bool held_mapped = GP_KEY_FLOAT && p.moves_mapped;
+    const bool held_mapped = GP_KEY_FLOAT && p.no_nan;
     if (held_mapped) {
         if (!p.reads_mapped) {
 #pragma unroll
@@ -373,7 +372,7 @@ radix_pass(K *keys, K *alt, V *values, V *alt_values, usize n, usize portion_sta
     // look-backs then wait on nothing else).
     const usize bin_start = threadIdx.x < RADIX ? bins_in[threadIdx.x] : 0;
     const Pass p{src, dst, vsrc, vdst, state, bins_out, bin_start, Order(key_order), pass, tiles, epoch,
-                 ctl->moves_mapped != 0, ctl->reads_mapped[pass] != 0, ctl->stores_mapped[pass] != 0, s, key_dest, value_dest};
+                 ctl->any_nan == 0, ctl->reads_mapped[pass] != 0, ctl->stores_mapped[pass] != 0, s, key_dest, value_dest};
     for (;;) {
         // (Taking the next ticket while working on this tile was measured: no faster
         // for keys, much slower for pairs, as a slow tile then holds up its successor.)

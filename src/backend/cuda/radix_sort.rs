@@ -81,6 +81,7 @@ impl Policy {
 /// `value_bytes` (0: none).
 pub fn module(key_bytes: usize, value_bytes: usize, float_keys: bool) -> ModuleSpec {
     let p = policy(key_bytes, value_bytes);
+    let hist_lean = knob("radix.hist_lean", 0);
     ModuleSpec {
         source: sources::RADIX_SORT,
         options: vec![
@@ -124,8 +125,8 @@ pub fn module(key_bytes: usize, value_bytes: usize, float_keys: bool) -> ModuleS
             // (ptxas: 2 instructions an atomic instead of 3). The histogram is
             // issue-bound (H100 ncu: 560 µs at u32 2^28 against CUB's 458, f32 720);
             // not yet run on a GPU, so off.
-            format!("-DGP_ORDER_CHECK_EARLY_OUT={}", knob("radix.hist_lean", 0)),
-            format!("-DGP_HIST_WARP_VOTE={}", knob("radix.hist_lean", 0)),
+            format!("-DGP_ORDER_CHECK_EARLY_OUT={hist_lean}"),
+            format!("-DGP_HIST_WARP_VOTE={hist_lean}"),
             format!("-DGP_HIST_BLOCK_THREADS={}", p.hist_block),
             format!("-DGP_PORTION_TILES={}", p.portion_tiles()),
             format!("-DGP_CONTROL_BYTES={CONTROL_BYTES}"),
