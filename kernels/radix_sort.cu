@@ -191,24 +191,43 @@ union TileStorage {
     V values[HAS_VALUES ? TILE : 1];
 };
 
-// What every tile of one pass launch shares.
-struct Pass {
+// What every tile of one pass launch shares, kept in shared memory and read where it
+// is used: held in registers through a tile's ranking, it would cost the registers
+// that decide how many blocks an SM holds at once.
+struct LaunchState {
     const K *src;
     K *dst;
     const V *vsrc;
     V *vdst;
-    u64 *state;       // the look-back's words
-    usize *bins_out;  // digit starts for the next portion (written by the last tile)
-    usize bin_start;  // in thread d < RADIX: digit d's first place in this portion
-    Order order;
-    u32 pass, tiles, epoch;
+    u32 *ticket;             // this launch's tile counter
+    usize *bins_out;         // digit starts for the next portion (written by the last tile)
+    usize len;               // keys in this portion
+    usize bin_start[RADIX];  // digit d's first place in this portion
+    u32 tiles;               // in this portion
+    u32 tile;                // the tile being sorted (its ticket)
     bool no_nan;                       // float keys: Control's any_nan is clear
     bool reads_mapped, stores_mapped;  // Control's, for this pass
-    TileStorage &s;
     // Where digit d's keys (values) of the tile go: + a key's position in the tile's
     // digit order = its place (a pointer each, so a scatter is one multiply-add).
-    K **key_dest;
-    V **value_dest;
+    K *key_dest[RADIX];
+    V *value_dest[HAS_VALUES ? RADIX : 1];
+};
+
+// A pass launch as a tile sees it: the kernel's parameters, and the shared state.
+struct Pass {
+    u64 *state;  // the look-back's words
+    Order order;
+    u32 pass, epoch;
+    usize portion_start;  // the portion's first key
+    TileStorage &s;
+    LaunchState &launch;
+    // The tile being sorted: its ticket, first key and number of keys.
+    __device__ __forceinline__ u32 tile() const { return launch.tile; }
+    __device__ __forceinline__ usize tile_start() const { return portion_start + (usize)tile() * TILE; }
+    __device__ __forceinline__ u32 valid() const {
+        const usize left = launch.len - (usize)tile() * TILE;
+        return left < TILE ? (u32)left : TILE;
+    }
 };
 
 // A digit's destination pointer as the scatters use it: declared global with
@@ -262,7 +281,7 @@ __device__ __forceinline__ void scatter_keys(const Pass &p, u32 valid, u32 (&out
             const u32 digit = gp::digit_of<RADIX_BITS>(HELD == HELD_RAW ? p.order.ordered(x) : x, p.pass);
             if constexpr (HAS_VALUES && PACK) out_digits[k / 4] |= digit << (k % 4 * 8);
             if constexpr (HAS_VALUES && !PACK) out_digits[k] = digit;
-            scatter_dest(p.key_dest[digit])[i] = HELD == HELD_MAPPED_STORED_RAW ? p.order.raw_no_nan(x) : x;
+            scatter_dest(p.launch.key_dest[digit])[i] = HELD == HELD_MAPPED_STORED_RAW ? p.order.raw_no_nan(x) : x;
         }
     }
 }
@@ -272,75 +291,87 @@ __device__ __forceinline__ void scatter_keys(const Pass &p, u32 valid, u32 (&out
 // TILE), so nothing is bounds-tested and no per-item predicate is held in a register
 // through the ranking and the scatters (-DGP_WHOLE_TILES=1, knob radix.whole_tiles).
 template <bool WHOLE>
-__device__ __forceinline__ void sort_tile(const Pass &p, u32 tile, usize tile_start, u32 valid) {
+__device__ __forceinline__ void sort_tile(const Pass &p) {
     const u32 lane = threadIdx.x % gp::WARP, warp = threadIdx.x / gp::WARP;
     const u32 span = warp * gp::WARP * ITEMS;  // the warp's first item in the tile
-    auto exists = [&](u32 i) { return WHOLE || i < valid; };
+    // The tile's position is read again from shared memory in each phase, rather than
+    // held through the ranking.
+    auto exists = [&](u32 i, u32 valid) { return WHOLE || i < valid; };
     K key[ITEMS];
     V value[ITEMS];  // unused (and dropped) without values
     u32 rank[ITEMS];  // each item's digit, then (Rank::rank) its place in the tile
-    if (WHOLE || valid == TILE) {
+    {
+        const K *src = p.launch.src + p.tile_start();
+        const u32 valid = p.valid();
+        if (WHOLE || valid == TILE) {
 #pragma unroll
-        for (int j = 0; j < ITEMS; ++j) key[j] = read_once(p.src + tile_start + span + j * gp::WARP + lane);
-    } else {
+            for (int j = 0; j < ITEMS; ++j) key[j] = read_once(src + span + j * gp::WARP + lane);
+        } else {
 #pragma unroll
-        for (int j = 0; j < ITEMS; ++j) {
-            const u32 i = span + j * gp::WARP + lane;
-            key[j] = i < valid ? read_once(p.src + tile_start + i) : K(0);
+            for (int j = 0; j < ITEMS; ++j) {
+                const u32 i = span + j * gp::WARP + lane;
+                key[j] = i < valid ? read_once(src + i) : K(0);
+            }
         }
     }
     auto load_values = [&] {
+        const V *vsrc = p.launch.vsrc + p.tile_start();
+        const u32 valid = p.valid();
 #pragma unroll
         for (int j = 0; j < ITEMS; ++j) {
             const u32 i = span + j * gp::WARP + lane;
-            value[j] = exists(i) ? read_once(p.vsrc + tile_start + i) : V(0);  // defined everywhere: nothing kept from before
+            value[j] = exists(i, valid) ? read_once(vsrc + i) : V(0);  // defined everywhere: nothing kept from before
         }
     };
     if constexpr (HAS_VALUES && GP_EARLY_VALUES) load_values();  // latency hidden behind the ranking
     // Float keys without NaN are held mapped: mapped here by the first pass, as
     // stored by an earlier one after it.
-    const bool held_mapped = GP_KEY_FLOAT && p.no_nan;
-    if (held_mapped) {
-        if (!p.reads_mapped) {
+    if (GP_KEY_FLOAT && p.launch.no_nan) {
+        if (!p.launch.reads_mapped) {
 #pragma unroll
             for (int j = 0; j < ITEMS; ++j) key[j] = p.order.ordered_no_nan(key[j]);
         }
-        digits_of<WHOLE, HELD_MAPPED>(p, key, rank, span + lane, valid);
+        digits_of<WHOLE, HELD_MAPPED>(p, key, rank, span + lane, p.valid());
     } else {
-        digits_of<WHOLE, HELD_RAW>(p, key, rank, span + lane, valid);
+        digits_of<WHOLE, HELD_RAW>(p, key, rank, span + lane, p.valid());
     }
 
-    const u32 total = Rank::count(rank, WHOLE ? 0 : TILE - valid, p.s.rank);
+    const u32 total = Rank::count(rank, WHOLE ? 0 : TILE - p.valid(), p.s.rank);
     const u32 d = threadIdx.x;
-    if (d < RADIX) LookBack::publish(p.state, tile, d, total, tile == 0, p.epoch);
+    if (d < RADIX) LookBack::publish(p.state, p.tile(), d, total, p.tile() == 0, p.epoch);
     const u32 offset = Rank::rank(rank, total, p.s.rank);
     if (d < RADIX) {
+        const u32 tile = p.tile();
         const u32 before = tile == 0 ? 0 : LookBack::exclusive_prefix<LOOKBACK_WINDOW>(p.state, tile, d, p.epoch);
         if (tile != 0) LookBack::publish(p.state, tile, d, before + total, true, p.epoch);
-        const usize dest = p.bin_start + before - offset;  // wraps back when a rank is added
-        p.key_dest[d] = p.dst + dest;
-        if constexpr (HAS_VALUES) p.value_dest[d] = p.vdst + dest;
-        if (tile == p.tiles - 1) p.bins_out[d] = p.bin_start + before + total;
+        const usize bin_start = p.launch.bin_start[d];
+        const usize dest = bin_start + before - offset;  // wraps back when a rank is added
+        p.launch.key_dest[d] = p.launch.dst + dest;
+        if constexpr (HAS_VALUES) p.launch.value_dest[d] = p.launch.vdst + dest;
+        if (tile == p.launch.tiles - 1) p.launch.bins_out[d] = bin_start + before + total;
     }
 
     // Keys into digit order in shared memory, then out; values follow the same way,
     // to the places their keys went (by `out_digits`).
+    // (A missing item ranks past every key, to a place >= valid that no scatter reads,
+    // so every item is staged untested: no per-item predicate held through the ranking.)
     u32 out_digits[OUT_DIGIT_WORDS] = {};
-    gp::to_rank_order<WHOLE>(p.s.keys, key, rank, span + lane, valid);
+    gp::to_rank_order<true>(p.s.keys, key, rank, span + lane, TILE);
     __syncthreads();
-    if (!held_mapped) scatter_keys<WHOLE, HELD_RAW>(p, valid, out_digits);
-    else if (p.stores_mapped) scatter_keys<WHOLE, HELD_MAPPED>(p, valid, out_digits);
-    else scatter_keys<WHOLE, HELD_MAPPED_STORED_RAW>(p, valid, out_digits);
+    if (!(GP_KEY_FLOAT && p.launch.no_nan)) scatter_keys<WHOLE, HELD_RAW>(p, p.valid(), out_digits);
+    else if (p.launch.stores_mapped) scatter_keys<WHOLE, HELD_MAPPED>(p, p.valid(), out_digits);
+    else scatter_keys<WHOLE, HELD_MAPPED_STORED_RAW>(p, p.valid(), out_digits);
     if constexpr (HAS_VALUES) {
         if constexpr (!GP_EARLY_VALUES) load_values();
         __syncthreads();  // every key has left s.keys
-        gp::to_rank_order<WHOLE>(p.s.values, value, rank, span + lane, valid);
+        gp::to_rank_order<true>(p.s.values, value, rank, span + lane, TILE);
         __syncthreads();
+        const u32 valid = p.valid();
 #pragma unroll
         for (int k = 0; k < ITEMS; ++k) {
             const u32 i = k * BLOCK + threadIdx.x;
             const u32 digit = PACK ? (out_digits[k / 4] >> (k % 4 * 8)) & 0xff : out_digits[k];
-            if (exists(i)) scatter_dest(p.value_dest[digit])[i] = p.s.values[i];
+            if (exists(i, valid)) scatter_dest(p.launch.value_dest[digit])[i] = p.s.values[i];
         }
     }
     // The next ticket's barrier orders these reads before shared memory is reused.
@@ -352,43 +383,45 @@ radix_pass(K *keys, K *alt, V *values, V *alt_values, usize n, usize portion_sta
     gp::wait_for_prior_grids();
     gp::let_next_grid_start();
     if (ctl->mode != MODE_DIGITS || !ctl->active[pass]) return;
-    const bool from_alt = ctl->from_alt[pass];
-    const K *src = from_alt ? alt : keys;
-    K *dst = from_alt ? keys : alt;
-    const V *vsrc = from_alt ? alt_values : values;
-    V *vdst = from_alt ? values : alt_values;
-    const usize *bins_in = portion == 0 ? ctl->bins[pass] : ctl->chain[(portion - 1) & 1];
-    usize *bins_out = ctl->chain[portion & 1];
-    u32 *ticket = &ctl->tickets[pass][portion];
-    const usize len = n - portion_start < PORTION ? n - portion_start : PORTION;
-    const u32 tiles = (u32)((len + TILE - 1) / TILE);
-
     __shared__ TileStorage s;
-    __shared__ K *key_dest[RADIX];
-    __shared__ V *value_dest[HAS_VALUES ? RADIX : 1];
-    __shared__ u32 tile_slot;
-
-    // Digit d's first place in this portion, in thread d (loaded once: the tile loop's
-    // look-backs then wait on nothing else).
-    const usize bin_start = threadIdx.x < RADIX ? bins_in[threadIdx.x] : 0;
-    const Pass p{src, dst, vsrc, vdst, state, bins_out, bin_start, Order(key_order), pass, tiles, epoch,
-                 ctl->any_nan == 0, ctl->reads_mapped[pass] != 0, ctl->stores_mapped[pass] != 0, s, key_dest, value_dest};
+    __shared__ LaunchState launch;
+    // Thread d notes digit d's first place in this portion (loaded once: the tile
+    // loop's look-backs then wait on nothing else); thread 0 the rest. The first
+    // ticket's barrier publishes them.
+    if (threadIdx.x < RADIX) {
+        const usize *bins_in = portion == 0 ? ctl->bins[pass] : ctl->chain[(portion - 1) & 1];
+        launch.bin_start[threadIdx.x] = bins_in[threadIdx.x];
+    }
+    if (threadIdx.x == 0) {
+        const bool from_alt = ctl->from_alt[pass];
+        launch.src = from_alt ? alt : keys;
+        launch.dst = from_alt ? keys : alt;
+        launch.vsrc = from_alt ? alt_values : values;
+        launch.vdst = from_alt ? values : alt_values;
+        launch.ticket = &ctl->tickets[pass][portion];
+        launch.bins_out = ctl->chain[portion & 1];
+        const usize len = n - portion_start < PORTION ? n - portion_start : PORTION;
+        launch.len = len;
+        launch.tiles = (u32)((len + TILE - 1) / TILE);
+        launch.no_nan = ctl->any_nan == 0;
+        launch.reads_mapped = ctl->reads_mapped[pass] != 0;
+        launch.stores_mapped = ctl->stores_mapped[pass] != 0;
+    }
+    const Pass p{state, Order(key_order), pass, epoch, portion_start, s, launch};
     for (;;) {
         // (Taking the next ticket while working on this tile was measured: no faster
         // for keys, much slower for pairs, as a slow tile then holds up its successor.)
-        if (threadIdx.x == 0) tile_slot = atomicAdd(ticket, 1u);
+        if (threadIdx.x == 0) launch.tile = atomicAdd(launch.ticket, 1u);
         __syncthreads();
-        const u32 tile = tile_slot;
-        if (tile >= tiles) return;
-        const usize tile_start = portion_start + (usize)tile * TILE;
-        const u32 valid = len - (usize)tile * TILE < TILE ? (u32)(len - (usize)tile * TILE) : TILE;
+        if (launch.tile >= launch.tiles) return;
         // (-DGP_WHOLE_TILES=1, knob radix.whole_tiles) Whole tiles, all but at most one
         // of a pass, take the instance without bounds tests.
-        if (GP_WHOLE_TILES && valid == TILE) sort_tile<true>(p, tile, tile_start, valid);
-        else sort_tile<false>(p, tile, tile_start, valid);
+        if (GP_WHOLE_TILES && p.valid() == TILE) sort_tile<true>(p);
+        else sort_tile<false>(p);
         // (-DGP_ONE_TILE_BLOCKS=1, knob radix.one_tile_blocks) One tile a block, as
         // many blocks as tiles (as CUB does): nothing is carried from tile to tile.
         if (GP_ONE_TILE_BLOCKS) return;
+        __syncthreads();  // every thread has read launch.tile before the next ticket
     }
 }
 

@@ -63,25 +63,33 @@ struct BlockRadixRank {
         return peers;
     }
 
-    // The old value of *counter, adding `add`, when add != 0; else returns 0 untouched.
-    // Predicated rather than branched, so a column's atomic issues without waiting.
-    __device__ __forceinline__ static u32 fetch_add_if_nonzero(u32 *counter, u32 add) {
+    // The counters are addressed by their shared-window address (32 bits), so no
+    // generic pointer (and the registers of its window base) is held while ranking.
+    __device__ __forceinline__ static u32 shared_address(const u32 *counter) {
+        return u32(__cvta_generic_to_shared(counter));
+    }
+
+    // The old value of the counter at shared address `counter`, adding `add`, when
+    // add != 0; else returns 0 untouched. Predicated rather than branched, so a
+    // column's atomic issues without waiting.
+    __device__ __forceinline__ static u32 fetch_add_if_nonzero(u32 counter, u32 add) {
         u32 old = 0;
         asm volatile(
             "{ .reg .pred p; setp.ne.u32 p, %2, 0; @p atom.shared.add.u32 %0, [%1], %2; }"
             : "+r"(old)
-            : "r"(u32(__cvta_generic_to_shared(counter))), "r"(add)
+            : "r"(counter), "r"(add)
             : "memory");
         return old;
     }
 
-    // The old value of *counter, adding `add`, in lane `leader` only; 0 elsewhere.
-    __device__ __forceinline__ static u32 fetch_add_in_leader(u32 *counter, u32 add, u32 lane, u32 leader) {
+    // The old value of the counter at shared address `counter`, adding `add`, in lane
+    // `leader` only; 0 elsewhere.
+    __device__ __forceinline__ static u32 fetch_add_in_leader(u32 counter, u32 add, u32 lane, u32 leader) {
         u32 old = 0;
         asm volatile(
             "{ .reg .pred p; setp.eq.u32 p, %3, %4; @p atom.shared.add.u32 %0, [%1], %2; }"
             : "+r"(old)
-            : "r"(u32(__cvta_generic_to_shared(counter))), "r"(add), "r"(lane), "r"(leader)
+            : "r"(counter), "r"(add), "r"(lane), "r"(leader)
             : "memory");
         return old;
     }
@@ -131,7 +139,8 @@ struct BlockRadixRank {
         }
         __syncthreads();
         const u32 lane = threadIdx.x % WARP;
-        u32 *next = s.warp_counts[threadIdx.x / WARP];  // next free place of each digit's run
+        // The next free place of each digit's run, at next + 4 * digit.
+        const u32 next = shared_address(s.warp_counts[threadIdx.x / WARP]);
         const u32 below_me = (1u << lane) - 1;
         if constexpr (RANK_GROUP == 0) {
             // One column at a time, one popcount for both the lane's place among its
@@ -143,8 +152,8 @@ struct BlockRadixRank {
                 const u32 peers = peers_of(d);
                 const u32 leader = 31 - __clz(peers);
                 const u32 place = __popc(peers & (GP_RANK_LEAN ? lanes_up_to_me() : upto_me));  // 1 for the lowest peer
-                const u32 first = GP_RANK_LEAN ? fetch_add_in_leader(&next[d], place, lane, leader)
-                                               : fetch_add_if_nonzero(&next[d], lane == leader ? place : 0u);
+                const u32 first = GP_RANK_LEAN ? fetch_add_in_leader(next + 4 * d, place, lane, leader)
+                                               : fetch_add_if_nonzero(next + 4 * d, lane == leader ? place : 0u);
                 items[j] = __shfl_sync(FULL_MASK, first, leader) + place - 1;
             }
         } else {
@@ -171,7 +180,7 @@ struct BlockRadixRank {
                 // Sweep 2: the leaders take their places, in column order.
 #pragma unroll
                 for (int j = 0; j < RANK_GROUP && g + j < ITEMS; ++j)
-                    first[j] = fetch_add_if_nonzero(&next[items[g + j] & DIGIT_MASK], first[j]);
+                    first[j] = fetch_add_if_nonzero(next + 4 * (items[g + j] & DIGIT_MASK), first[j]);
                 // Sweep 3: each lane hears its leader's first place.
 #pragma unroll
                 for (int j = 0; j < RANK_GROUP && g + j < ITEMS; ++j) {

@@ -30,10 +30,13 @@ struct DigitLookBack {
         u32 sum = 0;
         u32 next = tile;  // tiles next-1, next-2, ... are still to be added
         for (;;) {
+            // (Defined past `next` too: a word only sometimes written would be live, to
+            // the compiler, from the kernel's start, holding registers through the
+            // caller's ranking.)
             u64 w[WINDOW];
 #pragma unroll
             for (int k = 0; k < WINDOW; ++k)
-                if (k < next) w[k] = load_relaxed(state + (usize)(next - 1 - k) * RADIX + digit);
+                w[k] = k < next ? load_relaxed(state + (usize)(next - 1 - k) * RADIX + digit) : u64(0);
             u32 taken = 0;
 #pragma unroll
             for (int k = 0; k < WINDOW; ++k) {

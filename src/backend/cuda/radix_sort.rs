@@ -38,6 +38,9 @@ struct Policy {
     items: u32,
     min_blocks: u32,
     hist_block: u32,
+    /// A block a tile, as many blocks as tiles, rather than the blocks that fit at
+    /// once each taking tile after tile.
+    one_tile_blocks: bool,
 }
 
 /// Measured on the H100 (BENCHMARKS.md): keys alone run 2 blocks of 384 threads an SM
@@ -60,8 +63,9 @@ fn policy(key_bytes: usize, value_bytes: usize) -> Policy {
     Policy {
         block,
         items: knob(&format!("radix.{kind}.items{key_bytes}"), items).min(fits).max(1),
-        min_blocks: knob(&format!("radix.{kind}.min_blocks"), 2),
+        min_blocks: knob(&format!("radix.{kind}.min_blocks{key_bytes}"), 2),
         hist_block: knob("radix.hist_block", 256),
+        one_tile_blocks: knob(&format!("radix.{kind}.one_tile_blocks{key_bytes}"), 0) != 0,
     }
 }
 
@@ -102,7 +106,7 @@ pub fn module(key_bytes: usize, value_bytes: usize, float_keys: bool) -> ModuleS
             // One tile a block and a block a tile (CUB's way) instead of persistent
             // blocks taking tile after tile: nothing held from tile to tile. Not yet
             // run on a GPU, so off.
-            format!("-DGP_ONE_TILE_BLOCKS={}", one_tile_blocks()),
+            format!("-DGP_ONE_TILE_BLOCKS={}", p.one_tile_blocks as u32),
             // Values loaded with the keys (latency hidden, registers held) or after ranking.
             format!("-DGP_EARLY_VALUES={}", knob("radix.early_values", 0)),
             // Whole tiles without bounds tests (a second instance of the tile's work):
@@ -132,12 +136,6 @@ pub fn module(key_bytes: usize, value_bytes: usize, float_keys: bool) -> ModuleS
             format!("-DGP_CONTROL_BYTES={CONTROL_BYTES}"),
         ],
     }
-}
-
-/// Whether a pass launches a block a tile (radix.one_tile_blocks) rather than the
-/// blocks that fit at once, each taking tile after tile.
-fn one_tile_blocks() -> u32 {
-    knob("radix.one_tile_blocks", 0)
 }
 
 /// The loader's variant key of the module for these widths and key kind (the
@@ -240,7 +238,7 @@ pub fn sort(
             unsafe {
                 launch(
                     pass_kernel,
-                    if one_tile_blocks() != 0 { tiles as u64 } else { (tiles as u64).min(pass_grid_limit) },
+                    if p.one_tile_blocks { tiles as u64 } else { (tiles as u64).min(pass_grid_limit) },
                     p.block,
                     stream,
                     &[
