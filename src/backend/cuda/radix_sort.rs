@@ -43,18 +43,20 @@ struct Policy {
     one_tile_blocks: bool,
 }
 
-/// Measured on the H100 (BENCHMARKS.md): keys alone run 2 blocks of 384 threads an SM
-/// in 80 registers. Pairs of up to 8 bytes do too, with 17 items a thread (since the
-/// values of missing items are defined, 2026-11-23: 2^28 12.1 -> 10.0 ms against
-/// 256 x 16); wider pairs run 2 blocks of 256 in 128. Tiles are as large as fits
-/// without spilling (larger tiles fill more of each written sector).
+/// Measured on the H100 (BENCHMARKS.md): 4-byte keys alone run 3 blocks of 384 x 17
+/// an SM in 56 registers, as CUB's do (2026-11-23: u32 2^28 6.20 -> 5.69 ms, f32
+/// desc 6.23 -> 5.74, against 2 blocks of 384 x 18 in 80); other keys 2 blocks of
+/// 384 (3 measured slower for u64). Pairs of up to 8 bytes run 2 blocks of 384 x 17
+/// (3 blocks in 56 registers measured slower: 2^28 9.89 -> 10.67 ms); wider pairs 2
+/// blocks of 256 x 12. Tiles are as large as fits without spilling (larger tiles
+/// fill more of each written sector).
 fn policy(key_bytes: usize, value_bytes: usize) -> Policy {
-    let (kind, block, items) = if value_bytes == 0 {
-        ("keys", 384, [24, 18, 18, 12][key_bytes.trailing_zeros() as usize])
+    let (kind, block, items, min_blocks) = if value_bytes == 0 {
+        ("keys", 384, [24, 18, 17, 12][key_bytes.trailing_zeros() as usize], if key_bytes == 4 { 3 } else { 2 })
     } else if key_bytes + value_bytes > 8 {
-        ("pairs", 256, 12)
+        ("pairs", 256, 12, 2)
     } else {
-        ("pairs", 384, 17)
+        ("pairs", 384, 17, 2)
     };
     let block = knob(&format!("radix.{kind}.block"), block);
     // A tile of the wider of keys and values is staged in static shared memory (at
@@ -63,7 +65,7 @@ fn policy(key_bytes: usize, value_bytes: usize) -> Policy {
     Policy {
         block,
         items: knob(&format!("radix.{kind}.items{key_bytes}"), items).min(fits).max(1),
-        min_blocks: knob(&format!("radix.{kind}.min_blocks{key_bytes}"), 2),
+        min_blocks: knob(&format!("radix.{kind}.min_blocks{key_bytes}"), min_blocks),
         hist_block: knob("radix.hist_block", 256),
         one_tile_blocks: knob(&format!("radix.{kind}.one_tile_blocks{key_bytes}"), 0) != 0,
     }
@@ -85,7 +87,7 @@ impl Policy {
 /// `value_bytes` (0: none).
 pub fn module(key_bytes: usize, value_bytes: usize, float_keys: bool) -> ModuleSpec {
     let p = policy(key_bytes, value_bytes);
-    let hist_lean = knob("radix.hist_lean", 0);
+    let hist_lean = knob("radix.hist_lean", 1);
     ModuleSpec {
         source: sources::RADIX_SORT,
         options: vec![
@@ -100,12 +102,16 @@ pub fn module(key_bytes: usize, value_bytes: usize, float_keys: bool) -> ModuleS
             // measured faster on the H100 (u32 2^28 6.17 ms against 6.50: no spills).
             format!("-DGP_RANK_GROUP={}", knob("radix.rank_group", 0)),
             // One-column ranking in fewer instructions a column (the lane mask from
-            // its register, the leader's test in the atomic's predicate): ptxas sm_90
-            // u32 keys, see the commit; not yet run on a GPU, so off.
-            format!("-DGP_RANK_LEAN={}", knob("radix.rank_lean", 0)),
+            // its register, the leader's test in the atomic's predicate), which also
+            // lets the 56-register keys pass go without spilling (ptxas sm_90: u32
+            // 384 x 17, 40 bytes -> 0); on by default since 2026-11-23.
+            format!("-DGP_RANK_LEAN={}", knob("radix.rank_lean", 1)),
             // One tile a block and a block a tile (CUB's way) instead of persistent
-            // blocks taking tile after tile: nothing held from tile to tile. Not yet
-            // run on a GPU, so off.
+            // blocks taking tile after tile. Off: on the H100 (2026-11-23) 3 blocks of
+            // 384 x 18 so were 1-2% faster for random 4-byte keys at 2^28, but an
+            // input that needs no pass (sorted) then still launches a block a tile
+            // each pass (u32 sorted 2^28 0.49 -> 0.69 ms, 10.5x CUB -> 7.6x), and u64
+            // keys measured slower.
             format!("-DGP_ONE_TILE_BLOCKS={}", p.one_tile_blocks as u32),
             // Values loaded with the keys (latency hidden, registers held) or after ranking.
             format!("-DGP_EARLY_VALUES={}", knob("radix.early_values", 0)),
@@ -127,8 +133,10 @@ pub fn module(key_bytes: usize, value_bytes: usize, float_keys: bool) -> ModuleS
             // without the agreement tests unless a lane's keys share one (a warp
             // vote), each counter's address a byte permute and one multiply-add
             // (ptxas: 2 instructions an atomic instead of 3). The histogram is
-            // issue-bound (H100 ncu: 560 µs at u32 2^28 against CUB's 458, f32 720);
-            // not yet run on a GPU, so off.
+            // issue-bound (H100 ncu: 560 µs at u32 2^28 against CUB's 458, f32 720).
+            // On by default: the H100 (2026-11-23) measured 2^28 u32 6.29 -> 6.20 ms,
+            // f32 desc 6.50 -> 6.24, pairs 10.0 -> 9.89, u64 9.27 -> 9.14; sorted
+            // u32 0.48 -> 0.49 (the vote finds agreement everywhere).
             format!("-DGP_ORDER_CHECK_EARLY_OUT={hist_lean}"),
             format!("-DGP_HIST_WARP_VOTE={hist_lean}"),
             format!("-DGP_HIST_BLOCK_THREADS={}", p.hist_block),
