@@ -37,6 +37,8 @@ struct Policy {
     block: u32,
     items: u32,
     min_blocks: u32,
+    /// Predecessors a tile's look-back reads at once.
+    window: u32,
     hist_block: u32,
     /// A block a tile, as many blocks as tiles, rather than the blocks that fit at
     /// once each taking tile after tile.
@@ -46,17 +48,21 @@ struct Policy {
 /// Measured on the H100 (BENCHMARKS.md): 4-byte keys alone run 3 blocks of 384 x 17
 /// an SM in 56 registers, as CUB's do (2026-11-23: u32 2^28 6.20 -> 5.69 ms, f32
 /// desc 6.23 -> 5.74, against 2 blocks of 384 x 18 in 80); other keys 2 blocks of
-/// 384 (3 measured slower for u64). Pairs of up to 8 bytes run 2 blocks of 384 x 17
-/// (3 blocks in 56 registers measured slower: 2^28 9.89 -> 10.67 ms); wider pairs 2
-/// blocks of 256 x 12. Tiles are as large as fits without spilling (larger tiles
-/// fill more of each written sector).
-fn policy(key_bytes: usize, value_bytes: usize) -> Policy {
-    let (kind, block, items, min_blocks) = if value_bytes == 0 {
-        ("keys", 384, [24, 18, 17, 12][key_bytes.trailing_zeros() as usize], if key_bytes == 4 { 3 } else { 2 })
+/// 384 (3 measured slower for u64), u64 384 x 14 (2^27 9.09 -> 8.71 ms against x 12,
+/// since the pass holds fewer registers). Pairs of up to 8 bytes run 2 blocks of 384 x
+/// 19 (2^28 9.96 -> 9.70 ms against x 17; 3 blocks in 56 registers measured slower);
+/// wider pairs 2 blocks of 256 x 12. Tiles are as large as fits without spilling
+/// (larger tiles fill more of each written sector). A look-back reads 2 predecessors
+/// at once for keys, 1 for pairs (against 4: u32 2^28 5.71 -> 5.61 ms, pairs 10.02 ->
+/// 9.59; 8 was slower everywhere).
+fn policy(key_bytes: usize, value_bytes: usize, float_keys: bool) -> Policy {
+    let (kind, block, items, min_blocks, window) = if value_bytes == 0 {
+        ("keys", 384, [24, 18, 17, 14][key_bytes.trailing_zeros() as usize], if key_bytes == 4 { 3 } else { 2 }, 2)
     } else if key_bytes + value_bytes > 8 {
-        ("pairs", 256, 12, 2)
+        ("pairs", 256, 12, 2, 1)
     } else {
-        ("pairs", 384, 17, 2)
+        // (Float keys' pairs keep 17: at 19 they spill, ptxas sm_90.)
+        ("pairs", 384, if float_keys { 17 } else { 19 }, 2, 1)
     };
     let block = knob(&format!("radix.{kind}.block"), block);
     // A tile of the wider of keys and values is staged in static shared memory (at
@@ -66,6 +72,7 @@ fn policy(key_bytes: usize, value_bytes: usize) -> Policy {
         block,
         items: knob(&format!("radix.{kind}.items{key_bytes}"), items).min(fits).max(1),
         min_blocks: knob(&format!("radix.{kind}.min_blocks{key_bytes}"), min_blocks),
+        window: knob(&format!("radix.{kind}.window"), window),
         hist_block: knob("radix.hist_block", 256),
         one_tile_blocks: knob(&format!("radix.{kind}.one_tile_blocks{key_bytes}"), 0) != 0,
     }
@@ -86,7 +93,7 @@ impl Policy {
 /// The module for keys of `key_bytes` (floats or integers) and values of
 /// `value_bytes` (0: none).
 pub fn module(key_bytes: usize, value_bytes: usize, float_keys: bool) -> ModuleSpec {
-    let p = policy(key_bytes, value_bytes);
+    let p = policy(key_bytes, value_bytes, float_keys);
     let hist_lean = knob("radix.hist_lean", 1);
     ModuleSpec {
         source: sources::RADIX_SORT,
@@ -97,7 +104,7 @@ pub fn module(key_bytes: usize, value_bytes: usize, float_keys: bool) -> ModuleS
             format!("-DGP_BLOCK_THREADS={}", p.block),
             format!("-DGP_ITEMS={}", p.items),
             format!("-DGP_MIN_BLOCKS={}", p.min_blocks),
-            format!("-DGP_LOOKBACK_WINDOW={}", knob("radix.window", 4)),
+            format!("-DGP_LOOKBACK_WINDOW={}", p.window),
             // Key columns ranked together in three sweeps; 0: one at a time, which
             // measured faster on the H100 (u32 2^28 6.17 ms against 6.50: no spills).
             format!("-DGP_RANK_GROUP={}", knob("radix.rank_group", 0)),
@@ -197,14 +204,14 @@ pub fn sort(
         return counting_sort::sort(shared, keys, key_dtype, len, order);
     }
     let value_bytes = values.map_or(0, |(_, d)| d.size());
-    let p = policy(key_bytes, value_bytes);
+    let float_keys = key_dtype.is_float();
+    let p = policy(key_bytes, value_bytes, float_keys);
     let portion = p.portion_tiles() * p.tile();
     let portions = len.div_ceil(portion);
     if portions > MAX_PORTIONS {
         return Err(invalid(format!("{len} keys: at most {} can be sorted", portion * MAX_PORTIONS)));
     }
     let passes = key_bytes * 8 / RADIX_BITS;
-    let float_keys = key_dtype.is_float();
     let variant = variant(key_bytes, value_bytes, float_keys);
     let spec = || module(key_bytes, value_bytes, float_keys);
     let load = |kernel| shared.loader.function(sources::RADIX_SORT, variant, kernel, spec);
