@@ -45,9 +45,10 @@ struct Policy {
     one_tile_blocks: bool,
 }
 
-/// Measured on the H100 (BENCHMARKS.md): 4-byte keys alone run 3 blocks of 384 x 17
-/// an SM in 56 registers, as CUB's do (2026-11-23: u32 2^28 6.20 -> 5.69 ms, f32
-/// desc 6.23 -> 5.74, against 2 blocks of 384 x 18 in 80); other keys 2 blocks of
+/// Measured on the H100 (BENCHMARKS.md): 4-byte keys alone run 3 blocks of 384 x 19
+/// an SM in 56 registers, as CUB's do (2026-11-23: u32 2^28 6.20 -> 5.46 ms, f32
+/// desc 6.23 -> 5.49, against 2 blocks of 384 x 18 in 80; x 19 fits without spilling
+/// since the look-back reads 2 words at once, and beat x 18 and x 17); other keys 2 blocks of
 /// 384 (3 measured slower for u64), u64 384 x 14 (2^27 9.09 -> 8.71 ms against x 12,
 /// since the pass holds fewer registers). Pairs of up to 8 bytes run 2 blocks of 384 x
 /// 19 (2^28 9.96 -> 9.70 ms against x 17; 3 blocks in 56 registers measured slower);
@@ -57,7 +58,7 @@ struct Policy {
 /// 9.59; 8 was slower everywhere).
 fn policy(key_bytes: usize, value_bytes: usize, float_keys: bool) -> Policy {
     let (kind, block, items, min_blocks, window) = if value_bytes == 0 {
-        ("keys", 384, [24, 18, 17, 14][key_bytes.trailing_zeros() as usize], if key_bytes == 4 { 3 } else { 2 }, 2)
+        ("keys", 384, [24, 18, 19, 14][key_bytes.trailing_zeros() as usize], if key_bytes == 4 { 3 } else { 2 }, 2)
     } else if key_bytes + value_bytes > 8 {
         ("pairs", 256, 12, 2, 1)
     } else {
