@@ -38,7 +38,7 @@
 // Instantiated by key and value width and by float keys or not (not by dtype):
 // -DGP_KEY_BYTES=1|2|4|8 -DGP_VALUE_BYTES=0|1|2|4|8 -DGP_KEY_FLOAT=0|1; tuning
 // -DGP_BLOCK_THREADS -DGP_ITEMS -DGP_MIN_BLOCKS -DGP_LOOKBACK_WINDOW -DGP_RANK_GROUP
-// -DGP_EARLY_VALUES -DGP_WHOLE_TILES -DGP_PACK_DIGITS -DGP_GLOBAL_SCATTER -DGP_STREAM_LOADS -DGP_ORDER_CHECK_EARLY_OUT -DGP_HIST_WARP_VOTE -DGP_RANK_LEAN -DGP_ONE_TILE_BLOCKS -DGP_HIST_BLOCK_THREADS -DGP_PORTION_TILES; and -DGP_CONTROL_BYTES
+// -DGP_EARLY_VALUES -DGP_WHOLE_TILES -DGP_PACK_DIGITS -DGP_ORDER_CHECK_EARLY_OUT -DGP_HIST_WARP_VOTE -DGP_RANK_LEAN -DGP_ONE_TILE_BLOCKS -DGP_HIST_BLOCK_THREADS -DGP_PORTION_TILES; and -DGP_CONTROL_BYTES
 // (the size the host allocates for Control). Tuning lives in src/backend/cuda/radix_sort.rs.
 #include "common/grid_dependency.cuh"
 #include "common/types.cuh"
@@ -230,22 +230,6 @@ struct Pass {
     }
 };
 
-// A digit's destination pointer as the scatters use it: declared global with
-// -DGP_GLOBAL_SCATTER=1 (knob radix.global_scatter; it is read from shared memory, so
-// the compiler cannot tell), else as it is.
-template <class T>
-__device__ __forceinline__ T *scatter_dest(T *p) {
-    return GP_GLOBAL_SCATTER ? gp::as_global(p) : p;
-}
-
-// A key or value a pass reads once: with -DGP_STREAM_LOADS=1 (knob radix.stream_loads)
-// marked evict-first, so L2 rather keeps the scatters' partly written sectors.
-template <class T>
-__device__ __forceinline__ T read_once(const T *p) {
-    if constexpr (GP_STREAM_LOADS) return __ldcs(p);
-    else return *p;
-}
-
 // How a tile holds its keys, and how the pass stores them (see the top of the file).
 constexpr int HELD_RAW = 0;               // as the caller's: digits mapped on the fly
 constexpr int HELD_MAPPED = 1;            // mapped, and stored mapped
@@ -281,7 +265,7 @@ __device__ __forceinline__ void scatter_keys(const Pass &p, u32 valid, u32 (&out
             const u32 digit = gp::digit_of<RADIX_BITS>(HELD == HELD_RAW ? p.order.ordered(x) : x, p.pass);
             if constexpr (HAS_VALUES && PACK) out_digits[k / 4] |= digit << (k % 4 * 8);
             if constexpr (HAS_VALUES && !PACK) out_digits[k] = digit;
-            scatter_dest(p.launch.key_dest[digit])[i] = HELD == HELD_MAPPED_STORED_RAW ? p.order.raw_no_nan(x) : x;
+            p.launch.key_dest[digit][i] = HELD == HELD_MAPPED_STORED_RAW ? p.order.raw_no_nan(x) : x;
         }
     }
 }
@@ -305,12 +289,12 @@ __device__ __forceinline__ void sort_tile(const Pass &p) {
         const u32 valid = p.valid();
         if (WHOLE || valid == TILE) {
 #pragma unroll
-            for (int j = 0; j < ITEMS; ++j) key[j] = read_once(src + span + j * gp::WARP + lane);
+            for (int j = 0; j < ITEMS; ++j) key[j] = *(src + span + j * gp::WARP + lane);
         } else {
 #pragma unroll
             for (int j = 0; j < ITEMS; ++j) {
                 const u32 i = span + j * gp::WARP + lane;
-                key[j] = i < valid ? read_once(src + i) : K(0);
+                key[j] = i < valid ? *(src + i) : K(0);
             }
         }
     }
@@ -320,7 +304,7 @@ __device__ __forceinline__ void sort_tile(const Pass &p) {
 #pragma unroll
         for (int j = 0; j < ITEMS; ++j) {
             const u32 i = span + j * gp::WARP + lane;
-            value[j] = exists(i, valid) ? read_once(vsrc + i) : V(0);  // defined everywhere: nothing kept from before
+            value[j] = exists(i, valid) ? *(vsrc + i) : V(0);  // defined everywhere: nothing kept from before
         }
     };
     if constexpr (HAS_VALUES && GP_EARLY_VALUES) load_values();  // latency hidden behind the ranking
@@ -371,7 +355,7 @@ __device__ __forceinline__ void sort_tile(const Pass &p) {
         for (int k = 0; k < ITEMS; ++k) {
             const u32 i = k * BLOCK + threadIdx.x;
             const u32 digit = PACK ? (out_digits[k / 4] >> (k % 4 * 8)) & 0xff : out_digits[k];
-            if (exists(i, valid)) scatter_dest(p.launch.value_dest[digit])[i] = p.s.values[i];
+            if (exists(i, valid)) p.launch.value_dest[digit][i] = p.s.values[i];
         }
     }
     // The next ticket's barrier orders these reads before shared memory is reused.

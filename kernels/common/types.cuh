@@ -60,15 +60,6 @@ __device__ __forceinline__ To bit_cast(const From &v) {
     return r;
 }
 
-// `p`, declared a global-memory pointer: accesses through a pointer the compiler cannot
-// trace to a kernel parameter (one read from shared memory, say) are otherwise generic
-// (ST.E / LD.E), which resolve the address space on every access.
-template <class T>
-__device__ __forceinline__ T *as_global(T *p) {
-    __builtin_assume(__isGlobal(p));
-    return p;
-}
-
 __device__ __forceinline__ bool sign_bit(f32 v) { return __float_as_int(v) < 0; }
 __device__ __forceinline__ bool sign_bit(f64 v) { return __double_as_longlong(v) < 0; }
 

@@ -129,13 +129,6 @@ pub fn module(key_bytes: usize, value_bytes: usize, float_keys: bool) -> ModuleS
             // Pair tiles keep the items' output digits as bytes (registers for larger
             // tiles): off, as 384 x 18 with it lost to 384 x 17 without (H100).
             format!("-DGP_PACK_DIGITS={}", knob("radix.pack_digits", 0)),
-            // The scatters through the digits' pointers as global stores (STG) rather
-            // than generic ones (ST.E): off, as the H100 measured no difference (u32
-            // 2^28 6.12 -> 6.16 ms, pairs 10.57 -> 10.66, two rounds, 2026-11-23).
-            format!("-DGP_GLOBAL_SCATTER={}", knob("radix.global_scatter", 0)),
-            // The passes' reads of keys and values marked evict-first (__ldcs): off, as
-            // the H100 measured no gain (u32 2^28 6.14 -> 6.17 ms, pairs 2^24 0.68 -> 0.69).
-            format!("-DGP_STREAM_LOADS={}", knob("radix.stream_loads", 0)),
             // The histogram's diet for random keys: each warp stops checking the
             // order once the verdict cannot change, and counts a vector's digits
             // without the agreement tests unless a lane's keys share one (a warp
