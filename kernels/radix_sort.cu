@@ -38,7 +38,7 @@
 // Instantiated by key and value width and by float keys or not (not by dtype):
 // -DGP_KEY_BYTES=1|2|4|8 -DGP_VALUE_BYTES=0|1|2|4|8 -DGP_KEY_FLOAT=0|1; tuning
 // -DGP_BLOCK_THREADS -DGP_ITEMS -DGP_MIN_BLOCKS -DGP_LOOKBACK_WINDOW -DGP_RANK_GROUP
-// -DGP_EARLY_VALUES -DGP_WHOLE_TILES -DGP_PACK_DIGITS -DGP_ORDER_CHECK_EARLY_OUT -DGP_HIST_WARP_VOTE -DGP_RANK_LEAN -DGP_ONE_TILE_BLOCKS -DGP_HIST_BLOCK_THREADS -DGP_PORTION_TILES; and -DGP_CONTROL_BYTES
+// -DGP_EARLY_VALUES -DGP_ORDER_CHECK_EARLY_OUT -DGP_HIST_WARP_VOTE -DGP_RANK_LEAN -DGP_ONE_TILE_BLOCKS -DGP_HIST_BLOCK_THREADS -DGP_PORTION_TILES; and -DGP_CONTROL_BYTES
 // (the size the host allocates for Control). Tuning lives in src/backend/cuda/radix_sort.rs.
 #include "common/grid_dependency.cuh"
 #include "common/types.cuh"
@@ -235,59 +235,48 @@ constexpr int HELD_RAW = 0;               // as the caller's: digits mapped on t
 constexpr int HELD_MAPPED = 1;            // mapped, and stored mapped
 constexpr int HELD_MAPPED_STORED_RAW = 2;  // mapped, and stored as the caller's
 
-// Item k's output digit, for the values: one a register, or (-DGP_PACK_DIGITS=1,
-// knob radix.pack_digits) a byte each, four to a register, which frees registers for
-// larger pair tiles at two instructions an item.
-constexpr bool PACK = GP_PACK_DIGITS;
-constexpr int OUT_DIGIT_WORDS = PACK ? (ITEMS + 3) / 4 : ITEMS;
-
 // The digit of each of a thread's keys (RADIX - 1 for a missing item, which ranks last).
-template <bool WHOLE, int HELD>
+template <int HELD>
 __device__ __forceinline__ void digits_of(const Pass &p, const K (&key)[ITEMS], u32 (&digit)[ITEMS], u32 first,
                                           u32 valid) {
 #pragma unroll
     for (int j = 0; j < ITEMS; ++j) {
         const K ordered = HELD == HELD_RAW ? p.order.ordered(key[j]) : key[j];
-        digit[j] = WHOLE || first + j * gp::WARP < valid ? gp::digit_of<RADIX_BITS>(ordered, p.pass) : RADIX - 1;
+        digit[j] = first + j * gp::WARP < valid ? gp::digit_of<RADIX_BITS>(ordered, p.pass) : RADIX - 1;
     }
 }
 
 // The tile's keys, in digit order in shared memory, out to their places: consecutive
 // threads write consecutive keys of a digit's run. Notes each item's digit for the
 // values.
-template <bool WHOLE, int HELD>
-__device__ __forceinline__ void scatter_keys(const Pass &p, u32 valid, u32 (&out_digits)[OUT_DIGIT_WORDS]) {
+template <int HELD>
+__device__ __forceinline__ void scatter_keys(const Pass &p, u32 valid, u32 (&out_digits)[ITEMS]) {
 #pragma unroll
     for (int k = 0; k < ITEMS; ++k) {
         const u32 i = k * BLOCK + threadIdx.x;
-        if (WHOLE || i < valid) {
+        if (i < valid) {
             const K x = p.s.keys[i];
             const u32 digit = gp::digit_of<RADIX_BITS>(HELD == HELD_RAW ? p.order.ordered(x) : x, p.pass);
-            if constexpr (HAS_VALUES && PACK) out_digits[k / 4] |= digit << (k % 4 * 8);
-            if constexpr (HAS_VALUES && !PACK) out_digits[k] = digit;
+            if constexpr (HAS_VALUES) out_digits[k] = digit;
             p.launch.key_dest[digit][i] = HELD == HELD_MAPPED_STORED_RAW ? p.order.raw_no_nan(x) : x;
         }
     }
 }
 
 // One tile of a pass: rank its keys by the digit, take the digits' offsets by
-// look-back, scatter keys then values. WHOLE: every key of the tile exists (valid ==
-// TILE), so nothing is bounds-tested and no per-item predicate is held in a register
-// through the ranking and the scatters (-DGP_WHOLE_TILES=1, knob radix.whole_tiles).
-template <bool WHOLE>
+// look-back, scatter keys then values.
 __device__ __forceinline__ void sort_tile(const Pass &p) {
     const u32 lane = threadIdx.x % gp::WARP, warp = threadIdx.x / gp::WARP;
     const u32 span = warp * gp::WARP * ITEMS;  // the warp's first item in the tile
     // The tile's position is read again from shared memory in each phase, rather than
     // held through the ranking.
-    auto exists = [&](u32 i, u32 valid) { return WHOLE || i < valid; };
     K key[ITEMS];
     V value[ITEMS];  // unused (and dropped) without values
     u32 rank[ITEMS];  // each item's digit, then (Rank::rank) its place in the tile
     {
         const K *src = p.launch.src + p.tile_start();
         const u32 valid = p.valid();
-        if (WHOLE || valid == TILE) {
+        if (valid == TILE) {
 #pragma unroll
             for (int j = 0; j < ITEMS; ++j) key[j] = *(src + span + j * gp::WARP + lane);
         } else {
@@ -304,7 +293,7 @@ __device__ __forceinline__ void sort_tile(const Pass &p) {
 #pragma unroll
         for (int j = 0; j < ITEMS; ++j) {
             const u32 i = span + j * gp::WARP + lane;
-            value[j] = exists(i, valid) ? *(vsrc + i) : V(0);  // defined everywhere: nothing kept from before
+            value[j] = i < valid ? *(vsrc + i) : V(0);  // defined everywhere: nothing kept from before
         }
     };
     if constexpr (HAS_VALUES && GP_EARLY_VALUES) load_values();  // latency hidden behind the ranking
@@ -315,12 +304,12 @@ __device__ __forceinline__ void sort_tile(const Pass &p) {
 #pragma unroll
             for (int j = 0; j < ITEMS; ++j) key[j] = p.order.ordered_no_nan(key[j]);
         }
-        digits_of<WHOLE, HELD_MAPPED>(p, key, rank, span + lane, p.valid());
+        digits_of<HELD_MAPPED>(p, key, rank, span + lane, p.valid());
     } else {
-        digits_of<WHOLE, HELD_RAW>(p, key, rank, span + lane, p.valid());
+        digits_of<HELD_RAW>(p, key, rank, span + lane, p.valid());
     }
 
-    const u32 total = Rank::count(rank, WHOLE ? 0 : TILE - p.valid(), p.s.rank);
+    const u32 total = Rank::count(rank, TILE - p.valid(), p.s.rank);
     const u32 d = threadIdx.x;
     if (d < RADIX) LookBack::publish(p.state, p.tile(), d, total, p.tile() == 0, p.epoch);
     const u32 offset = Rank::rank(rank, total, p.s.rank);
@@ -339,12 +328,12 @@ __device__ __forceinline__ void sort_tile(const Pass &p) {
     // to the places their keys went (by `out_digits`).
     // (A missing item ranks past every key, to a place >= valid that no scatter reads,
     // so every item is staged untested: no per-item predicate held through the ranking.)
-    u32 out_digits[OUT_DIGIT_WORDS] = {};
+    u32 out_digits[ITEMS] = {};  // each item's output digit, for the values
     gp::to_rank_order<true>(p.s.keys, key, rank, span + lane, TILE);
     __syncthreads();
-    if (!(GP_KEY_FLOAT && p.launch.no_nan)) scatter_keys<WHOLE, HELD_RAW>(p, p.valid(), out_digits);
-    else if (p.launch.stores_mapped) scatter_keys<WHOLE, HELD_MAPPED>(p, p.valid(), out_digits);
-    else scatter_keys<WHOLE, HELD_MAPPED_STORED_RAW>(p, p.valid(), out_digits);
+    if (!(GP_KEY_FLOAT && p.launch.no_nan)) scatter_keys<HELD_RAW>(p, p.valid(), out_digits);
+    else if (p.launch.stores_mapped) scatter_keys<HELD_MAPPED>(p, p.valid(), out_digits);
+    else scatter_keys<HELD_MAPPED_STORED_RAW>(p, p.valid(), out_digits);
     if constexpr (HAS_VALUES) {
         if constexpr (!GP_EARLY_VALUES) load_values();
         __syncthreads();  // every key has left s.keys
@@ -354,8 +343,7 @@ __device__ __forceinline__ void sort_tile(const Pass &p) {
 #pragma unroll
         for (int k = 0; k < ITEMS; ++k) {
             const u32 i = k * BLOCK + threadIdx.x;
-            const u32 digit = PACK ? (out_digits[k / 4] >> (k % 4 * 8)) & 0xff : out_digits[k];
-            if (exists(i, valid)) p.launch.value_dest[digit][i] = p.s.values[i];
+            if (i < valid) p.launch.value_dest[out_digits[k]][i] = p.s.values[i];
         }
     }
     // The next ticket's barrier orders these reads before shared memory is reused.
@@ -398,10 +386,7 @@ radix_pass(K *keys, K *alt, V *values, V *alt_values, usize n, usize portion_sta
         if (threadIdx.x == 0) launch.tile = atomicAdd(launch.ticket, 1u);
         __syncthreads();
         if (launch.tile >= launch.tiles) return;
-        // (-DGP_WHOLE_TILES=1, knob radix.whole_tiles) Whole tiles, all but at most one
-        // of a pass, take the instance without bounds tests.
-        if (GP_WHOLE_TILES && p.valid() == TILE) sort_tile<true>(p);
-        else sort_tile<false>(p);
+        sort_tile(p);
         // (-DGP_ONE_TILE_BLOCKS=1, knob radix.one_tile_blocks) One tile a block, as
         // many blocks as tiles (as CUB does): nothing is carried from tile to tile.
         if (GP_ONE_TILE_BLOCKS) return;

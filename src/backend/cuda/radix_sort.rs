@@ -123,12 +123,6 @@ pub fn module(key_bytes: usize, value_bytes: usize, float_keys: bool) -> ModuleS
             format!("-DGP_ONE_TILE_BLOCKS={}", p.one_tile_blocks as u32),
             // Values loaded with the keys (latency hidden, registers held) or after ranking.
             format!("-DGP_EARLY_VALUES={}", knob("radix.early_values", 0)),
-            // Whole tiles without bounds tests (a second instance of the tile's work):
-            // off, as keys u32 measured slower (H100, 2^28 6.14 -> 6.36 ms).
-            format!("-DGP_WHOLE_TILES={}", knob("radix.whole_tiles", 0)),
-            // Pair tiles keep the items' output digits as bytes (registers for larger
-            // tiles): off, as 384 x 18 with it lost to 384 x 17 without (H100).
-            format!("-DGP_PACK_DIGITS={}", knob("radix.pack_digits", 0)),
             // The histogram's diet for random keys: each warp stops checking the
             // order once the verdict cannot change, and counts a vector's digits
             // without the agreement tests unless a lane's keys share one (a warp
