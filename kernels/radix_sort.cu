@@ -346,7 +346,7 @@ __device__ __forceinline__ void sort_tile(const Pass &p) {
             if (i < valid) p.launch.value_dest[out_digits[k]][i] = p.s.values[i];
         }
     }
-    // The next ticket's barrier orders these reads before shared memory is reused.
+    // The tile loop's closing barrier orders these reads before shared memory is reused.
 }
 
 extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS)
@@ -387,8 +387,9 @@ radix_pass(K *keys, K *alt, V *values, V *alt_values, usize n, usize portion_sta
         __syncthreads();
         if (launch.tile >= launch.tiles) return;
         sort_tile(p);
-        // (-DGP_ONE_TILE_BLOCKS=1, knob radix.one_tile_blocks) One tile a block, as
-        // many blocks as tiles (as CUB does): nothing is carried from tile to tile.
+        // (-DGP_ONE_TILE_BLOCKS=1, knob radix.<kind>.one_tile_blocks<key bytes>) One
+        // tile a block, as many blocks as tiles (as CUB does): nothing is carried
+        // from tile to tile.
         if (GP_ONE_TILE_BLOCKS) return;
         __syncthreads();  // every thread has read launch.tile before the next ticket
     }

@@ -28,10 +28,10 @@ __device__ __forceinline__ void wait_for_prior_grids() {
 // successor's blocks then take SMs as this grid's blocks leave, and steal no slot
 // from a later wave of this grid, for there is none. The radix sort's and selection's
 // kernels call it: their grids are one block or sized to what is resident (but for
-// the radix passes with radix.one_tile_blocks, whose successor then starts once
-// their last wave has, as every block must call it first). Only in modules built
-// for programmatic launches: otherwise a caller's own kernel launched so after ours
-// would be let in early, which it may not expect.
+// the radix passes with one tile a block, -DGP_ONE_TILE_BLOCKS=1, whose successor
+// then starts once their last wave has, as every block must call it first). Only in
+// modules built for programmatic launches: otherwise a caller's own kernel launched
+// so after ours would be let in early, which it may not expect.
 __device__ __forceinline__ void let_next_grid_start() {
 #if GP_PDL && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
