@@ -39,7 +39,8 @@
 // -DGP_KEY_BYTES=1|2|4|8 -DGP_VALUE_BYTES=0|1|2|4|8 -DGP_KEY_FLOAT=0|1; tuning
 // -DGP_BLOCK_THREADS -DGP_ITEMS -DGP_MIN_BLOCKS -DGP_LOOKBACK_WINDOW -DGP_RANK_GROUP
 // -DGP_EARLY_VALUES -DGP_ORDER_CHECK_EARLY_OUT -DGP_HIST_WARP_VOTE -DGP_RANK_LEAN -DGP_ONE_TILE_BLOCKS -DGP_HIST_BLOCK_THREADS -DGP_PORTION_TILES; and -DGP_CONTROL_BYTES
-// (the size the host allocates for Control). Tuning lives in src/backend/cuda/radix_sort.rs.
+// (the size the host allocates for Control) and -DGP_TILE_SHARED_BYTES (the dynamic shared
+// memory it launches a pass with). Tuning lives in src/backend/cuda/radix_sort.rs.
 #include "common/grid_dependency.cuh"
 #include "common/types.cuh"
 #include "common/radix_key.cuh"
@@ -184,12 +185,15 @@ extern "C" __global__ void __launch_bounds__(RADIX) radix_plan(usize n, Control 
 // One digit pass over one portion
 // ----------------------------------------------------------------------------------
 
-// A tile's shared memory: the ranking's, then the keys (values) in digit order.
+// A tile's shared memory: the ranking's, then the keys (values) in digit order. It
+// lives in dynamic shared memory (GP_TILE_SHARED_BYTES, sized by the host), so a
+// tile of 8-byte keys may pass the 48 KiB a static array is held to.
 union TileStorage {
     typename Rank::Storage rank;
     K keys[TILE];
     V values[HAS_VALUES ? TILE : 1];
 };
+static_assert(sizeof(TileStorage) <= GP_TILE_SHARED_BYTES, "the host launches GP_TILE_SHARED_BYTES");
 
 // What every tile of one pass launch shares, kept in shared memory and read where it
 // is used: held in registers through a tile's ranking, it would cost the registers
@@ -355,7 +359,8 @@ radix_pass(K *keys, K *alt, V *values, V *alt_values, usize n, usize portion_sta
     gp::wait_for_prior_grids();
     gp::let_next_grid_start();
     if (ctl->mode != MODE_DIGITS || !ctl->active[pass]) return;
-    __shared__ TileStorage s;
+    extern __shared__ __align__(16) unsigned char dynamic_smem[];
+    TileStorage &s = *reinterpret_cast<TileStorage *>(dynamic_smem);
     __shared__ LaunchState launch;
     // Thread d notes digit d's first place in this portion (loaded once: the tile
     // loop's look-backs then wait on nothing else); thread 0 the rest. The first

@@ -110,9 +110,9 @@ pub fn variant(dtype: DType) -> u32 {
 pub struct Loader {
     arch: String,
     modules: Mutex<HashMap<ModuleKey, LoadedModule>>,
-    /// Blocks per SM of (function, block size), asked of the driver once.
-    occupancy: Mutex<HashMap<(usize, u32), u32>>,
-    /// Dynamic shared memory each function has been allowed past the default 48 KiB.
+    /// Blocks per SM of (function, block size, dynamic shared bytes), asked of the driver once.
+    occupancy: Mutex<HashMap<(usize, u32, u32), u32>>,
+    /// Dynamic shared memory each function has been allowed.
     shared_allowed: Mutex<HashMap<usize, u32>>,
 }
 
@@ -193,13 +193,18 @@ impl Loader {
     /// How many blocks of `block` threads of `f` (a function of this loader) one SM
     /// holds at once: the grid of a persistent kernel is this times the SM count.
     pub fn blocks_per_sm(&self, f: CUfunction, block: u32) -> Result<u32> {
-        let key = (f as usize, block);
+        self.blocks_per_sm_with_shared(f, block, 0)
+    }
+
+    /// As `blocks_per_sm`, for blocks launched with `shared_bytes` of dynamic shared memory.
+    pub fn blocks_per_sm_with_shared(&self, f: CUfunction, block: u32, shared_bytes: u32) -> Result<u32> {
+        let key = (f as usize, block, shared_bytes);
         if let Some(&n) = self.occupancy.lock().unwrap().get(&key) {
             return Ok(n);
         }
         let mut per_sm: i32 = 0;
         // SAFETY: a loaded function; an out-pointer.
-        unsafe { cudarc::driver::sys::cuOccupancyMaxActiveBlocksPerMultiprocessor(&mut per_sm, f, block as i32, 0) }
+        unsafe { cudarc::driver::sys::cuOccupancyMaxActiveBlocksPerMultiprocessor(&mut per_sm, f, block as i32, shared_bytes as usize) }
             .during("cuOccupancyMaxActiveBlocksPerMultiprocessor")?;
         let n = per_sm.max(1) as u32;
         self.occupancy.lock().unwrap().insert(key, n);
@@ -207,12 +212,12 @@ impl Loader {
     }
 
     /// Lets `f` (a function of this loader) launch with `bytes` of dynamic shared
-    /// memory: past 48 KiB a function must opt in, once (the driver call is not repeated
-    /// on every launch).
+    /// memory: past 48 KiB with its static shared memory a function must opt in, once
+    /// (the driver call is not repeated on every launch). It opts in whatever the size,
+    /// so no launch depends on how much static memory the compiler gave the function.
     pub fn allow_dynamic_shared(&self, f: CUfunction, bytes: u32) -> Result<()> {
-        const DEFAULT_LIMIT: u32 = 48 << 10;
         let mut allowed = self.shared_allowed.lock().unwrap();
-        if bytes <= DEFAULT_LIMIT || allowed.get(&(f as usize)).is_some_and(|&b| b >= bytes) {
+        if bytes == 0 || allowed.get(&(f as usize)).is_some_and(|&b| b >= bytes) {
             return Ok(());
         }
         // SAFETY: a loaded function.
@@ -231,6 +236,7 @@ impl Loader {
     /// Unloads every module; the context must be current.
     pub fn unload_all(&self) {
         self.occupancy.lock().unwrap().clear();
+        self.shared_allowed.lock().unwrap().clear(); // a later module's function may reuse an address
         for (_, m) in self.modules.lock().unwrap().drain() {
             // SAFETY: loaded by us, no longer used.
             let _ = unsafe { drv::module::unload(m.module) };

@@ -10,7 +10,7 @@ use cudarc::driver::result as drv;
 use super::context::{round_up, CudaShared};
 use super::counting_sort;
 use super::driver::DriverContext;
-use super::launch::{launch, Arg};
+use super::launch::{launch, launch_with_shared, Arg};
 use super::loader::ModuleSpec;
 use super::modules::Module;
 use super::memory::DeviceMemory;
@@ -25,6 +25,9 @@ const RADIX: usize = 1 << RADIX_BITS;
 const CONTROL_BYTES: usize = 64 << 10;
 /// Pass launches per digit the Control block has tickets for (kernels: MAX_PORTIONS).
 const MAX_PORTIONS: usize = 256;
+/// Most dynamic shared memory a pass block's tile may take (the H100 lets a block
+/// opt in to 227 KiB; the launch state is static, beside it).
+const TILE_SHARED_LIMIT: usize = 200 << 10;
 /// Key kinds and the descending flag, as kernels/common/radix_key.cuh reads them.
 const KEY_SIGNED: u32 = 1;
 const KEY_FLOAT: u32 = 2;
@@ -49,8 +52,9 @@ struct Policy {
 /// an SM in 56 registers, as CUB's do (2026-11-23: u32 2^28 6.20 -> 5.46 ms, f32
 /// desc 6.23 -> 5.49, against 2 blocks of 384 x 18 in 80; x 19 fits without spilling
 /// since the look-back reads 2 words at once, and beat x 18 and x 17); other keys 2 blocks of
-/// 384 (3 measured slower for u64), u64 384 x 14 (2^27 9.09 -> 8.71 ms against x 12,
-/// since the pass holds fewer registers). Pairs of up to 8 bytes run 2 blocks of 384 x
+/// 384 (3 measured slower for u64), u64 384 x 20 in 80 registers without spilling (its
+/// tile in dynamic shared memory, past the 48 KiB a static one was held to: 2^27 8.60
+/// -> 8.01 ms against x 14, 2026-11-23; x 18 8.16; x 22 spills). Pairs of up to 8 bytes run 2 blocks of 384 x
 /// 19 (2^28 9.96 -> 9.70 ms against x 17; 3 blocks in 56 registers measured slower);
 /// wider pairs 2 blocks of 256 x 12. Tiles are as large as fits without spilling
 /// (larger tiles fill more of each written sector). A look-back reads 2 predecessors
@@ -58,7 +62,7 @@ struct Policy {
 /// 9.59; 8 was slower everywhere).
 fn policy(key_bytes: usize, value_bytes: usize, float_keys: bool) -> Policy {
     let (kind, block, items, min_blocks, window) = if value_bytes == 0 {
-        ("keys", 384, [24, 18, 19, 14][key_bytes.trailing_zeros() as usize], if key_bytes == 4 { 3 } else { 2 }, 2)
+        ("keys", 384, [24, 18, 19, 20][key_bytes.trailing_zeros() as usize], if key_bytes == 4 { 3 } else { 2 }, 2)
     } else if key_bytes + value_bytes > 8 {
         ("pairs", 256, 12, 2, 1)
     } else {
@@ -66,9 +70,9 @@ fn policy(key_bytes: usize, value_bytes: usize, float_keys: bool) -> Policy {
         ("pairs", 384, if float_keys { 17 } else { 19 }, 2, 1)
     };
     let block = knob(&format!("radix.{kind}.block"), block);
-    // A tile of the wider of keys and values is staged in static shared memory (at
-    // most 48 KiB with the rest): a tuned item count is capped to fit.
-    let fits = (44 * 1024 / (block as usize * key_bytes.max(value_bytes))) as u32;
+    // A tile of the wider of keys and values is staged in dynamic shared memory: a
+    // tuned item count is capped to what one block may have of it.
+    let fits = (TILE_SHARED_LIMIT / (block as usize * key_bytes.max(value_bytes))) as u32;
     Policy {
         block,
         items: knob(&format!("radix.{kind}.items{key_bytes}"), items).min(fits).max(1),
@@ -82,6 +86,14 @@ fn policy(key_bytes: usize, value_bytes: usize, float_keys: bool) -> Policy {
 impl Policy {
     fn tile(&self) -> usize {
         (self.block * self.items) as usize
+    }
+    /// Dynamic shared memory of a pass block (kernels: TileStorage, checked against
+    /// it at compile time): the ranking's per-warp digit counters and its scan's
+    /// words, or the tile's keys, or its values, whichever is largest.
+    fn tile_shared_bytes(&self, key_bytes: usize, value_bytes: usize) -> u32 {
+        let warps = self.block as usize / 32;
+        let rank = warps * RADIX * 4 + 2 * warps * 4;
+        (rank.max(self.tile() * key_bytes.max(value_bytes))).next_multiple_of(16) as u32
     }
     /// Tiles per pass launch: a digit's count over a launch stays below 2^32. The knob
     /// makes portions small, so tests can run the hand-over between them.
@@ -137,6 +149,7 @@ pub fn module(key_bytes: usize, value_bytes: usize, float_keys: bool) -> ModuleS
             format!("-DGP_HIST_BLOCK_THREADS={}", p.hist_block),
             format!("-DGP_PORTION_TILES={}", p.portion_tiles()),
             format!("-DGP_CONTROL_BYTES={CONTROL_BYTES}"),
+            format!("-DGP_TILE_SHARED_BYTES={}", p.tile_shared_bytes(key_bytes, value_bytes)),
         ],
     }
 }
@@ -227,22 +240,26 @@ pub fn sort(
     // SAFETY (every launch below): the arguments match the kernel's parameters in
     // kernels/radix_sort.cu; keys and values hold `len` elements, the scratch memory
     // holds the alternate buffers and the control block, the sync memory the
-    // look-back words of one pass launch.
+    // look-back words of one pass launch; the pass's dynamic shared memory is allowed
+    // below, before its first launch.
     unsafe {
         launch(histogram, hist_grid, p.hist_block, stream, &[Arg::ptr(keys.ptr), Arg::size(len), Arg::u32(order_bits), Arg::ptr(control)])?;
         launch(plan, 1, RADIX as u32, stream, &[Arg::size(len), Arg::ptr(control)])?;
     }
-    let pass_grid_limit = resident(pass_kernel, p.block)?;
+    let tile_shared = p.tile_shared_bytes(key_bytes, value_bytes);
+    shared.loader.allow_dynamic_shared(pass_kernel, tile_shared)?;
+    let pass_grid_limit = shared.loader.blocks_per_sm_with_shared(pass_kernel, p.block, tile_shared)? as u64 * sms;
     for pass in 0..passes {
         for k in 0..portions {
             let start = k * portion;
             let tiles = (len - start).min(portion).div_ceil(p.tile());
             let (lookback, epoch) = state.sync.begin_run(stream, tiles * RADIX)?;
             unsafe {
-                launch(
+                launch_with_shared(
                     pass_kernel,
                     if p.one_tile_blocks { tiles as u64 } else { (tiles as u64).min(pass_grid_limit) },
                     p.block,
+                    tile_shared,
                     stream,
                     &[
                         Arg::ptr(keys.ptr),
