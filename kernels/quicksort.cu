@@ -3,8 +3,8 @@
 // segment, and every segment of a level is worked on by the same launches.
 //
 //   qs_init       a short input's only sort (one large sort, or a pair of halves);
-//   qs_splitters  (kernels/quicksort_splitters.cu) one block a segment: SAMPLES (4096
-//                 by default) evenly spaced keys, sorted
+//   qs_splitters  (kernels/quicksort_splitters.cu) one block a segment: SAMPLES (4096,
+//                 or 8192 for short inputs) evenly spaced keys, sorted
 //                 (common/block_radix_sort.cuh), give up to 255 splitters (about one
 //                 per BUCKET_TARGET keys of the segment); when some repeat,
 //                 up to 127 distinct ones, each with a bucket of its own for the keys
@@ -49,10 +49,9 @@
 // -DGP_RANK_GROUP (partition), -DGP_SORT_RANK_GROUP (the block sorts),
 // -DGP_SMALL_BLOCK_THREADS -DGP_LARGE_BLOCK_THREADS -DGP_SMALL_ITEMS
 // -DGP_SMALL_MIN_BLOCKS -DGP_LARGE_MIN_BLOCKS (blocks an SM of each sort)
-// -DGP_BUCKET_TARGET -DGP_SAMPLE_ITEMS (the splitters' sampled keys a thread), and the
-// dynamic shared memory the host gives the sorting kernels
-// at most, -DGP_SMALL_SMEM_BYTES -DGP_SAMPLE_SMEM_BYTES; -DGP_COPY_CHUNK
-// (src/backend/cuda/quicksort.rs).
+// -DGP_BUCKET_TARGET, and the dynamic shared memory the host gives the small sorts at
+// most, -DGP_SMALL_SMEM_BYTES; -DGP_COPY_CHUNK (src/backend/cuda/quicksort.rs). The
+// splitters' module takes the sample's options too (quicksort_splitters.cu).
 #include "common/grid_dependency.cuh"
 #include "quicksort_state.cuh"
 #include "common/block_radix_rank.cuh"

@@ -28,8 +28,6 @@ constexpr u32 LARGE_SPAN = 2 * LARGE_TILE;
 // children mostly fit the smaller sort.
 constexpr u32 BUCKET_TARGET = GP_BUCKET_TARGET;
 constexpr int SAMPLE_BLOCK = 512;
-constexpr int SAMPLE_ITEMS = GP_SAMPLE_ITEMS;  // 8 by default: 4096 samples
-constexpr u32 SAMPLES = (u32)SAMPLE_BLOCK * SAMPLE_ITEMS;
 constexpr int BUCKETS = 256;
 // The count pass finds a key's bucket through a table of cells: a segment's key range
 // cut into 2^CELL_BITS equal cells, each holding how many splitters lie below it and

@@ -76,13 +76,15 @@ struct Policy {
 }
 
 /// What a quicksort module is instantiated for: the key and value widths, float keys or
-/// not, and whether the input is long enough for the wide block sorts.
+/// not, whether the input is long enough for the wide block sorts, and (the
+/// splitters' module only) whether it is short enough for the fine sample.
 #[derive(Clone, Copy)]
 struct Instance {
     key_bytes: usize,
     value_bytes: usize,
     float_keys: bool,
     wide: bool,
+    fine_sample: bool,
 }
 
 impl Instance {
@@ -92,12 +94,21 @@ impl Instance {
         // keys (fuller small sorts, fewer large ones: 2^28 1.50x -> 1.58x merge sort,
         // 2^24 1.19x -> 1.21x); shorter inputs lose with them (2^20 1.03x -> 0.91x).
         let wide = key_bytes == 4 && value_bytes == 0 && len > knob("quicksort.wide_from", 1 << 22) as usize;
-        Instance { key_bytes, value_bytes, float_keys, wide }
+        // Measured on the H100 (BENCHMARKS.md, 2026-11-23): at 2^20 keys the 4,096-key
+        // sample leaves some bucket past a large sort's tile in about one input in
+        // seven, which then costs a pair of blocks and a merge (u32 1.26x merge sort,
+        // but 1.00x on such an input); 8,192 sampled keys make that rare, for about
+        // 10 µs more of sample sort (1.11-1.12x on both kinds of input). At 2^24 the
+        // extra cost shows (1.34x -> 1.29x), and buckets past a tile are the rule there.
+        let fine_sample = len <= knob("quicksort.fine_sample_upto", 1 << 21) as usize;
+        Instance { key_bytes, value_bytes, float_keys, wide, fine_sample }
     }
 
-    /// The loader's variant: the radix sort's for the widths, and the wide bit.
-    fn variant(&self) -> u32 {
-        variant(self.key_bytes, self.value_bytes, self.float_keys) * 2 + self.wide as u32
+    /// The loader's variant of `source`'s module: the radix sort's for the widths, the
+    /// wide bit, and for the splitters the fine-sample bit.
+    fn variant(&self, source: Source) -> u32 {
+        let v = variant(self.key_bytes, self.value_bytes, self.float_keys) * 2 + self.wide as u32;
+        if source.name == sources::QUICKSORT_SPLITTERS.name { v * 2 + self.fine_sample as u32 } else { v }
     }
 }
 
@@ -121,7 +132,7 @@ fn policy(inst: Instance) -> Policy {
         bucket_target: knob("quicksort.bucket_target", bucket_target),
         sort_rank_group: knob("quicksort.sort_rank_group", sort_rank_group),
         small_min_blocks: knob("quicksort.small_min_blocks", small_min_blocks),
-        sample_items: knob("quicksort.sample_items", 8),
+        sample_items: knob("quicksort.sample_items", if inst.fine_sample { 16 } else { 8 }),
     }
 }
 
@@ -160,13 +171,12 @@ fn block_sort_bytes(block: u32, items: u32, key_bytes: usize, value_bytes: usize
     round_up(sort.max(tile * value_bytes)) as u32
 }
 
-/// The module of `source` (one of SOURCES) for an instance; all take the same options.
+/// The module of `source` (one of SOURCES) for an instance; all take the same options,
+/// and the splitters' the sample's too.
 fn module(source: Source, inst: Instance) -> ModuleSpec {
     let Instance { key_bytes, value_bytes, float_keys, .. } = inst;
     let p = policy(inst);
-    ModuleSpec {
-        source,
-        options: vec![
+    let mut options = vec![
             format!("-DGP_KEY_BYTES={key_bytes}"),
             format!("-DGP_VALUE_BYTES={value_bytes}"),
             format!("-DGP_KEY_FLOAT={}", float_keys as u32),
@@ -181,11 +191,13 @@ fn module(source: Source, inst: Instance) -> ModuleSpec {
             format!("-DGP_SMALL_MIN_BLOCKS={}", p.small_min_blocks),
             format!("-DGP_LARGE_MIN_BLOCKS={}", knob("quicksort.large_min_blocks", 2)),
             format!("-DGP_SMALL_SMEM_BYTES={}", block_sort_bytes(p.large_block, p.small_items, key_bytes, value_bytes)),
-            format!("-DGP_SAMPLE_ITEMS={}", p.sample_items),
-            format!("-DGP_SAMPLE_SMEM_BYTES={}", block_sort_bytes(SAMPLE_BLOCK, p.sample_items, key_bytes, 0)),
             format!("-DGP_COPY_CHUNK={COPY_CHUNK}"),
-        ],
+    ];
+    if source.name == sources::QUICKSORT_SPLITTERS.name {
+        options.push(format!("-DGP_SAMPLE_ITEMS={}", p.sample_items));
+        options.push(format!("-DGP_SAMPLE_SMEM_BYTES={}", block_sort_bytes(SAMPLE_BLOCK, p.sample_items, key_bytes, 0)));
     }
+    ModuleSpec { source, options }
 }
 
 /// The quicksort's sources: the partition, the splitters (a block sort of the sample)
@@ -194,28 +206,31 @@ const SOURCES: [Source; 3] = [sources::QUICKSORT, sources::QUICKSORT_SPLITTERS, 
 
 /// Every module of the quicksort, for gpuprims_context_precompile (modules.rs): each
 /// source for the same (key width, value width, float keys) set as the radix sort's,
-/// and the wide instances of those that have them.
+/// and the wide instances of those that have them (and the splitters' fine-sample ones).
 pub fn modules() -> Vec<Module> {
+    // A short, a middle and a long input: every instance the lengths make.
+    let middle = knob("quicksort.fine_sample_upto", 1 << 21) as usize + 1;
     let instances: Vec<Instance> = all_variants()
         .into_iter()
-        .flat_map(|(k, v, f)| [Instance::new(k, v, f, 0), Instance::new(k, v, f, usize::MAX)])
+        .flat_map(|(k, v, f)| [0, middle, usize::MAX].map(|len| Instance::new(k, v, f, len)))
         .collect();
-    // Widths without a wide instance gave the same one twice.
+    // Sources an instance's bits leave the same gave the same module more than once.
     let mut seen = std::collections::HashSet::new();
     SOURCES
         .into_iter()
         .flat_map(|source| instances.iter().map(move |&inst| (source, inst)))
-        .filter(|(source, inst)| seen.insert((source.name, inst.variant())))
+        .filter(|(source, inst)| seen.insert((source.name, inst.variant(*source))))
         .map(|(source, inst)| Module {
             source,
-            variant: inst.variant(),
+            variant: inst.variant(source),
             spec: module(source, inst),
             label: format!(
-                "keys {}B{} values {}B{}",
+                "keys {}B{} values {}B{}{}",
                 inst.key_bytes,
                 if inst.float_keys { " float" } else { "" },
                 inst.value_bytes,
-                if inst.wide { " (wide)" } else { "" }
+                if inst.wide { " (wide)" } else { "" },
+                if inst.fine_sample && source.name == sources::QUICKSORT_SPLITTERS.name { " (fine sample)" } else { "" }
             ),
         })
         .collect()
@@ -267,20 +282,20 @@ pub fn sort(
     let p = policy(inst);
     let (tile, large_span) = (p.tile(), p.large_span());
     let max_levels = level_bound(len, key_bytes);
-    let v = inst.variant();
+    let v = |source: Source| inst.variant(source);
     // On the first call the three modules compile side by side.
     let spec = |source: Source| move || module(source, inst);
     let (partition, sample, small) = (spec(SOURCES[0]), spec(SOURCES[1]), spec(SOURCES[2]));
     // The scan of the bucket counts too, unless the input is one block sort.
     let counts_scan = || scan::module(DType::U32, Op::Sum);
     let mut wanted: Vec<precompile::Wanted> =
-        vec![(SOURCES[0], v, &partition), (SOURCES[1], v, &sample), (SOURCES[2], v, &small)];
+        vec![(SOURCES[0], v(SOURCES[0]), &partition), (SOURCES[1], v(SOURCES[1]), &sample), (SOURCES[2], v(SOURCES[2]), &small)];
     if len > large_span {
         wanted.push((sources::SCAN, scan::variant(DType::U32, Op::Sum), &counts_scan));
     }
     precompile::compile_unloaded(shared, &wanted)?;
     let load_from = |source: Source, kernel| {
-        shared.loader.function(source, v, kernel, || module(source, inst))
+        shared.loader.function(source, v(source), kernel, || module(source, inst))
     };
     let load = |kernel| load_from(sources::QUICKSORT, kernel);
     let load_sort = |kernel| load_from(sources::QUICKSORT_SMALL, kernel);
