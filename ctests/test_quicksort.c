@@ -4,7 +4,8 @@
  * key; the output's (key, value) pairs exactly the input's), then inputs built against
  * the CUDA sample sort's pivot rule (kernels/quicksort.cu), which must still sort, in a
  * bounded number of levels:
- *   - every key the first level samples (4096 evenly spaced positions) is the same
+ *   - every key the first level samples (4096 evenly spaced positions, or 8192 of
+ *     short inputs) is the same
  *     value, the rest random: the sample yields one splitter;
  *   - a sawtooth whose period is the sample's spacing: likewise, every sample equal;
  *   - u64 keys of wildly spread magnitudes (random bits shifted right by 0..63), where
@@ -34,9 +35,12 @@
 #define SORT_MAIN shared_main
 #include "sort_test_body.h"
 
-/* The positions the first level samples (kernels/quicksort.cu: qs_splitters). */
-#define SAMPLES 4096
-static size_t sample_position(size_t j, size_t n) { return (2 * j + 1) * n / (2 * SAMPLES); }
+/* The keys the first level samples of n (kernels/quicksort_splitters.cu; the CUDA
+ * planner samples 8192 of inputs up to FINE_SAMPLE_UPTO keys, src/backend/cuda/
+ * quicksort.rs), and the position of sample j. */
+#define FINE_SAMPLE_UPTO ((size_t)1 << 20)
+static size_t samples_of(size_t n) { return n <= FINE_SAMPLE_UPTO ? 8192 : 4096; }
+static size_t sample_position(size_t j, size_t n) { return (2 * j + 1) * n / (2 * samples_of(n)); }
 
 static void run_both_orders(env_t *e, gpuprims_dtype t, size_t n) {
   static const gpuprims_dtype vals[1] = {GPUPRIMS_DTYPE_U32};
@@ -47,10 +51,11 @@ static void run_both_orders(env_t *e, gpuprims_dtype t, size_t n) {
 /* From position n/3 on, skipping the sampled positions: keys 0x80000000 + 0, 1, ...,
  * `count` of them. */
 static void unsampled_cluster(uint32_t *k32, size_t n, size_t count) {
+  const size_t samples = samples_of(n);
   size_t i, j = 0, placed = 0;
   for (i = n / 3; i < n && placed < count; i++) {
-    while (j < SAMPLES && sample_position(j, n) < i) j++;
-    if (j < SAMPLES && sample_position(j, n) == i) continue;
+    while (j < samples && sample_position(j, n) < i) j++;
+    if (j < samples && sample_position(j, n) == i) continue;
     k32[i] = 0x80000000u + (uint32_t)placed++;
   }
 }
@@ -67,9 +72,9 @@ static void pair_of_halves(env_t *e, int level) {
     unsampled_cluster(k32, n, 7000);
     snprintf(e->what, sizeof e->what, "7000 distinct unsampled keys in one bucket (a pair on level 1), n=%zu", n);
   } else {
-    const size_t tiny = 12000, spread = n / 3;
+    const size_t tiny = 12000, spread = n / 3, samples = samples_of(n);
     for (i = 0, j = 0; i < n; i++) {
-      if (j < SAMPLES && sample_position(j, n) == i) {
+      if (j < samples && sample_position(j, n) == i) {
         k32[i] = 0x80000000u;
         j++;
       } else if (i - j < tiny) {
@@ -89,7 +94,7 @@ static void pair_of_halves(env_t *e, int level) {
 static void against_the_pivot_rule(env_t *e) {
   const int quick = getenv("GPUPRIMS_TEST_QUICK") != NULL;
   const size_t n = quick ? ((size_t)1 << 17) + 5 : BIG_N;
-  const size_t spacing = n / SAMPLES;
+  const size_t samples = samples_of(n), spacing = n / samples;
   size_t i, j;
   uint32_t *k32 = (uint32_t *)(void *)e->keys;
   uint64_t *k64 = (uint64_t *)(void *)e->keys;
@@ -97,7 +102,7 @@ static void against_the_pivot_rule(env_t *e) {
   unsigned long before = e->sorts;
 
   tu_fill_bytes(&e->rng, e->keys, n * 4);
-  for (j = 0; j < SAMPLES; j++) k32[sample_position(j, n)] = 0x5a5a5a5au;
+  for (j = 0; j < samples; j++) k32[sample_position(j, n)] = 0x5a5a5a5au;
   snprintf(e->what, sizeof e->what, "every sampled key 0x5a5a5a5a, the rest random");
   run_both_orders(e, GPUPRIMS_DTYPE_U32, n);
 

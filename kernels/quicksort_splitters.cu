@@ -3,9 +3,9 @@
 // (quicksort_state.cuh: CELLS), or its shift when it is split by value. A module of its
 // own, so its sort compiles beside the partition's kernels on the first call.
 //
-// -DGP_SAMPLE_ITEMS (sampled keys a thread: 8, or 16 for short inputs, chosen by the
-// host) and -DGP_SAMPLE_SMEM_BYTES (the dynamic shared memory of the sample's sort),
-// on top of the quicksort's options.
+// -DGP_SAMPLE_BLOCK_THREADS and -DGP_SAMPLE_ITEMS (sampled keys a thread; the host
+// samples more of short inputs) and -DGP_SAMPLE_SMEM_BYTES (the dynamic shared memory
+// of the sample's sort), on top of the quicksort's options.
 #include "common/grid_dependency.cuh"
 #include "quicksort_state.cuh"
 #include "common/block_scan.cuh"
@@ -13,7 +13,9 @@
 // ----------------------------------------------------------------------------------
 // Splitters: one block of SAMPLE_BLOCK threads per segment
 
+constexpr int SAMPLE_BLOCK = GP_SAMPLE_BLOCK_THREADS;
 constexpr int SAMPLE_ITEMS = GP_SAMPLE_ITEMS;
+static_assert(SAMPLE_BLOCK >= BUCKETS, "a thread per bucket");
 constexpr u32 SAMPLES = (u32)SAMPLE_BLOCK * SAMPLE_ITEMS;
 typedef gp::BlockRadixSort<K, SAMPLE_BLOCK, SAMPLE_ITEMS, 8, u16> SampleSort;
 static_assert(sizeof(typename SampleSort::Storage) <= GP_SAMPLE_SMEM_BYTES, "the host's sample shared memory");

@@ -27,7 +27,6 @@ constexpr u32 LARGE_SPAN = 2 * LARGE_TILE;
 // A segment splits into about len / BUCKET_TARGET buckets (2 to 256), so its
 // children mostly fit the smaller sort.
 constexpr u32 BUCKET_TARGET = GP_BUCKET_TARGET;
-constexpr int SAMPLE_BLOCK = 512;
 constexpr int BUCKETS = 256;
 // The count pass finds a key's bucket through a table of cells: a segment's key range
 // cut into 2^CELL_BITS equal cells, each holding how many splitters lie below it and
@@ -39,7 +38,7 @@ constexpr u32 COPY_CHUNK = GP_COPY_CHUNK;
 constexpr int KEY_BITS = sizeof(K) * 8;
 constexpr K ALL_ONES = K(~K(0));
 static_assert(LARGE_TILE <= 65536, "small sorts carry 16-bit positions");
-static_assert(BLOCK >= BUCKETS && SAMPLE_BLOCK >= BUCKETS, "a thread per bucket");
+static_assert(BLOCK >= BUCKETS, "a thread per bucket");
 
 // How a segment splits. Its parent sets SAMPLE or VALUE; qs_splitters turns SAMPLE
 // into PLAIN or EQUAL.

@@ -53,8 +53,6 @@ const LARGE_FIELD: u64 = 12;
 const COPIES_FIELD: u64 = 16;
 /// Keys per block of a copy home.
 const COPY_CHUNK: usize = 1 << 16;
-/// The sample's block (kernels: SAMPLE_BLOCK x SAMPLE_ITEMS keys).
-const SAMPLE_BLOCK: u32 = 512;
 const CHILDREN_BLOCK: u32 = BUCKETS as u32;
 const COPY_BLOCK: u32 = 256;
 
@@ -71,7 +69,9 @@ struct Policy {
     /// small sorts' blocks an SM.
     sort_rank_group: u32,
     small_min_blocks: u32,
-    /// Sampled keys a thread of the splitters' block (kernels: SAMPLE_ITEMS).
+    /// The splitters' block, and the sampled keys a thread of it (kernels:
+    /// SAMPLE_BLOCK x SAMPLE_ITEMS keys).
+    sample_block: u32,
     sample_items: u32,
 }
 
@@ -97,10 +97,13 @@ impl Instance {
         // Measured on the H100 (BENCHMARKS.md, 2026-11-23): at 2^20 keys the 4,096-key
         // sample leaves some bucket past a large sort's tile in about one input in
         // seven, which then costs a pair of blocks and a merge (u32 1.26x merge sort,
-        // but 1.00x on such an input); 8,192 sampled keys make that rare, for about
-        // 10 µs more of sample sort (1.11-1.12x on both kinds of input). At 2^24 the
-        // extra cost shows (1.34x -> 1.29x), and buckets past a tile are the rule there.
-        let fine_sample = len <= knob("quicksort.fine_sample_upto", 1 << 21) as usize;
+        // but 1.00x on such an input); 8,192 sampled keys (512 x 16; 1024 x 8 was
+        // slower) make that rare, for about 10 µs more of sample sort (1.12-1.16x on
+        // both kinds of input). From 2^21 on, buckets past a tile are the rule and
+        // the cost shows (2^21 0.78x -> 0.70x, 2^24 1.34x -> 1.29x).
+        // (ctests/test_quicksort.c builds inputs against the sample's positions: keep
+        // its FINE_SAMPLE_UPTO the same.)
+        let fine_sample = len <= knob("quicksort.fine_sample_upto", 1 << 20) as usize;
         Instance { key_bytes, value_bytes, float_keys, wide, fine_sample }
     }
 
@@ -132,13 +135,18 @@ fn policy(inst: Instance) -> Policy {
         bucket_target: knob("quicksort.bucket_target", bucket_target),
         sort_rank_group: knob("quicksort.sort_rank_group", sort_rank_group),
         small_min_blocks: knob("quicksort.small_min_blocks", small_min_blocks),
-        sample_items: knob("quicksort.sample_items", if inst.fine_sample { 16 } else { 8 }),
+        sample_block: if inst.fine_sample { knob("quicksort.fine_sample_block", 512) } else { knob("quicksort.sample_block", 512) },
+        sample_items: if inst.fine_sample { knob("quicksort.fine_sample_items", 16) } else { knob("quicksort.sample_items", 8) },
     }
 }
 
 impl Policy {
     fn tile(&self) -> usize {
         (self.block * self.items) as usize
+    }
+    /// Dynamic shared memory of the splitters' sample sort.
+    fn sample_bytes(&self, key_bytes: usize) -> u32 {
+        block_sort_bytes(self.sample_block, self.sample_items, key_bytes, 0)
     }
     fn small_tile(&self) -> usize {
         (self.small_block * self.small_items) as usize
@@ -194,8 +202,9 @@ fn module(source: Source, inst: Instance) -> ModuleSpec {
             format!("-DGP_COPY_CHUNK={COPY_CHUNK}"),
     ];
     if source.name == sources::QUICKSORT_SPLITTERS.name {
+        options.push(format!("-DGP_SAMPLE_BLOCK_THREADS={}", p.sample_block));
         options.push(format!("-DGP_SAMPLE_ITEMS={}", p.sample_items));
-        options.push(format!("-DGP_SAMPLE_SMEM_BYTES={}", block_sort_bytes(SAMPLE_BLOCK, p.sample_items, key_bytes, 0)));
+        options.push(format!("-DGP_SAMPLE_SMEM_BYTES={}", p.sample_bytes(key_bytes)));
     }
     ModuleSpec { source, options }
 }
@@ -209,7 +218,7 @@ const SOURCES: [Source; 3] = [sources::QUICKSORT, sources::QUICKSORT_SPLITTERS, 
 /// and the wide instances of those that have them (and the splitters' fine-sample ones).
 pub fn modules() -> Vec<Module> {
     // A short, a middle and a long input: every instance the lengths make.
-    let middle = knob("quicksort.fine_sample_upto", 1 << 21) as usize + 1;
+    let middle = knob("quicksort.fine_sample_upto", 1 << 20) as usize + 1;
     let instances: Vec<Instance> = all_variants()
         .into_iter()
         .flat_map(|(k, v, f)| [0, middle, usize::MAX].map(|len| Instance::new(k, v, f, len)))
@@ -301,7 +310,7 @@ pub fn sort(
     let load_sort = |kernel| load_from(sources::QUICKSORT_SMALL, kernel);
     let small_bytes = block_sort_bytes(p.small_block, p.small_items, key_bytes, value_bytes);
     let large_bytes = block_sort_bytes(p.large_block, p.small_items, key_bytes, value_bytes);
-    let sample_bytes = block_sort_bytes(SAMPLE_BLOCK, p.sample_items, key_bytes, 0);
+    let sample_bytes = p.sample_bytes(key_bytes);
     let order_bits = key_order(key_dtype, order);
     let values_ptr = values.map_or(0, |(m, _)| m.ptr);
 
@@ -404,7 +413,7 @@ pub fn sort(
             launch_with_shared(
                 splitters_k,
                 active as u64,
-                SAMPLE_BLOCK,
+                p.sample_block,
                 sample_bytes,
                 stream,
                 &[
