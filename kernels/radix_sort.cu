@@ -38,7 +38,7 @@
 // Instantiated by key and value width and by float keys or not (not by dtype):
 // -DGP_KEY_BYTES=1|2|4|8 -DGP_VALUE_BYTES=0|1|2|4|8 -DGP_KEY_FLOAT=0|1; tuning
 // -DGP_BLOCK_THREADS -DGP_ITEMS -DGP_MIN_BLOCKS -DGP_LOOKBACK_WINDOW -DGP_RANK_GROUP
-// -DGP_EARLY_VALUES -DGP_ORDER_CHECK_EARLY_OUT -DGP_HIST_WARP_VOTE -DGP_RANK_LEAN -DGP_ONE_TILE_BLOCKS -DGP_HIST_BLOCK_THREADS -DGP_PORTION_TILES; and -DGP_CONTROL_BYTES
+// -DGP_EARLY_VALUES -DGP_SPLIT_STAGING -DGP_ORDER_CHECK_EARLY_OUT -DGP_HIST_WARP_VOTE -DGP_RANK_LEAN -DGP_ONE_TILE_BLOCKS -DGP_HIST_BLOCK_THREADS -DGP_PORTION_TILES; and -DGP_CONTROL_BYTES
 // (the size the host allocates for Control) and -DGP_TILE_SHARED_BYTES (the dynamic shared
 // memory it launches a pass with). Tuning lives in src/backend/cuda/radix_sort.rs.
 #include "common/grid_dependency.cuh"
@@ -185,14 +185,31 @@ extern "C" __global__ void __launch_bounds__(RADIX) radix_plan(usize n, Control 
 // One digit pass over one portion
 // ----------------------------------------------------------------------------------
 
-// A tile's shared memory: the ranking's, then the keys (values) in digit order. It
-// lives in dynamic shared memory (GP_TILE_SHARED_BYTES, sized by the host), so a
-// tile of 8-byte keys may pass the 48 KiB a static array is held to.
-union TileStorage {
-    typename Rank::Storage rank;
-    K keys[TILE];
-    V values[HAS_VALUES ? TILE : 1];
+// A tile's shared memory: the ranking's, then the keys in digit order, then the values
+// in the same place (or, -DGP_SPLIT_STAGING=1, beside them, so values are staged while
+// keys are still read out). It lives in dynamic shared memory (GP_TILE_SHARED_BYTES,
+// sized by the host), so a tile of 8-byte keys may pass the 48 KiB a static array is
+// held to.
+constexpr bool SPLIT_STAGING = HAS_VALUES && GP_SPLIT_STAGING;
+template <bool BESIDE>
+struct TileStorageOf {  // values over the keys
+    union {
+        typename Rank::Storage rank;
+        K keys[TILE];
+        V values_[HAS_VALUES ? TILE : 1];
+    };
+    __device__ __forceinline__ V *values() { return values_; }
 };
+template <>
+struct TileStorageOf<true> {  // values beside the keys
+    union {
+        typename Rank::Storage rank;
+        K keys[TILE];
+    };
+    V values_[TILE];
+    __device__ __forceinline__ V *values() { return values_; }
+};
+typedef TileStorageOf<SPLIT_STAGING> TileStorage;
 static_assert(sizeof(TileStorage) <= GP_TILE_SHARED_BYTES, "the host launches GP_TILE_SHARED_BYTES");
 
 // What every tile of one pass launch shares, kept in shared memory and read where it
@@ -340,14 +357,14 @@ __device__ __forceinline__ void sort_tile(const Pass &p) {
     else scatter_keys<HELD_MAPPED_STORED_RAW>(p, p.valid(), out_digits);
     if constexpr (HAS_VALUES) {
         if constexpr (!GP_EARLY_VALUES) load_values();
-        __syncthreads();  // every key has left s.keys
-        gp::to_rank_order<true>(p.s.values, value, rank, span + lane, TILE);
+        if constexpr (!SPLIT_STAGING) __syncthreads();  // every key has left s.keys
+        gp::to_rank_order<true>(p.s.values(), value, rank, span + lane, TILE);
         __syncthreads();
         const u32 valid = p.valid();
 #pragma unroll
         for (int k = 0; k < ITEMS; ++k) {
             const u32 i = k * BLOCK + threadIdx.x;
-            if (i < valid) p.launch.value_dest[out_digits[k]][i] = p.s.values[i];
+            if (i < valid) p.launch.value_dest[out_digits[k]][i] = p.s.values()[i];
         }
     }
     // The tile loop's closing barrier orders these reads before shared memory is reused.

@@ -46,6 +46,8 @@ struct Policy {
     /// A block a tile, as many blocks as tiles, rather than the blocks that fit at
     /// once each taking tile after tile.
     one_tile_blocks: bool,
+    /// Values staged beside the keys rather than over them (kernels: GP_SPLIT_STAGING).
+    split_staging: bool,
 }
 
 /// Measured on the H100 (BENCHMARKS.md): 4-byte keys alone run 3 blocks of 384 x 19
@@ -54,8 +56,10 @@ struct Policy {
 /// since the look-back reads 2 words at once, and beat x 18 and x 17); other keys 2 blocks of
 /// 384 (3 measured slower for u64), u64 384 x 20 in 80 registers without spilling (its
 /// tile in dynamic shared memory, past the 48 KiB a static one was held to: 2^27 8.60
-/// -> 8.01 ms against x 14, 2026-11-23; x 18 8.16; x 22 spills). Pairs of up to 8 bytes run 2 blocks of 384 x
-/// 19 (2^28 9.96 -> 9.70 ms against x 17; 3 blocks in 56 registers measured slower);
+/// -> 8.01 ms against x 14, 2026-11-23; x 18 8.16; x 22 spills). Pairs of up to 8
+/// bytes run 2 blocks of 384 x 24 with integer keys, in 80 registers without spilling
+/// and values staged beside the keys (u32/u32 2^28: x 19 9.26 ms, x 21 9.10, x 24 8.91,
+/// 2026-11-23; 3 blocks in 56 registers measured slower), 384 x 17 with float keys;
 /// wider pairs 2 blocks of 256 x 12. Tiles are as large as fits without spilling
 /// (larger tiles fill more of each written sector). A look-back reads 2 predecessors
 /// at once for keys, 1 for pairs (against 4: u32 2^28 5.71 -> 5.61 ms, pairs 10.02 ->
@@ -67,7 +71,7 @@ fn policy(key_bytes: usize, value_bytes: usize, float_keys: bool) -> Policy {
         ("pairs", 256, 12, 2, 1)
     } else {
         // (Float keys' pairs keep 17: at 19 they spill, ptxas sm_90.)
-        ("pairs", 384, if float_keys { 17 } else { 19 }, 2, 1)
+        ("pairs", 384, if float_keys { 17 } else { 24 }, 2, 1)
     };
     let block = knob(&format!("radix.{kind}.block"), block);
     // A tile of the wider of keys and values is staged in dynamic shared memory: a
@@ -80,6 +84,7 @@ fn policy(key_bytes: usize, value_bytes: usize, float_keys: bool) -> Policy {
         window: knob(&format!("radix.{kind}.window"), window),
         hist_block: knob("radix.hist_block", 256),
         one_tile_blocks: knob(&format!("radix.{kind}.one_tile_blocks{key_bytes}"), 0) != 0,
+        split_staging: knob("radix.split_staging", 1) != 0,
     }
 }
 
@@ -93,7 +98,12 @@ impl Policy {
     fn tile_shared_bytes(&self, key_bytes: usize, value_bytes: usize) -> u32 {
         let warps = self.block as usize / 32;
         let rank = warps * RADIX * 4 + 2 * warps * 4;
-        (rank.max(self.tile() * key_bytes.max(value_bytes))).next_multiple_of(16) as u32
+        let bytes = if self.split_staging && value_bytes > 0 {
+            rank.max(self.tile() * key_bytes).next_multiple_of(16) + self.tile() * value_bytes
+        } else {
+            rank.max(self.tile() * key_bytes.max(value_bytes))
+        };
+        bytes.next_multiple_of(16) as u32
     }
     /// Tiles per pass launch: a digit's count over a launch stays below 2^32. The knob
     /// makes portions small, so tests can run the hand-over between them.
@@ -133,6 +143,11 @@ pub fn module(key_bytes: usize, value_bytes: usize, float_keys: bool) -> ModuleS
             // each pass (u32 sorted 2^28 0.49 -> 0.69 ms, 10.5x CUB -> 7.6x), and u64
             // keys measured slower.
             format!("-DGP_ONE_TILE_BLOCKS={}", p.one_tile_blocks as u32),
+            // Values staged beside the keys, so the barrier that waits for every key to
+            // leave shared memory goes, and values are staged while keys are written.
+            // On by default: H100 2026-11-23, u32/u32 2^28 at 384 x 19 9.66 -> 9.27 ms
+            // (0.96x -> 1.00x CUB), and it makes room for the larger tiles above.
+            format!("-DGP_SPLIT_STAGING={}", p.split_staging as u32),
             // Values loaded with the keys (latency hidden, registers held) or after ranking.
             format!("-DGP_EARLY_VALUES={}", knob("radix.early_values", 0)),
             // The histogram's diet for random keys: each warp stops checking the
