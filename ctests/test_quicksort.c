@@ -5,8 +5,8 @@
  * the CUDA sample sort's pivot rule (kernels/quicksort.cu), which must still sort, in a
  * bounded number of levels:
  *   - every key the first level samples (4096 evenly spaced positions, or 8192 of
- *     short inputs) is the same
- *     value, the rest random: the sample yields one splitter;
+ *     short inputs) is the same value, the rest random: the sample yields one
+ *     splitter;
  *   - a sawtooth whose period is the sample's spacing: likewise, every sample equal;
  *   - u64 keys of wildly spread magnitudes (random bits shifted right by 0..63), where
  *     a split by value cuts little at a time;

@@ -103,7 +103,7 @@ impl Instance {
         // the cost shows (2^21 0.78x -> 0.70x, 2^24 1.34x -> 1.29x).
         // (ctests/test_quicksort.c builds inputs against the sample's positions: keep
         // its FINE_SAMPLE_UPTO the same.)
-        let fine_sample = len <= knob("quicksort.fine_sample_upto", 1 << 20) as usize;
+        let fine_sample = len <= fine_sample_upto();
         Instance { key_bytes, value_bytes, float_keys, wide, fine_sample }
     }
 
@@ -111,7 +111,7 @@ impl Instance {
     /// wide bit, and for the splitters the fine-sample bit.
     fn variant(&self, source: Source) -> u32 {
         let v = variant(self.key_bytes, self.value_bytes, self.float_keys) * 2 + self.wide as u32;
-        if source.name == sources::QUICKSORT_SPLITTERS.name { v * 2 + self.fine_sample as u32 } else { v }
+        if samples(source) { v * 2 + self.fine_sample as u32 } else { v }
     }
 }
 
@@ -201,12 +201,22 @@ fn module(source: Source, inst: Instance) -> ModuleSpec {
             format!("-DGP_SMALL_SMEM_BYTES={}", block_sort_bytes(p.large_block, p.small_items, key_bytes, value_bytes)),
             format!("-DGP_COPY_CHUNK={COPY_CHUNK}"),
     ];
-    if source.name == sources::QUICKSORT_SPLITTERS.name {
+    if samples(source) {
         options.push(format!("-DGP_SAMPLE_BLOCK_THREADS={}", p.sample_block));
         options.push(format!("-DGP_SAMPLE_ITEMS={}", p.sample_items));
         options.push(format!("-DGP_SAMPLE_SMEM_BYTES={}", p.sample_bytes(key_bytes)));
     }
     ModuleSpec { source, options }
+}
+
+/// The longest input whose splitters come from the fine sample (Instance::new).
+fn fine_sample_upto() -> usize {
+    knob("quicksort.fine_sample_upto", 1 << 20) as usize
+}
+
+/// Whether `source` is the splitters' (the one module the sample's size changes).
+fn samples(source: Source) -> bool {
+    source.name == sources::QUICKSORT_SPLITTERS.name
 }
 
 /// The quicksort's sources: the partition, the splitters (a block sort of the sample)
@@ -218,7 +228,7 @@ const SOURCES: [Source; 3] = [sources::QUICKSORT, sources::QUICKSORT_SPLITTERS, 
 /// and the wide instances of those that have them (and the splitters' fine-sample ones).
 pub fn modules() -> Vec<Module> {
     // A short, a middle and a long input: every instance the lengths make.
-    let middle = knob("quicksort.fine_sample_upto", 1 << 20) as usize + 1;
+    let middle = fine_sample_upto() + 1;
     let instances: Vec<Instance> = all_variants()
         .into_iter()
         .flat_map(|(k, v, f)| [0, middle, usize::MAX].map(|len| Instance::new(k, v, f, len)))
@@ -239,7 +249,7 @@ pub fn modules() -> Vec<Module> {
                 if inst.float_keys { " float" } else { "" },
                 inst.value_bytes,
                 if inst.wide { " (wide)" } else { "" },
-                if inst.fine_sample && source.name == sources::QUICKSORT_SPLITTERS.name { " (fine sample)" } else { "" }
+                if inst.fine_sample && samples(source) { " (fine sample)" } else { "" }
             ),
         })
         .collect()

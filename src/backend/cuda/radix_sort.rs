@@ -74,9 +74,11 @@ fn policy(key_bytes: usize, value_bytes: usize, float_keys: bool) -> Policy {
         ("pairs", 384, if float_keys { 17 } else { 24 }, 2, 1)
     };
     let block = knob(&format!("radix.{kind}.block"), block);
-    // A tile of the wider of keys and values is staged in dynamic shared memory: a
-    // tuned item count is capped to what one block may have of it.
-    let fits = (TILE_SHARED_LIMIT / (block as usize * key_bytes.max(value_bytes))) as u32;
+    // A tile of keys and one of values (or of the wider, staged in turn) take dynamic
+    // shared memory: a tuned item count is capped to what one block may have of it.
+    let split_staging = knob("radix.split_staging", 1) != 0;
+    let staged = if split_staging { key_bytes + value_bytes } else { key_bytes.max(value_bytes) };
+    let fits = (TILE_SHARED_LIMIT / (block as usize * staged)) as u32;
     Policy {
         block,
         items: knob(&format!("radix.{kind}.items{key_bytes}"), items).min(fits).max(1),
@@ -84,7 +86,7 @@ fn policy(key_bytes: usize, value_bytes: usize, float_keys: bool) -> Policy {
         window: knob(&format!("radix.{kind}.window"), window),
         hist_block: knob("radix.hist_block", 256),
         one_tile_blocks: knob(&format!("radix.{kind}.one_tile_blocks{key_bytes}"), 0) != 0,
-        split_staging: knob("radix.split_staging", 1) != 0,
+        split_staging,
     }
 }
 
