@@ -96,7 +96,8 @@ impl Policy {
     }
     /// Dynamic shared memory of a pass block (kernels: TileStorage, checked against
     /// it at compile time): the ranking's per-warp digit counters and its scan's
-    /// words, or the tile's keys, or its values, whichever is largest.
+    /// words, or the tile's keys, whichever is larger, and the tile's values beside
+    /// them with split staging, or over them (the largest of the three) without.
     fn tile_shared_bytes(&self, key_bytes: usize, value_bytes: usize) -> u32 {
         let warps = self.block as usize / 32;
         let rank = warps * RADIX * 4 + 2 * warps * 4;
@@ -147,8 +148,10 @@ pub fn module(key_bytes: usize, value_bytes: usize, float_keys: bool) -> ModuleS
             format!("-DGP_ONE_TILE_BLOCKS={}", p.one_tile_blocks as u32),
             // Values staged beside the keys, so the barrier that waits for every key to
             // leave shared memory goes, and values are staged while keys are written.
-            // On by default: H100 2026-11-23, u32/u32 2^28 at 384 x 19 9.66 -> 9.27 ms
-            // (0.96x -> 1.00x CUB), and it makes room for the larger tiles above.
+            // On the H100 (2026-11-23, one lease) it made no difference by itself (u32/u32
+            // 2^28 at 384 x 19: 9.255 ms without, 9.262 with); it stays on because the
+            // x 24 pairs tiles were measured with it. Without an A/B at x 24 showing a
+            // gain it should go (x 24 fits without it: 37 KiB a block).
             format!("-DGP_SPLIT_STAGING={}", p.split_staging as u32),
             // Values loaded with the keys (latency hidden, registers held) or after ranking.
             format!("-DGP_EARLY_VALUES={}", knob("radix.early_values", 0)),
