@@ -38,7 +38,7 @@
 // Instantiated by key and value width and by float keys or not (not by dtype):
 // -DGP_KEY_BYTES=1|2|4|8 -DGP_VALUE_BYTES=0|1|2|4|8 -DGP_KEY_FLOAT=0|1; tuning
 // -DGP_BLOCK_THREADS -DGP_ITEMS -DGP_MIN_BLOCKS -DGP_LOOKBACK_WINDOW -DGP_RANK_GROUP
-// -DGP_EARLY_VALUES -DGP_SPLIT_STAGING -DGP_ORDER_CHECK_EARLY_OUT -DGP_HIST_WARP_VOTE -DGP_RANK_LEAN -DGP_ONE_TILE_BLOCKS -DGP_HIST_BLOCK_THREADS -DGP_PORTION_TILES; and -DGP_CONTROL_BYTES
+// -DGP_EARLY_VALUES -DGP_ORDER_CHECK_EARLY_OUT -DGP_HIST_WARP_VOTE -DGP_RANK_LEAN -DGP_ONE_TILE_BLOCKS -DGP_HIST_BLOCK_THREADS -DGP_PORTION_TILES; and -DGP_CONTROL_BYTES
 // (the size the host allocates for Control) and -DGP_TILE_SHARED_BYTES (the dynamic shared
 // memory it launches a pass with). Tuning lives in src/backend/cuda/radix_sort.rs.
 #include "common/grid_dependency.cuh"
@@ -185,31 +185,18 @@ extern "C" __global__ void __launch_bounds__(RADIX) radix_plan(usize n, Control 
 // One digit pass over one portion
 // ----------------------------------------------------------------------------------
 
-// A tile's shared memory: the ranking's, then the keys in digit order, then the values
-// in the same place (or, -DGP_SPLIT_STAGING=1, beside them, so values are staged while
-// keys are still read out). It lives in dynamic shared memory (GP_TILE_SHARED_BYTES,
-// sized by the host), so a tile of 8-byte keys may pass the 48 KiB a static array is
-// held to.
-constexpr bool SPLIT_STAGING = HAS_VALUES && GP_SPLIT_STAGING;
-template <bool BESIDE>
-struct TileStorageOf {  // values over the keys
-    union {
-        typename Rank::Storage rank;
-        K keys[TILE];
-        V values_[HAS_VALUES ? TILE : 1];
-    };
-    __device__ __forceinline__ V *values() { return values_; }
-};
-template <>
-struct TileStorageOf<true> {  // values beside the keys
+// A tile's shared memory: the ranking's, then the keys in digit order, and the values
+// in digit order beside them, so keys and values are staged together and written out
+// in one loop after one barrier. It lives in dynamic shared memory
+// (GP_TILE_SHARED_BYTES, sized by the host), so a tile may pass the 48 KiB a static
+// array is held to.
+struct TileStorage {
     union {
         typename Rank::Storage rank;
         K keys[TILE];
     };
-    V values_[TILE];
-    __device__ __forceinline__ V *values() { return values_; }
+    V values[HAS_VALUES ? TILE : 1];
 };
-typedef TileStorageOf<SPLIT_STAGING> TileStorage;
 static_assert(sizeof(TileStorage) <= GP_TILE_SHARED_BYTES, "the host launches GP_TILE_SHARED_BYTES");
 
 // What every tile of one pass launch shares, kept in shared memory and read where it
@@ -267,25 +254,24 @@ __device__ __forceinline__ void digits_of(const Pass &p, const K (&key)[ITEMS], 
     }
 }
 
-// The tile's keys, in digit order in shared memory, out to their places: consecutive
-// threads write consecutive keys of a digit's run. Notes each item's digit for the
-// values.
+// The tile's keys (and values), in digit order in shared memory, out to their places:
+// consecutive threads write consecutive keys of a digit's run.
 template <int HELD>
-__device__ __forceinline__ void scatter_keys(const Pass &p, u32 valid, u32 (&out_digits)[ITEMS]) {
+__device__ __forceinline__ void scatter(const Pass &p, u32 valid) {
 #pragma unroll
     for (int k = 0; k < ITEMS; ++k) {
         const u32 i = k * BLOCK + threadIdx.x;
         if (i < valid) {
             const K x = p.s.keys[i];
             const u32 digit = gp::digit_of<RADIX_BITS>(HELD == HELD_RAW ? p.order.ordered(x) : x, p.pass);
-            if constexpr (HAS_VALUES) out_digits[k] = digit;
+            if constexpr (HAS_VALUES) p.launch.value_dest[digit][i] = p.s.values[i];
             p.launch.key_dest[digit][i] = HELD == HELD_MAPPED_STORED_RAW ? p.order.raw_no_nan(x) : x;
         }
     }
 }
 
 // One tile of a pass: rank its keys by the digit, take the digits' offsets by
-// look-back, scatter keys then values.
+// look-back, scatter keys and values.
 __device__ __forceinline__ void sort_tile(const Pass &p) {
     const u32 lane = threadIdx.x % gp::WARP, warp = threadIdx.x / gp::WARP;
     const u32 span = warp * gp::WARP * ITEMS;  // the warp's first item in the tile
@@ -345,28 +331,18 @@ __device__ __forceinline__ void sort_tile(const Pass &p) {
         if (tile == p.launch.tiles - 1) p.launch.bins_out[d] = bin_start + before + total;
     }
 
-    // Keys into digit order in shared memory, then out; values follow the same way,
-    // to the places their keys went (by `out_digits`).
+    // Keys and values into digit order in shared memory, then out together.
     // (A missing item ranks past every key, to a place >= valid that no scatter reads,
     // so every item is staged untested: no per-item predicate held through the ranking.)
-    u32 out_digits[ITEMS] = {};  // each item's output digit, for the values
     gp::to_rank_order<true>(p.s.keys, key, rank, span + lane, TILE);
-    __syncthreads();
-    if (!(GP_KEY_FLOAT && p.launch.no_nan)) scatter_keys<HELD_RAW>(p, p.valid(), out_digits);
-    else if (p.launch.stores_mapped) scatter_keys<HELD_MAPPED>(p, p.valid(), out_digits);
-    else scatter_keys<HELD_MAPPED_STORED_RAW>(p, p.valid(), out_digits);
     if constexpr (HAS_VALUES) {
         if constexpr (!GP_EARLY_VALUES) load_values();
-        if constexpr (!SPLIT_STAGING) __syncthreads();  // every key has left s.keys
-        gp::to_rank_order<true>(p.s.values(), value, rank, span + lane, TILE);
-        __syncthreads();
-        const u32 valid = p.valid();
-#pragma unroll
-        for (int k = 0; k < ITEMS; ++k) {
-            const u32 i = k * BLOCK + threadIdx.x;
-            if (i < valid) p.launch.value_dest[out_digits[k]][i] = p.s.values()[i];
-        }
+        gp::to_rank_order<true>(p.s.values, value, rank, span + lane, TILE);
     }
+    __syncthreads();
+    if (!(GP_KEY_FLOAT && p.launch.no_nan)) scatter<HELD_RAW>(p, p.valid());
+    else if (p.launch.stores_mapped) scatter<HELD_MAPPED>(p, p.valid());
+    else scatter<HELD_MAPPED_STORED_RAW>(p, p.valid());
     // The tile loop's closing barrier orders these reads before shared memory is reused.
 }
 

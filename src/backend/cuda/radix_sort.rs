@@ -46,8 +46,6 @@ struct Policy {
     /// A block a tile, as many blocks as tiles, rather than the blocks that fit at
     /// once each taking tile after tile.
     one_tile_blocks: bool,
-    /// Values staged beside the keys rather than over them (kernels: GP_SPLIT_STAGING).
-    split_staging: bool,
 }
 
 /// Measured on the H100 (BENCHMARKS.md): 4-byte keys alone run 3 blocks of 384 x 19
@@ -57,28 +55,27 @@ struct Policy {
 /// 384 (3 measured slower for u64), u64 384 x 20 in 80 registers without spilling (its
 /// tile in dynamic shared memory, past the 48 KiB a static one was held to: 2^27 8.60
 /// -> 8.01 ms against x 14, 2026-11-23; x 18 8.16; x 22 spills). Pairs of up to 8
-/// bytes run 2 blocks of 384 x 24 with integer keys, in 80 registers without spilling
-/// and values staged beside the keys (u32/u32 2^28: x 19 9.26 ms, x 21 9.10, x 24 8.91,
-/// 2026-11-23; 3 blocks in 56 registers measured slower), 384 x 17 with float keys;
-/// wider pairs 2 blocks of 256 x 12. Tiles are as large as fits without spilling
+/// bytes run 2 blocks of 384 x 30 in 80 registers without spilling, since keys and
+/// values are staged side by side and written in one loop (2026-11-24: u32/u32 2^28
+/// 8.87 ms against 8.90 for x 24 with values staged over the keys, which spilled past
+/// x 24; f32/u32 2^28 8.91 against 9.57 for x 17, where float keys' pairs spilled
+/// before); wider pairs 2 blocks of 256 x 20 (u64/u64 2^27 16.7 ms against 18.9 at
+/// x 12; x 24 16.5 but 3% slower at 2^20). Tiles are as large as fits without spilling
 /// (larger tiles fill more of each written sector). A look-back reads 2 predecessors
 /// at once for keys, 1 for pairs (against 4: u32 2^28 5.71 -> 5.61 ms, pairs 10.02 ->
 /// 9.59; 8 was slower everywhere).
-fn policy(key_bytes: usize, value_bytes: usize, float_keys: bool) -> Policy {
+fn policy(key_bytes: usize, value_bytes: usize) -> Policy {
     let (kind, block, items, min_blocks, window) = if value_bytes == 0 {
         ("keys", 384, [24, 18, 19, 20][key_bytes.trailing_zeros() as usize], if key_bytes == 4 { 3 } else { 2 }, 2)
     } else if key_bytes + value_bytes > 8 {
-        ("pairs", 256, 12, 2, 1)
+        ("pairs", 256, 20, 2, 1)
     } else {
-        // (Float keys' pairs keep 17: at 19 they spill, ptxas sm_90.)
-        ("pairs", 384, if float_keys { 17 } else { 24 }, 2, 1)
+        ("pairs", 384, 30, 2, 1)
     };
     let block = knob(&format!("radix.{kind}.block"), block);
-    // A tile of keys and one of values (or of the wider, staged in turn) take dynamic
-    // shared memory: a tuned item count is capped to what one block may have of it.
-    let split_staging = knob("radix.split_staging", 1) != 0;
-    let staged = if split_staging { key_bytes + value_bytes } else { key_bytes.max(value_bytes) };
-    let fits = (TILE_SHARED_LIMIT / (block as usize * staged)) as u32;
+    // A tile of keys and one of values beside them take dynamic shared memory: a
+    // tuned item count is capped to what one block may have of it.
+    let fits = (TILE_SHARED_LIMIT / (block as usize * (key_bytes + value_bytes))) as u32;
     Policy {
         block,
         items: knob(&format!("radix.{kind}.items{key_bytes}"), items).min(fits).max(1),
@@ -86,7 +83,6 @@ fn policy(key_bytes: usize, value_bytes: usize, float_keys: bool) -> Policy {
         window: knob(&format!("radix.{kind}.window"), window),
         hist_block: knob("radix.hist_block", 256),
         one_tile_blocks: knob(&format!("radix.{kind}.one_tile_blocks{key_bytes}"), 0) != 0,
-        split_staging,
     }
 }
 
@@ -97,16 +93,13 @@ impl Policy {
     /// Dynamic shared memory of a pass block (kernels: TileStorage, checked against
     /// it at compile time): the ranking's per-warp digit counters and its scan's
     /// words, or the tile's keys, whichever is larger, and the tile's values beside
-    /// them with split staging, or over them (the largest of the three) without.
+    /// them.
     fn tile_shared_bytes(&self, key_bytes: usize, value_bytes: usize) -> u32 {
         let warps = self.block as usize / 32;
         let rank = warps * RADIX * 4 + 2 * warps * 4;
-        let bytes = if self.split_staging && value_bytes > 0 {
-            rank.max(self.tile() * key_bytes).next_multiple_of(16) + self.tile() * value_bytes
-        } else {
-            rank.max(self.tile() * key_bytes.max(value_bytes))
-        };
-        bytes.next_multiple_of(16) as u32
+        let keys = rank.max(self.tile() * key_bytes).next_multiple_of(16);
+        let values = if value_bytes > 0 { self.tile() * value_bytes } else { 1 };  // (a placeholder byte without)
+        (keys + values).next_multiple_of(16) as u32
     }
     /// Tiles per pass launch: a digit's count over a launch stays below 2^32. The knob
     /// makes portions small, so tests can run the hand-over between them.
@@ -119,7 +112,7 @@ impl Policy {
 /// The module for keys of `key_bytes` (floats or integers) and values of
 /// `value_bytes` (0: none).
 pub fn module(key_bytes: usize, value_bytes: usize, float_keys: bool) -> ModuleSpec {
-    let p = policy(key_bytes, value_bytes, float_keys);
+    let p = policy(key_bytes, value_bytes);
     let hist_lean = knob("radix.hist_lean", 1);
     ModuleSpec {
         source: sources::RADIX_SORT,
@@ -146,13 +139,6 @@ pub fn module(key_bytes: usize, value_bytes: usize, float_keys: bool) -> ModuleS
             // each pass (u32 sorted 2^28 0.49 -> 0.69 ms, 10.5x CUB -> 7.6x), and u64
             // keys measured slower.
             format!("-DGP_ONE_TILE_BLOCKS={}", p.one_tile_blocks as u32),
-            // Values staged beside the keys, so the barrier that waits for every key to
-            // leave shared memory goes, and values are staged while keys are written.
-            // On the H100 (2026-11-23, one lease) it made no difference by itself (u32/u32
-            // 2^28 at 384 x 19: 9.255 ms without, 9.262 with); it stays on because the
-            // x 24 pairs tiles were measured with it. Without an A/B at x 24 showing a
-            // gain it should go (x 24 fits without it: 37 KiB a block).
-            format!("-DGP_SPLIT_STAGING={}", p.split_staging as u32),
             // Values loaded with the keys (latency hidden, registers held) or after ranking.
             format!("-DGP_EARLY_VALUES={}", knob("radix.early_values", 0)),
             // The histogram's diet for random keys: each warp stops checking the
@@ -226,7 +212,7 @@ pub fn sort(
     }
     let value_bytes = values.map_or(0, |(_, d)| d.size());
     let float_keys = key_dtype.is_float();
-    let p = policy(key_bytes, value_bytes, float_keys);
+    let p = policy(key_bytes, value_bytes);
     let portion = p.portion_tiles() * p.tile();
     let portions = len.div_ceil(portion);
     if portions > MAX_PORTIONS {
