@@ -6,7 +6,7 @@
 #define SORT_CALL gpuprims_radix_sort
 #define SORT_STABLE 1
 /* Around the CUDA passes' tiles (src/backend/cuda/radix_sort.rs: 256 x 20 for pairs of
- * more than 8 bytes, 384 x 19 for 4-byte keys, 384 x 20 for 8-byte keys, 384 x 24 for
+ * more than 8 bytes, 512 x 24 for 4-byte keys, 384 x 20 for 8-byte keys, 384 x 24 for
  * 1-byte keys, 384 x 30 for pairs up to 8 bytes) and past two pair tiles. */
-#define SORT_TILE_EDGES 5119, 5120, 5121, 7295, 7296, 7297, 7680, 7681, 9216, 9217, 11519, 11520, 11521, 23041
+#define SORT_TILE_EDGES 5119, 5120, 5121, 7680, 7681, 9216, 9217, 11519, 11520, 11521, 12287, 12288, 23041
 #include "sort_test_body.h"

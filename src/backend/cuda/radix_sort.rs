@@ -48,11 +48,11 @@ struct Policy {
     one_tile_blocks: bool,
 }
 
-/// Measured on the H100 (BENCHMARKS.md): 4-byte keys alone run 3 blocks of 384 x 19
-/// an SM in 56 registers, as CUB's do (2026-11-23: u32 2^28 6.20 -> 5.46 ms, f32
-/// desc 6.23 -> 5.49, against 2 blocks of 384 x 18 in 80; x 19 fits without spilling
-/// since the look-back reads 2 words at once, and beat x 18 and x 17); other keys 2 blocks of
-/// 384 (3 measured slower for u64), u64 384 x 20 in 80 registers without spilling (its
+/// Measured on the H100 (BENCHMARKS.md): 4-byte keys alone run 2 blocks of 512 x 24
+/// an SM in 64 registers without spilling (2026-11-24: u32 2^28 5.44 -> 5.14 ms, f32
+/// desc 5.42 -> 5.13, against 3 blocks of 384 x 19 in 56, CUB's shape; 4 blocks of
+/// 256 and one of 1024 were slower, x 25 spills); other keys 2 blocks of 384 (3
+/// measured slower for u64; 512 x 16 no faster), u64 384 x 20 in 80 registers without spilling (its
 /// tile in dynamic shared memory, past the 48 KiB a static one was held to: 2^27 8.60
 /// -> 8.01 ms against x 14, 2026-11-23; x 18 8.16; x 22 spills). Pairs of up to 8
 /// bytes run 2 blocks of 384 x 30 in 80 registers without spilling, since keys and
@@ -66,7 +66,8 @@ struct Policy {
 /// 9.59; 8 was slower everywhere).
 fn policy(key_bytes: usize, value_bytes: usize) -> Policy {
     let (kind, block, items, min_blocks, window) = if value_bytes == 0 {
-        ("keys", 384, [24, 18, 19, 20][key_bytes.trailing_zeros() as usize], if key_bytes == 4 { 3 } else { 2 }, 2)
+        let (block, items) = [(384, 24), (384, 18), (512, 24), (384, 20)][key_bytes.trailing_zeros() as usize];
+        ("keys", block, items, 2, 2)
     } else if key_bytes + value_bytes > 8 {
         ("pairs", 256, 20, 2, 1)
     } else {
