@@ -38,9 +38,10 @@
 // Instantiated by key and value width and by float keys or not (not by dtype):
 // -DGP_KEY_BYTES=1|2|4|8 -DGP_VALUE_BYTES=0|1|2|4|8 -DGP_KEY_FLOAT=0|1; tuning
 // -DGP_BLOCK_THREADS -DGP_ITEMS -DGP_MIN_BLOCKS -DGP_LOOKBACK_WINDOW -DGP_RANK_GROUP
-// -DGP_EARLY_VALUES -DGP_ORDER_CHECK_EARLY_OUT -DGP_HIST_WARP_VOTE -DGP_RANK_LEAN -DGP_ONE_TILE_BLOCKS -DGP_HIST_BLOCK_THREADS -DGP_PORTION_TILES; and -DGP_CONTROL_BYTES
-// (the size the host allocates for Control) and -DGP_TILE_SHARED_BYTES (the dynamic shared
-// memory it launches a pass with). Tuning lives in src/backend/cuda/radix_sort.rs.
+// -DGP_EARLY_VALUES -DGP_ORDER_CHECK_EARLY_OUT -DGP_HIST_WARP_VOTE -DGP_RANK_LEAN -DGP_ONE_TILE_BLOCKS -DGP_HIST_BLOCK_THREADS -DGP_HIST_PARTS -DGP_PORTION_TILES; and -DGP_CONTROL_BYTES
+// (the size the host allocates for Control), -DGP_TILE_SHARED_BYTES and
+// -DGP_HIST_SHARED_BYTES (the dynamic shared memory it launches a pass and the
+// histogram with). Tuning lives in src/backend/cuda/radix_sort.rs.
 #include "common/grid_dependency.cuh"
 #include "common/types.cuh"
 #include "common/radix_key.cuh"
@@ -97,7 +98,10 @@ static_assert(sizeof(Control) <= GP_CONTROL_BYTES, "the host allocates GP_CONTRO
 // Histogram and order check
 // ----------------------------------------------------------------------------------
 
-typedef gp::BlockDigitHistogram<HIST_BLOCK, PASSES, RADIX_BITS> Hist;
+// Its counters in dynamic shared memory (GP_HIST_SHARED_BYTES, sized by the host), so
+// many copies of them may pass the 48 KiB a static array is held to.
+typedef gp::BlockDigitHistogram<HIST_BLOCK, PASSES, RADIX_BITS, GP_HIST_PARTS> Hist;
+static_assert(sizeof(Hist::Storage) <= GP_HIST_SHARED_BYTES, "the host launches GP_HIST_SHARED_BYTES");
 
 // The histogram's counter, which also notes whether a float key is a NaN.
 struct CountAndSeeNaN {
@@ -118,7 +122,8 @@ extern "C" __global__ void __launch_bounds__(HIST_BLOCK)
 radix_histogram(const K *keys, usize n, u32 key_order, Control *ctl) {
     gp::wait_for_prior_grids();
     gp::let_next_grid_start();
-    __shared__ typename Hist::Storage hist;
+    extern __shared__ __align__(16) unsigned char dynamic_smem[];
+    typename Hist::Storage &hist = *reinterpret_cast<typename Hist::Storage *>(dynamic_smem);
     const Order order(key_order);
     Hist::clear(hist);
 

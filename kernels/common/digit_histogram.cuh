@@ -21,10 +21,13 @@
 
 namespace gp {
 
-template <int BLOCK, int PASSES, int RADIX_BITS>
+// PARTS_: copies of each histogram (a power of two up to 32; 0: 32 / PASSES, which
+// keeps 8-bit digits' counters in 32 KiB). With 32, every lane counts into its own
+// bank, and an atomic of random digits is one bank wavefront.
+template <int BLOCK, int PASSES, int RADIX_BITS, int PARTS_ = 0>
 struct BlockDigitHistogram {
     static constexpr int RADIX = 1 << RADIX_BITS;
-    static constexpr int PARTS = PASSES >= 32 ? 1 : 32 / PASSES;  // 32 KiB of counters for 8-bit digits
+    static constexpr int PARTS = PARTS_ > 0 ? PARTS_ : PASSES >= 32 ? 1 : 32 / PASSES;
     struct Storage {
         u32 counts[PASSES][RADIX][PARTS];
     };
