@@ -18,8 +18,8 @@
  * output must hold exactly the input's (key bits, value bits) pairs: every key's bits
  * survive, and every value travels with its key.
  *
- * Sizes 0, 1, 2, 3, small ones, around the CUDA tile edges (4096, 6144 and 6912 keys, and
- * the sort's own SORT_TILE_EDGES where it names them) up to 16385 for every dtype and
+ * Sizes 0, 1, 2, 3, small ones, around the CUDA tile edges (4096, 6144 and 6912 keys) up
+ * to 16385, and the sort's own SORT_TILE_EDGES where it names them, for every dtype and
  * every input kind; 2^20 + 7 for every dtype; 3,000,017 for
  * u8, u32, u64 and f32 keys. Inputs: random bits (floats: NaNs included), sorted
  * ascending, sorted descending, strictly reversed (distinct keys: the values come out
@@ -886,7 +886,11 @@ int SORT_MAIN(void) {
 #ifdef SORT_TILE_EDGES
   static const size_t tile_edges[] = {SORT_TILE_EDGES};
 #endif
-  size_t sizes[56], nsizes = 0, si;
+#ifdef SORT_TILE_EDGES
+  size_t sizes[TU_ARRAY_LEN(fixed) + TU_ARRAY_LEN(tile_edges) + 2], nsizes = 0, si;
+#else
+  size_t sizes[TU_ARRAY_LEN(fixed) + 2], nsizes = 0, si;
+#endif
   /* 2^20 + 7, every dtype: keys only and with two value dtypes (one can hold the index) */
   static const gpuprims_dtype mid_values[TU_NUM_DTYPES][2] = {
       {GPUPRIMS_DTYPE_U64, GPUPRIMS_DTYPE_I16}, /* i8 */
@@ -919,8 +923,7 @@ int SORT_MAIN(void) {
   } else {
     for (si = 0; si < TU_ARRAY_LEN(fixed); si++) sizes[nsizes++] = fixed[si];
 #ifdef SORT_TILE_EDGES
-    for (si = 0; si < TU_ARRAY_LEN(tile_edges) && nsizes < TU_ARRAY_LEN(sizes) - 2; si++)
-      sizes[nsizes++] = tile_edges[si];
+    for (si = 0; si < TU_ARRAY_LEN(tile_edges); si++) sizes[nsizes++] = tile_edges[si];
 #endif
     sizes[nsizes++] = 1 + (size_t)tu_below(&e.rng, 3000);
     sizes[nsizes++] = 3000 + (size_t)tu_below(&e.rng, 17000);

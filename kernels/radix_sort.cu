@@ -11,8 +11,9 @@
 //   radix_pass       one per digit, least significant first: a tile ranks its keys
 //                    by the digit in the block (common/block_radix_rank.cuh), takes
 //                    its digit offsets by look-back over earlier tiles' counts
-//                    (common/digit_lookback.cuh), and scatters keys then values
-//                    through shared memory, so each digit's run is written together;
+//                    (common/digit_lookback.cuh), and scatters keys and values
+//                    together through shared memory, so each digit's run is written
+//                    together;
 //   radix_finish     the reversal of an input in exactly the opposite order, or the
 //                    copy back when the last pass wrote the alternate buffer.
 //

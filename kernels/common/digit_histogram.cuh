@@ -4,10 +4,10 @@
 //
 // Each histogram is kept in PARTS copies, interleaved ([pass][digit][part]), and lane
 // l counts into part l % PARTS: lanes of a warp with different digits then mostly hit
-// different banks, and lanes with the same digit and part hit one address, which the
-// hardware merges within an increment. So random keys cost about one bank wavefront
-// per atomic instead of three or four, and runs of equal digits (sorted input, few
-// distinct values) do not serialise.
+// different banks (with 32 parts each lane has its own bank), and lanes with the same
+// digit and part hit one address, which the hardware merges within an increment. So
+// an atomic of random keys costs one or two bank wavefronts instead of three or four,
+// and runs of equal digits (sorted input, few distinct values) do not serialise.
 //
 // With -DGP_HIST_WARP_VOTE=1, a warp takes the one-atomic-for-N path only when one of
 // its lanes has a digit its N keys agree on (one vote a vector); otherwise, as for

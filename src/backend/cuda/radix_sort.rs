@@ -25,9 +25,9 @@ const RADIX: usize = 1 << RADIX_BITS;
 const CONTROL_BYTES: usize = 64 << 10;
 /// Pass launches per digit the Control block has tickets for (kernels: MAX_PORTIONS).
 const MAX_PORTIONS: usize = 256;
-/// Most dynamic shared memory a pass block's tile may take (the H100 lets a block
-/// opt in to 227 KiB; the launch state is static, beside it).
-const TILE_SHARED_LIMIT: usize = 200 << 10;
+/// Most dynamic shared memory a block may take: a pass's tile, the histogram's
+/// counters (the H100 lets a block opt in to 227 KiB; static memory comes beside it).
+const DYNAMIC_SHARED_LIMIT: usize = 200 << 10;
 /// Key kinds and the descending flag, as kernels/common/radix_key.cuh reads them.
 const KEY_SIGNED: u32 = 1;
 const KEY_FLOAT: u32 = 2;
@@ -63,8 +63,8 @@ struct Policy {
 /// 8.87 ms against 8.90 for x 24 with values staged over the keys, which spilled past
 /// x 24; f32/u32 2^28 8.91 against 9.57 for x 17, where float keys' pairs spilled
 /// before); wider pairs 2 blocks of 256 x 20 (u64/u64 2^27 16.7 ms against 18.9 at
-/// x 12; x 24 16.5 but 3% slower at 2^20). Tiles are as large as fits without spilling
-/// (larger tiles fill more of each written sector). A look-back reads 2 predecessors
+/// x 12; x 24 16.5 but 3% slower at 2^20). Tiles are mostly as large as fits without
+/// spilling (larger tiles fill more of each written sector), where that measured best. A look-back reads 2 predecessors
 /// at once for keys, 1 for pairs (against 4: u32 2^28 5.71 -> 5.61 ms, pairs 10.02 ->
 /// 9.59; 8 was slower everywhere).
 fn policy(key_bytes: usize, value_bytes: usize) -> Policy {
@@ -79,7 +79,7 @@ fn policy(key_bytes: usize, value_bytes: usize) -> Policy {
     let block = knob(&format!("radix.{kind}.block"), block);
     // A tile of keys and one of values beside them take dynamic shared memory: a
     // tuned item count is capped to what one block may have of it.
-    let fits = (TILE_SHARED_LIMIT / (block as usize * (key_bytes + value_bytes))) as u32;
+    let fits = (DYNAMIC_SHARED_LIMIT / (block as usize * (key_bytes + value_bytes))) as u32;
     Policy {
         block,
         items: knob(&format!("radix.{kind}.items{key_bytes}"), items).min(fits).max(1),
@@ -101,7 +101,7 @@ fn policy(key_bytes: usize, value_bytes: usize) -> Policy {
 fn hist_parts(key_bytes: usize) -> u32 {
     let passes = (key_bytes * 8 / RADIX_BITS) as u32;
     let wanted = knob("radix.hist_parts", 32).clamp(1, 32);
-    let fits = (TILE_SHARED_LIMIT / (passes as usize * RADIX * 4)) as u32;
+    let fits = (DYNAMIC_SHARED_LIMIT / (passes as usize * RADIX * 4)) as u32;
     let parts = wanted.min(fits).max(1);
     1 << (31 - parts.leading_zeros())  // a power of two
 }
@@ -154,15 +154,16 @@ pub fn module(key_bytes: usize, value_bytes: usize, float_keys: bool) -> ModuleS
             format!("-DGP_RANK_GROUP={}", knob("radix.rank_group", 0)),
             // One-column ranking in fewer instructions a column (the lane mask from
             // its register, the leader's test in the atomic's predicate), which also
-            // lets the 56-register keys pass go without spilling (ptxas sm_90: u32
-            // 384 x 17, 40 bytes -> 0); on by default since 2026-11-23.
+            // let the 56-register keys pass of 2026-11-23 go without spilling (ptxas
+            // sm_90: u32 384 x 17, 40 bytes -> 0); on by default since then.
             format!("-DGP_RANK_LEAN={}", knob("radix.rank_lean", 1)),
             // One tile a block and a block a tile (CUB's way) instead of persistent
             // blocks taking tile after tile. Off: on the H100 (2026-11-23) 3 blocks of
             // 384 x 18 so were 1-2% faster for random 4-byte keys at 2^28, but an
             // input that needs no pass (sorted) then still launches a block a tile
             // each pass (u32 sorted 2^28 0.49 -> 0.69 ms, 10.5x CUB -> 7.6x), and u64
-            // keys measured slower.
+            // keys measured slower. At 2 blocks of 512 x 24 (2026-11-24) it was slower
+            // outright (u32 2^28 5.14 -> 5.18 ms, f32 5.14 -> 5.53, sorted 0.60 ms).
             format!("-DGP_ONE_TILE_BLOCKS={}", p.one_tile_blocks as u32),
             // Values loaded with the keys (latency hidden, registers held) or after ranking.
             format!("-DGP_EARLY_VALUES={}", knob("radix.early_values", 0)),
@@ -170,8 +171,9 @@ pub fn module(key_bytes: usize, value_bytes: usize, float_keys: bool) -> ModuleS
             // order once the verdict cannot change, and counts a vector's digits
             // without the agreement tests unless a lane's keys share one (a warp
             // vote), each counter's address a byte permute and one multiply-add
-            // (ptxas: 2 instructions an atomic instead of 3). The histogram is
-            // issue-bound (H100 ncu: 560 µs at u32 2^28 against CUB's 458, f32 720).
+            // (ptxas: 2 instructions an atomic instead of 3). The histogram was
+            // issue-bound (H100 ncu, 2026-11-23, 8 copies in blocks of 256: 560 µs at
+            // u32 2^28 against CUB's 458, f32 720).
             // On by default: the H100 (2026-11-23) measured 2^28 u32 6.29 -> 6.20 ms,
             // f32 desc 6.50 -> 6.24, pairs 10.0 -> 9.89, u64 9.27 -> 9.14; sorted
             // u32 0.48 -> 0.49 (the vote finds agreement everywhere).
