@@ -266,20 +266,25 @@ pub fn sort(
     let values_ptr = values.map_or(0, |(m, _)| m.ptr);
     let sms = shared.props.sm_count as u64;
     let resident = |f, block| shared.loader.blocks_per_sm(f, block).map(|n| n as u64 * sms);
+    // Opts a kernel in to its dynamic shared memory (before its first launch) and
+    // says how many of its blocks the GPU holds at once with it.
+    let resident_with_shared = |f, block, bytes| -> Result<u64> {
+        shared.loader.allow_dynamic_shared(f, bytes)?;
+        Ok(shared.loader.blocks_per_sm_with_shared(f, block, bytes)? as u64 * sms)
+    };
     let order_bits = key_order(key_dtype, order);
     // SAFETY: the control block lies inside the scratch memory.
     unsafe { drv::memset_d8_async(control, 0, CONTROL_BYTES, stream) }.during("cuMemsetD8Async (radix control)")?;
 
     let per_thread = 4 * (16 / key_bytes) as u64; // the histogram reads four 16-byte vectors at a time
     let hist_shared = p.hist_shared_bytes(key_bytes);
-    shared.loader.allow_dynamic_shared(histogram, hist_shared)?;
-    let hist_resident = shared.loader.blocks_per_sm_with_shared(histogram, p.hist_block, hist_shared)? as u64 * sms;
-    let hist_grid = (len as u64).div_ceil(per_thread * p.hist_block as u64).min(hist_resident);
+    let hist_grid =
+        (len as u64).div_ceil(per_thread * p.hist_block as u64).min(resident_with_shared(histogram, p.hist_block, hist_shared)?);
     // SAFETY (every launch below): the arguments match the kernel's parameters in
     // kernels/radix_sort.cu; keys and values hold `len` elements, the scratch memory
     // holds the alternate buffers and the control block, the sync memory the
-    // look-back words of one pass launch; the histogram's dynamic shared memory is
-    // allowed above, the pass's below, each before its first launch.
+    // look-back words of one pass launch; each kernel's dynamic shared memory is
+    // allowed (resident_with_shared) before its first launch.
     unsafe {
         launch_with_shared(
             histogram,
@@ -292,8 +297,7 @@ pub fn sort(
         launch(plan, 1, RADIX as u32, stream, &[Arg::size(len), Arg::ptr(control)])?;
     }
     let tile_shared = p.tile_shared_bytes(key_bytes, value_bytes);
-    shared.loader.allow_dynamic_shared(pass_kernel, tile_shared)?;
-    let pass_grid_limit = shared.loader.blocks_per_sm_with_shared(pass_kernel, p.block, tile_shared)? as u64 * sms;
+    let pass_grid_limit = resident_with_shared(pass_kernel, p.block, tile_shared)?;
     for pass in 0..passes {
         for k in 0..portions {
             let start = k * portion;
