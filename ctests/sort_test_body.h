@@ -885,8 +885,6 @@ int SORT_MAIN(void) {
                                  16383, 16384, 16385};
 #ifdef SORT_TILE_EDGES
   static const size_t tile_edges[] = {SORT_TILE_EDGES};
-#endif
-#ifdef SORT_TILE_EDGES
   size_t sizes[TU_ARRAY_LEN(fixed) + TU_ARRAY_LEN(tile_edges) + 2], nsizes = 0, si;
 #else
   size_t sizes[TU_ARRAY_LEN(fixed) + 2], nsizes = 0, si;

@@ -196,8 +196,11 @@ impl Loader {
         self.blocks_per_sm_with_shared(f, block, 0)
     }
 
-    /// As `blocks_per_sm`, for blocks launched with `shared_bytes` of dynamic shared memory.
+    /// As `blocks_per_sm`, for blocks launched with `shared_bytes` of dynamic shared
+    /// memory, which `f` is first allowed (`allow_dynamic_shared`): past 48 KiB the
+    /// answer means nothing until it is.
     pub fn blocks_per_sm_with_shared(&self, f: CUfunction, block: u32, shared_bytes: u32) -> Result<u32> {
+        self.allow_dynamic_shared(f, shared_bytes)?;
         let key = (f as usize, block, shared_bytes);
         if let Some(&n) = self.occupancy.lock().unwrap().get(&key) {
             return Ok(n);

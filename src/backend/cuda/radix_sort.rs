@@ -265,26 +265,21 @@ pub fn sort(
     let control = alt_values + alt_values_bytes as u64;
     let values_ptr = values.map_or(0, |(m, _)| m.ptr);
     let sms = shared.props.sm_count as u64;
-    let resident = |f, block| shared.loader.blocks_per_sm(f, block).map(|n| n as u64 * sms);
-    // Opts a kernel in to its dynamic shared memory (before its first launch) and
-    // says how many of its blocks the GPU holds at once with it.
-    let resident_with_shared = |f, block, bytes| -> Result<u64> {
-        shared.loader.allow_dynamic_shared(f, bytes)?;
-        Ok(shared.loader.blocks_per_sm_with_shared(f, block, bytes)? as u64 * sms)
-    };
+    // How many blocks of a kernel the GPU holds at once with `bytes` of dynamic shared
+    // memory (which the loader allows the kernel first, before its first launch).
+    let resident = |f, block, bytes| shared.loader.blocks_per_sm_with_shared(f, block, bytes).map(|n| n as u64 * sms);
     let order_bits = key_order(key_dtype, order);
     // SAFETY: the control block lies inside the scratch memory.
     unsafe { drv::memset_d8_async(control, 0, CONTROL_BYTES, stream) }.during("cuMemsetD8Async (radix control)")?;
 
     let per_thread = 4 * (16 / key_bytes) as u64; // the histogram reads four 16-byte vectors at a time
     let hist_shared = p.hist_shared_bytes(key_bytes);
-    let hist_grid =
-        (len as u64).div_ceil(per_thread * p.hist_block as u64).min(resident_with_shared(histogram, p.hist_block, hist_shared)?);
+    let hist_grid = (len as u64).div_ceil(per_thread * p.hist_block as u64).min(resident(histogram, p.hist_block, hist_shared)?);
     // SAFETY (every launch below): the arguments match the kernel's parameters in
     // kernels/radix_sort.cu; keys and values hold `len` elements, the scratch memory
     // holds the alternate buffers and the control block, the sync memory the
     // look-back words of one pass launch; each kernel's dynamic shared memory is
-    // allowed (resident_with_shared) before its first launch.
+    // allowed (by `resident`) before its first launch.
     unsafe {
         launch_with_shared(
             histogram,
@@ -297,7 +292,7 @@ pub fn sort(
         launch(plan, 1, RADIX as u32, stream, &[Arg::size(len), Arg::ptr(control)])?;
     }
     let tile_shared = p.tile_shared_bytes(key_bytes, value_bytes);
-    let pass_grid_limit = resident_with_shared(pass_kernel, p.block, tile_shared)?;
+    let pass_grid_limit = resident(pass_kernel, p.block, tile_shared)?;
     for pass in 0..passes {
         for k in 0..portions {
             let start = k * portion;
@@ -328,7 +323,7 @@ pub fn sort(
             }
         }
     }
-    let finish_grid = (len as u64).div_ceil(p.hist_block as u64).min(resident(finish, p.hist_block)?);
+    let finish_grid = (len as u64).div_ceil(p.hist_block as u64).min(resident(finish, p.hist_block, 0)?);
     unsafe {
         launch(
             finish,
