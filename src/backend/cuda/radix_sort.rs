@@ -167,6 +167,12 @@ pub fn module(key_bytes: usize, value_bytes: usize, float_keys: bool) -> ModuleS
             format!("-DGP_ONE_TILE_BLOCKS={}", p.one_tile_blocks as u32),
             // Values loaded with the keys (latency hidden, registers held) or after ranking.
             format!("-DGP_EARLY_VALUES={}", knob("radix.early_values", 0)),
+            // Values of 4 and 8 bytes copied from global memory to their ranked places
+            // in shared memory by cp.async, travelling while the tile's look-back ends,
+            // instead of through registers after it. On by default: the H100
+            // (2026-11-24, three rounds) measured u32/u32 2^28 8.78 -> 8.73 ms, u64/u64
+            // 2^27 16.49 -> 16.12, f32/u32 2^28 8.83 -> 8.81; 2^20 and 2^24 level.
+            format!("-DGP_ASYNC_VALUES={}", knob("radix.async_values", 1)),
             // The histogram's diet for random keys: each warp stops checking the
             // order once the verdict cannot change, and counts a vector's digits
             // without the agreement tests unless a lane's keys share one (a warp
