@@ -173,6 +173,9 @@ pub fn module(key_bytes: usize, value_bytes: usize, float_keys: bool) -> ModuleS
             // (2026-11-24, three rounds) measured u32/u32 2^28 8.78 -> 8.73 ms, u64/u64
             // 2^27 16.49 -> 16.12, f32/u32 2^28 8.83 -> 8.81; 2^20 and 2^24 level.
             format!("-DGP_ASYNC_VALUES={}", knob("radix.async_values", 1)),
+            // A full tile written out without a test an item (integer keys; see the
+            // kernel's scatter for the H100 figures).
+            format!("-DGP_WHOLE_SCATTER={}", knob("radix.whole_scatter", 1)),
             // The histogram's diet for random keys: each warp stops checking the
             // order once the verdict cannot change, and counts a vector's digits
             // without the agreement tests unless a lane's keys share one (a warp
