@@ -97,16 +97,11 @@ pub fn sort(shared: &CudaShared, keys: &DeviceMemory, key_dtype: DType, len: usi
     unsafe { drv::memset_d8_async(control, 0, zeroed, stream) }.during("cuMemsetD8Async (counting control)")?;
 
     let sms = shared.props.sm_count as u64;
-    // Shares of the keys: as many as fit resident (2-byte keys: one block an SM, per
-    // slice), but at least 16 Ki keys each, so a short input does not pay for many
-    // blocks' counters.
-    let (hist_shared, per_sm) = if slices > 1 {
-        let bytes = (values / slices as usize * 4) as u32;
-        shared.loader.allow_dynamic_shared(histogram, bytes)?;
-        (bytes, 1)
-    } else {
-        (0, shared.loader.blocks_per_sm(histogram, hist_block)? as u64)
-    };
+    // Shares of the keys: as many as fit resident (2-byte keys, whose slice of the
+    // counters takes 128 KiB of dynamic shared memory: one block an SM, per slice), but
+    // at least 16 Ki keys each, so a short input does not pay for many blocks' counters.
+    let hist_shared = if slices > 1 { (values / slices as usize * 4) as u32 } else { 0 };
+    let per_sm = shared.loader.blocks_per_sm_with_shared(histogram, hist_block, hist_shared)? as u64;
     let shares = (len as u64).div_ceil(16 << 10).clamp(1, per_sm * sms / slices);
     // The fill's warps each write a region of FILL_REGION keys (grid-strided).
     let regions = (len as u64).div_ceil(FILL_REGION);
