@@ -300,11 +300,11 @@ __device__ __forceinline__ void scatter_as_held(const Pass &p) {
 // The tile's values straight to their ranked places in shared memory (ASYNC_VALUES),
 // `first`: the thread's first item in the tile (items warp-striped).
 __device__ __forceinline__ void copy_values_to_ranks(const Pass &p, const u32 (&rank)[ITEMS], u32 first) {
-    // (Written apart from the keys' own index tests, which ptxas would otherwise share
-    // and hold, in registers, through the whole ranking.)
-    const V *src = p.launch.vsrc + p.tile_start() + first;
-    const int left = int(p.valid()) - int(first);  // item j exists when j * WARP < left
-    if constexpr (ASYNC_VALUES) {
+    if constexpr (ASYNC_VALUES) {  // (cp.async moves 4, 8 or 16 bytes)
+        // (Written apart from the keys' own index tests, which ptxas would otherwise
+        // share and hold, in registers, through the whole ranking.)
+        const V *src = p.launch.vsrc + p.tile_start() + first;
+        const int left = int(p.valid()) - int(first);  // item j exists when j * WARP < left
 #pragma unroll
         for (int j = 0; j < ITEMS; ++j)
             if (j * gp::WARP < left) gp::copy_async(&p.s.values[rank[j]], src + j * gp::WARP);
