@@ -3,11 +3,9 @@
 //
 //   radix_histogram  one read of the keys: the histogram of every digit at once, and
 //                    whether the keys are already in the wanted order, or in exactly
-//                    the opposite order with no two equal;
-//   radix_plan       one block: each pass's digit starts (scan of its histogram),
-//                    which passes can be skipped (every key has the same digit), and
-//                    where each pass reads from; written to device memory, so the
-//                    host never waits;
+//                    the opposite order with no two equal (radix_histogram.cu);
+//   radix_plan       one block: each pass's digit starts, which passes can be
+//                    skipped, and where each pass reads from (radix_histogram.cu);
 //   radix_pass       one per digit, least significant first: a tile ranks its keys
 //                    by the digit in the block (common/block_radix_rank.cuh), takes
 //                    its digit offsets by look-back over earlier tiles' counts
@@ -39,21 +37,22 @@
 // Instantiated by key and value width and by float keys or not (not by dtype):
 // -DGP_KEY_BYTES=1|2|4|8 -DGP_VALUE_BYTES=0|1|2|4|8 -DGP_KEY_FLOAT=0|1; tuning
 // -DGP_BLOCK_THREADS -DGP_ITEMS -DGP_MIN_BLOCKS -DGP_LOOKBACK_WINDOW -DGP_RANK_GROUP
-// -DGP_EARLY_VALUES -DGP_ASYNC_VALUES -DGP_WHOLE_SCATTER -DGP_ORDER_CHECK_EARLY_OUT -DGP_HIST_WARP_VOTE -DGP_RANK_LEAN -DGP_ONE_TILE_BLOCKS -DGP_HIST_BLOCK_THREADS -DGP_HIST_PARTS -DGP_PORTION_TILES; and -DGP_CONTROL_BYTES
-// (the size the host allocates for Control), -DGP_TILE_SHARED_BYTES and
-// -DGP_HIST_SHARED_BYTES (the dynamic shared memory it launches a pass and the
-// histogram with). Tuning lives in src/backend/cuda/radix_sort.rs.
+// -DGP_EARLY_VALUES -DGP_ASYNC_VALUES -DGP_WHOLE_SCATTER -DGP_RANK_LEAN -DGP_ONE_TILE_BLOCKS
+// -DGP_HIST_BLOCK_THREADS (the finishing kernel's block) -DGP_PORTION_TILES; and
+// -DGP_CONTROL_BYTES (the size the host allocates for Control) and
+// -DGP_TILE_SHARED_BYTES (the dynamic shared memory it launches a pass with). The
+// histogram and plan are a module of their own (radix_histogram.cu). Tuning lives in
+// src/backend/cuda/radix_sort.rs.
 #include "common/grid_dependency.cuh"
 #include "common/types.cuh"
 #include "common/radix_key.cuh"
-#include "common/digit_histogram.cuh"
-#include "common/ordered_read.cuh"
 #include "common/block_radix_rank.cuh"
 #include "common/digit_lookback.cuh"
 #include "common/block_scan.cuh"
 #include "common/tile_io.cuh"
 #include "common/async_copy.cuh"
 #include "common/sort_types.cuh"
+#include "radix_sort_control.cuh"
 
 
 constexpr int BLOCK = GP_BLOCK_THREADS;
@@ -65,132 +64,11 @@ constexpr bool WHOLE_SCATTER = GP_WHOLE_SCATTER && !GP_KEY_FLOAT;  // see scatte
 // Values of 4 and 8 bytes go from global memory to their ranked places in shared memory
 // by asynchronous copies (cp.async), holding no registers while they travel.
 constexpr bool ASYNC_VALUES = GP_ASYNC_VALUES && (GP_VALUE_BYTES == 4 || GP_VALUE_BYTES == 8);
-constexpr int HIST_BLOCK = GP_HIST_BLOCK_THREADS;
-constexpr int RADIX_BITS = 8;
-constexpr int RADIX = 1 << RADIX_BITS;
-constexpr int PASSES = sizeof(K) * 8 / RADIX_BITS;
-constexpr int MAX_PASSES = 8;
+constexpr int FINISH_BLOCK = GP_HIST_BLOCK_THREADS;
 constexpr usize PORTION = (usize)GP_PORTION_TILES * TILE;  // keys per pass launch
-constexpr int MAX_PORTIONS = 256;
 
 typedef gp::BlockRadixRank<BLOCK, ITEMS, RADIX_BITS, GP_RANK_GROUP> Rank;
 typedef gp::DigitLookBack<RADIX> LookBack;
-
-// What the plan decided.
-constexpr u32 MODE_DIGITS = 0;   // sort digit by digit
-constexpr u32 MODE_SORTED = 1;   // already in order: nothing to do
-constexpr u32 MODE_REVERSE = 2;  // in exactly the opposite order, no two equal: reverse
-
-// The sort's control block in device memory; the host zeroes it before each sort.
-struct Control {
-    unsigned long long hist[MAX_PASSES][RADIX];  // keys per digit value, per pass
-    u32 unsorted;                                // some neighbours out of the wanted order
-    u32 not_reversed;                            // some neighbours not strictly the other way
-    u32 any_nan;                                 // float keys: some key is a NaN
-    u32 tickets[MAX_PASSES][MAX_PORTIONS];       // tiles handed out, per pass launch
-    // Written by radix_plan:
-    u32 mode;
-    u32 copy_back;                // the last active pass wrote the alternate buffer
-    u32 active[MAX_PASSES];       // the pass has work (its digit is not the same everywhere)
-    u32 from_alt[MAX_PASSES];     // the pass reads the alternate buffer
-    u32 reads_mapped[MAX_PASSES];   // the pass's input was stored mapped (an earlier pass ran)
-    u32 stores_mapped[MAX_PASSES];  // the pass stores mapped (a later pass runs)
-    usize bins[MAX_PASSES][RADIX];  // where each digit's run starts, per pass
-    usize chain[2][RADIX];          // digit starts handed from one portion to the next
-};
-static_assert(sizeof(Control) <= GP_CONTROL_BYTES, "the host allocates GP_CONTROL_BYTES");
-
-// ----------------------------------------------------------------------------------
-// Histogram and order check
-// ----------------------------------------------------------------------------------
-
-// Its counters in dynamic shared memory (GP_HIST_SHARED_BYTES, sized by the host), so
-// many copies of them may pass the 48 KiB a static array is held to.
-typedef gp::BlockDigitHistogram<HIST_BLOCK, PASSES, RADIX_BITS, GP_HIST_PARTS> Hist;
-static_assert(sizeof(Hist::Storage) <= GP_HIST_SHARED_BYTES, "the host launches GP_HIST_SHARED_BYTES");
-
-// The histogram's counter, which also notes whether a float key is a NaN.
-struct CountAndSeeNaN {
-    typename Hist::Counter count;
-    const Order &order;
-    bool nan = false;
-    template <class U, int N>
-    __device__ __forceinline__ void add(const U (&ordered)[N]) {
-        count.add(ordered);
-        if constexpr (GP_KEY_FLOAT) {
-#pragma unroll
-            for (int k = 0; k < N; ++k) nan |= order.is_nan_pattern(ordered[k]);
-        }
-    }
-};
-
-extern "C" __global__ void __launch_bounds__(HIST_BLOCK)
-radix_histogram(const K *keys, usize n, u32 key_order, Control *ctl) {
-    gp::wait_for_prior_grids();
-    gp::let_next_grid_start();
-    extern __shared__ __align__(16) unsigned char dynamic_smem[];
-    typename Hist::Storage &hist = *reinterpret_cast<typename Hist::Storage *>(dynamic_smem);
-    const Order order(key_order);
-    Hist::clear(hist);
-
-    gp::OrderSeen seen;
-    CountAndSeeNaN counter{{hist}, order};
-    gp::read_ordered_keys<HIST_BLOCK>(keys, n, order, blockIdx.x, gridDim.x, true, counter, seen);
-    Hist::flush(&ctl->hist[0][0], hist);
-    const int any_unsorted = __syncthreads_or(seen.unsorted);
-    const int any_not_reversed = __syncthreads_or(seen.not_reversed);
-    const int any_nan = __syncthreads_or(counter.nan);
-    if (threadIdx.x == 0) {
-        if (any_unsorted) ctl->unsorted = 1;
-        if (any_not_reversed) ctl->not_reversed = 1;
-        if (any_nan) ctl->any_nan = 1;
-    }
-}
-
-// ----------------------------------------------------------------------------------
-// Plan: one block of RADIX threads, thread d for digit value d
-// ----------------------------------------------------------------------------------
-
-extern "C" __global__ void __launch_bounds__(RADIX) radix_plan(usize n, Control *ctl) {
-    gp::wait_for_prior_grids();
-    gp::let_next_grid_start();
-    typedef gp::BlockScan<usize, RADIX> Scan;
-    __shared__ typename Scan::Storage scan;
-    __shared__ u32 trivial[MAX_PASSES];
-    const u32 d = threadIdx.x;
-    for (int p = 0; p < PASSES; ++p) {
-        const usize c = ctl->hist[p][d];
-        usize start;
-        Scan::exclusive(c, start, gp::SumOp<usize>(), scan, gp::NoPrefix());
-        ctl->bins[p][d] = start;
-        const int one_digit = __syncthreads_or(c == n);  // also orders the scan storage's reuse
-        if (d == 0) trivial[p] = one_digit;
-    }
-    __syncthreads();
-    if (d == 0) {
-        const u32 mode = !ctl->unsorted ? MODE_SORTED : !ctl->not_reversed ? MODE_REVERSE : MODE_DIGITS;
-        u32 from_alt = 0;
-        for (int p = 0; p < MAX_PASSES; ++p) {
-            const u32 active = mode == MODE_DIGITS && p < PASSES && !trivial[p];
-            ctl->active[p] = active;
-            ctl->from_alt[p] = from_alt;
-            from_alt ^= active;
-        }
-        ctl->copy_back = from_alt;
-        // Which passes read and store keys mapped (see the top of this file).
-        const u32 moves_mapped = GP_KEY_FLOAT && !ctl->any_nan;
-        u32 ran_before = 0, runs_after = 0;
-        for (int p = 0; p < MAX_PASSES; ++p) {
-            ctl->reads_mapped[p] = moves_mapped && ran_before;
-            ran_before |= ctl->active[p];
-        }
-        for (int p = MAX_PASSES - 1; p >= 0; --p) {
-            ctl->stores_mapped[p] = moves_mapped && runs_after;
-            runs_after |= ctl->active[p];
-        }
-        ctl->mode = mode;
-    }
-}
 
 // ----------------------------------------------------------------------------------
 // One digit pass over one portion
@@ -455,11 +333,11 @@ __device__ __forceinline__ void reverse_elements(T *x, usize n, usize first, usi
     }
 }
 
-extern "C" __global__ void __launch_bounds__(HIST_BLOCK)
+extern "C" __global__ void __launch_bounds__(FINISH_BLOCK)
 radix_finish(K *keys, const K *alt, V *values, const V *alt_values, usize n, const Control *ctl) {
     gp::wait_for_prior_grids();
     gp::let_next_grid_start();
-    const usize first = (usize)blockIdx.x * HIST_BLOCK + threadIdx.x, stride = (usize)gridDim.x * HIST_BLOCK;
+    const usize first = (usize)blockIdx.x * FINISH_BLOCK + threadIdx.x, stride = (usize)gridDim.x * FINISH_BLOCK;
     if (ctl->mode == MODE_REVERSE) {
         reverse_elements(keys, n, first, stride);
         if constexpr (HAS_VALUES) reverse_elements(values, n, first, stride);

@@ -185,9 +185,10 @@ mod tests {
     use crate::backend::cuda::sources;
 
     /// Every kernel source of the library.
-    const ALL: [sources::Source; 13] = [
+    const ALL: [sources::Source; 14] = [
         sources::REDUCE,
         sources::SCAN,
+        sources::RADIX_HISTOGRAM,
         sources::RADIX_SORT,
         sources::COUNTING_SORT,
         sources::QUICKSORT,

@@ -13,6 +13,7 @@ use super::driver::DriverContext;
 use super::launch::{launch, launch_with_shared, Arg};
 use super::loader::ModuleSpec;
 use super::modules::Module;
+use super::precompile;
 use super::memory::DeviceMemory;
 use super::sources;
 use super::tuning::knob;
@@ -134,11 +135,41 @@ impl Policy {
     }
 }
 
-/// The module for keys of `key_bytes` (floats or integers) and values of
-/// `value_bytes` (0: none).
+/// The histogram-and-plan module for keys of `key_bytes` (kernels/radix_histogram.cu):
+/// neither kernel depends on the values, so every value width shares it.
+pub fn histogram_module(key_bytes: usize, float_keys: bool) -> ModuleSpec {
+    let p = policy(key_bytes, 0);
+    let hist_lean = knob("radix.hist_lean", 1);
+    ModuleSpec {
+        source: sources::RADIX_HISTOGRAM,
+        options: vec![
+            format!("-DGP_KEY_BYTES={key_bytes}"),
+            "-DGP_VALUE_BYTES=0".to_string(),
+            format!("-DGP_KEY_FLOAT={}", float_keys as u32),
+            // The histogram's diet for random keys: each warp stops checking the
+            // order once the verdict cannot change, and counts a vector's digits
+            // without the agreement tests unless a lane's keys share one (a warp
+            // vote), each counter's address a byte permute and one multiply-add
+            // (ptxas: 2 instructions an atomic instead of 3). The histogram was
+            // issue-bound (H100 ncu, 2026-11-23, 8 copies in blocks of 256: 560 µs at
+            // u32 2^28 against CUB's 458, f32 720).
+            // On by default: the H100 (2026-11-23) measured 2^28 u32 6.29 -> 6.20 ms,
+            // f32 desc 6.50 -> 6.24, pairs 10.0 -> 9.89, u64 9.27 -> 9.14; sorted
+            // u32 0.48 -> 0.49 (the vote finds agreement everywhere).
+            format!("-DGP_ORDER_CHECK_EARLY_OUT={hist_lean}"),
+            format!("-DGP_HIST_WARP_VOTE={hist_lean}"),
+            format!("-DGP_HIST_BLOCK_THREADS={}", p.hist_block),
+            format!("-DGP_HIST_PARTS={}", p.hist_parts),
+            format!("-DGP_HIST_SHARED_BYTES={}", p.hist_shared_bytes(key_bytes)),
+            format!("-DGP_CONTROL_BYTES={CONTROL_BYTES}"),
+        ],
+    }
+}
+
+/// The passes-and-finish module for keys of `key_bytes` (floats or integers) and
+/// values of `value_bytes` (0: none), kernels/radix_sort.cu.
 pub fn module(key_bytes: usize, value_bytes: usize, float_keys: bool) -> ModuleSpec {
     let p = policy(key_bytes, value_bytes);
-    let hist_lean = knob("radix.hist_lean", 1);
     ModuleSpec {
         source: sources::RADIX_SORT,
         options: vec![
@@ -176,21 +207,8 @@ pub fn module(key_bytes: usize, value_bytes: usize, float_keys: bool) -> ModuleS
             // A full tile written out without a test an item (integer keys; see the
             // kernel's scatter for the H100 figures).
             format!("-DGP_WHOLE_SCATTER={}", knob("radix.whole_scatter", 1)),
-            // The histogram's diet for random keys: each warp stops checking the
-            // order once the verdict cannot change, and counts a vector's digits
-            // without the agreement tests unless a lane's keys share one (a warp
-            // vote), each counter's address a byte permute and one multiply-add
-            // (ptxas: 2 instructions an atomic instead of 3). The histogram was
-            // issue-bound (H100 ncu, 2026-11-23, 8 copies in blocks of 256: 560 µs at
-            // u32 2^28 against CUB's 458, f32 720).
-            // On by default: the H100 (2026-11-23) measured 2^28 u32 6.29 -> 6.20 ms,
-            // f32 desc 6.50 -> 6.24, pairs 10.0 -> 9.89, u64 9.27 -> 9.14; sorted
-            // u32 0.48 -> 0.49 (the vote finds agreement everywhere).
-            format!("-DGP_ORDER_CHECK_EARLY_OUT={hist_lean}"),
-            format!("-DGP_HIST_WARP_VOTE={hist_lean}"),
+            // The finishing kernel's block.
             format!("-DGP_HIST_BLOCK_THREADS={}", p.hist_block),
-            format!("-DGP_HIST_PARTS={}", p.hist_parts),
-            format!("-DGP_HIST_SHARED_BYTES={}", p.hist_shared_bytes(key_bytes)),
             format!("-DGP_PORTION_TILES={}", p.portion_tiles()),
             format!("-DGP_CONTROL_BYTES={CONTROL_BYTES}"),
             format!("-DGP_TILE_SHARED_BYTES={}", p.tile_shared_bytes(key_bytes, value_bytes)),
@@ -204,17 +222,23 @@ pub(super) fn variant(key_bytes: usize, value_bytes: usize, float_keys: bool) ->
     (key_bytes * 16 + value_bytes) as u32 | (float_keys as u32) << 8
 }
 
-/// Every module of the radix sort, for gpuprims_context_precompile (modules.rs).
+/// Every module of the radix sort, for gpuprims_context_precompile (modules.rs): the
+/// histogram's by key width, the passes' by key and value width.
 pub fn modules() -> Vec<Module> {
-    all_variants()
-        .into_iter()
-        .map(|(k, v, f)| Module {
-            source: sources::RADIX_SORT,
-            variant: variant(k, v, f),
-            spec: module(k, v, f),
-            label: format!("keys {k}B{} values {v}B", if f { " float" } else { "" }),
-        })
-        .collect()
+    let label = |k: usize, f: bool| format!("keys {k}B{}", if f { " float" } else { "" });
+    let histograms = all_variants().into_iter().filter(|&(_, v, _)| v == 0).map(|(k, _, f)| Module {
+        source: sources::RADIX_HISTOGRAM,
+        variant: variant(k, 0, f),
+        spec: histogram_module(k, f),
+        label: label(k, f),
+    });
+    let passes = all_variants().into_iter().map(|(k, v, f)| Module {
+        source: sources::RADIX_SORT,
+        variant: variant(k, v, f),
+        spec: module(k, v, f),
+        label: format!("{} values {v}B", label(k, f)),
+    });
+    histograms.chain(passes).collect()
 }
 
 /// Every (key width, value width, float keys) the library instantiates, for both sorts.
@@ -257,14 +281,21 @@ pub fn sort(
         return Err(invalid(format!("{len} keys: at most {} can be sorted", portion * MAX_PORTIONS)));
     }
     let passes = key_bytes * 8 / RADIX_BITS;
-    let variant = variant(key_bytes, value_bytes, float_keys);
-    let spec = || module(key_bytes, value_bytes, float_keys);
-    let load = |kernel| shared.loader.function(sources::RADIX_SORT, variant, kernel, spec);
+    let (hist_variant, pass_variant) = (variant(key_bytes, 0, float_keys), variant(key_bytes, value_bytes, float_keys));
+    let hist_spec = || histogram_module(key_bytes, float_keys);
+    let pass_spec = || module(key_bytes, value_bytes, float_keys);
+    // On the first call the two modules compile side by side.
+    precompile::compile_unloaded(
+        shared,
+        &[(sources::RADIX_HISTOGRAM, hist_variant, &hist_spec), (sources::RADIX_SORT, pass_variant, &pass_spec)],
+    )?;
+    let load_hist = |kernel| shared.loader.function(sources::RADIX_HISTOGRAM, hist_variant, kernel, hist_spec);
+    let load_pass = |kernel| shared.loader.function(sources::RADIX_SORT, pass_variant, kernel, pass_spec);
 
     let mut state = shared.lock()?;
     let stream = state.stream;
     let (histogram, plan, pass_kernel, finish) =
-        (load("radix_histogram")?, load("radix_plan")?, load("radix_pass")?, load("radix_finish")?);
+        (load_hist("radix_histogram")?, load_hist("radix_plan")?, load_pass("radix_pass")?, load_pass("radix_finish")?);
 
     // Scratch: the alternate keys, the alternate values, the control block.
     let alt_bytes = round_up(len * key_bytes);

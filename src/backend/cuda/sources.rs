@@ -31,6 +31,7 @@ pub const HEADERS: &[(&str, &str)] = &[
     ("common/sort_types.cuh", include_str!("../../../kernels/common/sort_types.cuh")),
     ("select_state.cuh", include_str!("../../../kernels/select_state.cuh")),
     ("quicksort_state.cuh", include_str!("../../../kernels/quicksort_state.cuh")),
+    ("radix_sort_control.cuh", include_str!("../../../kernels/radix_sort_control.cuh")),
     ("segmented_select_rows.cuh", include_str!("../../../kernels/segmented_select_rows.cuh")),
 ];
 
@@ -44,6 +45,8 @@ pub struct Source {
 pub const REDUCE: Source = Source { name: "reduce.cu", text: include_str!("../../../kernels/reduce.cu") };
 pub const SCAN: Source = Source { name: "scan.cu", text: include_str!("../../../kernels/scan.cu") };
 pub const RADIX_SORT: Source = Source { name: "radix_sort.cu", text: include_str!("../../../kernels/radix_sort.cu") };
+pub const RADIX_HISTOGRAM: Source =
+    Source { name: "radix_histogram.cu", text: include_str!("../../../kernels/radix_histogram.cu") };
 pub const COUNTING_SORT: Source =
     Source { name: "counting_sort.cu", text: include_str!("../../../kernels/counting_sort.cu") };
 pub const QUICKSORT: Source = Source { name: "quicksort.cu", text: include_str!("../../../kernels/quicksort.cu") };

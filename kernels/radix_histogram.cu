@@ -1,0 +1,119 @@
+// The radix sort's first two kernels (the rest, and the overview, in radix_sort.cu):
+//
+//   radix_histogram  one read of the keys: the histogram of every digit at once, and
+//                    whether the keys are already in the wanted order, or in exactly
+//                    the opposite order with no two equal (and, for float keys,
+//                    whether any is a NaN);
+//   radix_plan       one block: each pass's digit starts (scan of its histogram),
+//                    which passes can be skipped (every key has the same digit), and
+//                    where each pass reads from; written to device memory, so the
+//                    host never waits.
+//
+// Neither depends on the values, so this module is instantiated by key width and
+// float keys or not alone (-DGP_KEY_BYTES -DGP_KEY_FLOAT, -DGP_VALUE_BYTES=0), and a
+// module apart from the passes', so the two compile side by side on a first call.
+// Tuning: -DGP_HIST_BLOCK_THREADS -DGP_HIST_PARTS -DGP_ORDER_CHECK_EARLY_OUT
+// -DGP_HIST_WARP_VOTE; -DGP_HIST_SHARED_BYTES (the dynamic shared memory the host
+// launches the histogram with) and -DGP_CONTROL_BYTES.
+#include "common/grid_dependency.cuh"
+#include "common/types.cuh"
+#include "common/radix_key.cuh"
+#include "common/digit_histogram.cuh"
+#include "common/ordered_read.cuh"
+#include "common/block_scan.cuh"
+#include "common/ops.cuh"
+#include "radix_sort_control.cuh"
+
+constexpr int HIST_BLOCK = GP_HIST_BLOCK_THREADS;
+
+// ----------------------------------------------------------------------------------
+// Histogram and order check
+// ----------------------------------------------------------------------------------
+
+// Its counters in dynamic shared memory (GP_HIST_SHARED_BYTES, sized by the host), so
+// many copies of them may pass the 48 KiB a static array is held to.
+typedef gp::BlockDigitHistogram<HIST_BLOCK, PASSES, RADIX_BITS, GP_HIST_PARTS> Hist;
+static_assert(sizeof(Hist::Storage) <= GP_HIST_SHARED_BYTES, "the host launches GP_HIST_SHARED_BYTES");
+
+// The histogram's counter, which also notes whether a float key is a NaN.
+struct CountAndSeeNaN {
+    typename Hist::Counter count;
+    const Order &order;
+    bool nan = false;
+    template <class U, int N>
+    __device__ __forceinline__ void add(const U (&ordered)[N]) {
+        count.add(ordered);
+        if constexpr (GP_KEY_FLOAT) {
+#pragma unroll
+            for (int k = 0; k < N; ++k) nan |= order.is_nan_pattern(ordered[k]);
+        }
+    }
+};
+
+extern "C" __global__ void __launch_bounds__(HIST_BLOCK)
+radix_histogram(const K *keys, usize n, u32 key_order, Control *ctl) {
+    gp::wait_for_prior_grids();
+    gp::let_next_grid_start();
+    extern __shared__ __align__(16) unsigned char dynamic_smem[];
+    typename Hist::Storage &hist = *reinterpret_cast<typename Hist::Storage *>(dynamic_smem);
+    const Order order(key_order);
+    Hist::clear(hist);
+
+    gp::OrderSeen seen;
+    CountAndSeeNaN counter{{hist}, order};
+    gp::read_ordered_keys<HIST_BLOCK>(keys, n, order, blockIdx.x, gridDim.x, true, counter, seen);
+    Hist::flush(&ctl->hist[0][0], hist);
+    const int any_unsorted = __syncthreads_or(seen.unsorted);
+    const int any_not_reversed = __syncthreads_or(seen.not_reversed);
+    const int any_nan = __syncthreads_or(counter.nan);
+    if (threadIdx.x == 0) {
+        if (any_unsorted) ctl->unsorted = 1;
+        if (any_not_reversed) ctl->not_reversed = 1;
+        if (any_nan) ctl->any_nan = 1;
+    }
+}
+
+// ----------------------------------------------------------------------------------
+// Plan: one block of RADIX threads, thread d for digit value d
+// ----------------------------------------------------------------------------------
+
+extern "C" __global__ void __launch_bounds__(RADIX) radix_plan(usize n, Control *ctl) {
+    gp::wait_for_prior_grids();
+    gp::let_next_grid_start();
+    typedef gp::BlockScan<usize, RADIX> Scan;
+    __shared__ typename Scan::Storage scan;
+    __shared__ u32 trivial[MAX_PASSES];
+    const u32 d = threadIdx.x;
+    for (int p = 0; p < PASSES; ++p) {
+        const usize c = ctl->hist[p][d];
+        usize start;
+        Scan::exclusive(c, start, gp::SumOp<usize>(), scan, gp::NoPrefix());
+        ctl->bins[p][d] = start;
+        const int one_digit = __syncthreads_or(c == n);  // also orders the scan storage's reuse
+        if (d == 0) trivial[p] = one_digit;
+    }
+    __syncthreads();
+    if (d == 0) {
+        const u32 mode = !ctl->unsorted ? MODE_SORTED : !ctl->not_reversed ? MODE_REVERSE : MODE_DIGITS;
+        u32 from_alt = 0;
+        for (int p = 0; p < MAX_PASSES; ++p) {
+            const u32 active = mode == MODE_DIGITS && p < PASSES && !trivial[p];
+            ctl->active[p] = active;
+            ctl->from_alt[p] = from_alt;
+            from_alt ^= active;
+        }
+        ctl->copy_back = from_alt;
+        // Which passes read and store keys mapped (see the top of radix_sort.cu).
+        const u32 moves_mapped = GP_KEY_FLOAT && !ctl->any_nan;
+        u32 ran_before = 0, runs_after = 0;
+        for (int p = 0; p < MAX_PASSES; ++p) {
+            ctl->reads_mapped[p] = moves_mapped && ran_before;
+            ran_before |= ctl->active[p];
+        }
+        for (int p = MAX_PASSES - 1; p >= 0; --p) {
+            ctl->stores_mapped[p] = moves_mapped && runs_after;
+            runs_after |= ctl->active[p];
+        }
+        ctl->mode = mode;
+    }
+}
