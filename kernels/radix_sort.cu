@@ -222,7 +222,7 @@ __device__ __forceinline__ void sort_tile(const Pass &p) {
             value[j] = i < valid ? *(vsrc + i) : V(0);  // defined everywhere: nothing kept from before
         }
     };
-    if constexpr (HAS_VALUES && GP_EARLY_VALUES) load_values();  // latency hidden behind the ranking
+    if constexpr (HAS_VALUES && GP_EARLY_VALUES && !ASYNC_VALUES) load_values();  // latency hidden behind the ranking
     // Float keys without NaN are held mapped: mapped here by the first pass, as
     // stored by an earlier one after it.
     if (GP_KEY_FLOAT && p.launch.no_nan) {

@@ -1,6 +1,7 @@
-//! Planning and launching the onesweep radix sort (kernels/radix_sort.cu): one
-//! histogram launch, one plan launch, one launch per digit pass (and per portion of
-//! 2^32 keys), and one finishing launch. What each launch does is decided on the
+//! Planning and launching the onesweep radix sort (kernels/radix_histogram.cu, by key
+//! width; kernels/radix_sort.cu, by key and value width): one histogram launch, one
+//! plan launch, one launch per digit pass (and per portion of 2^32 keys), and one
+//! finishing launch. What each launch does is decided on the
 //! device by the plan (skipped digits, already-sorted or reversed input), so the
 //! host issues the same launches every time and never waits. Keys alone of 1 or 2
 //! bytes go to the counting sort instead, when counting_sort::serves says so.
@@ -65,9 +66,9 @@ struct Policy {
 /// x 24; f32/u32 2^28 8.91 against 9.57 for x 17, where float keys' pairs spilled
 /// before); wider pairs 2 blocks of 256 x 20 (u64/u64 2^27 16.7 ms against 18.9 at
 /// x 12; x 24 16.5 but 3% slower at 2^20). Tiles are mostly as large as fits without
-/// spilling (larger tiles fill more of each written sector), where that measured best. A look-back reads 2 predecessors
-/// at once for keys, 1 for pairs (against 4: u32 2^28 5.71 -> 5.61 ms, pairs 10.02 ->
-/// 9.59; 8 was slower everywhere).
+/// spilling (larger tiles fill more of each written sector), where that measured
+/// best. A look-back reads 2 predecessors at once for keys, 1 for pairs (against 4:
+/// u32 2^28 5.71 -> 5.61 ms, pairs 10.02 -> 9.59; 8 was slower everywhere).
 fn policy(key_bytes: usize, value_bytes: usize) -> Policy {
     let (kind, block, items, min_blocks, window) = if value_bytes == 0 {
         let (block, items) = [(384, 24), (384, 18), (512, 24), (384, 20)][key_bytes.trailing_zeros() as usize];
@@ -316,7 +317,7 @@ pub fn sort(
     let hist_shared = p.hist_shared_bytes(key_bytes);
     let hist_grid = (len as u64).div_ceil(per_thread * p.hist_block as u64).min(resident(histogram, p.hist_block, hist_shared)?);
     // SAFETY (every launch below): the arguments match the kernel's parameters in
-    // kernels/radix_sort.cu; keys and values hold `len` elements, the scratch memory
+    // kernels/radix_histogram.cu and kernels/radix_sort.cu; keys and values hold `len` elements, the scratch memory
     // holds the alternate buffers and the control block, the sync memory the
     // look-back words of one pass launch; each kernel's dynamic shared memory is
     // allowed (by `resident`) before its first launch.
