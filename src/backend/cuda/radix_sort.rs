@@ -75,6 +75,8 @@ fn policy(key_bytes: usize, value_bytes: usize) -> Policy {
         ("keys", block, items, 2, 2)
     } else if key_bytes + value_bytes > 8 {
         ("pairs", 256, 20, 2, 1)
+    } else if key_bytes == 4 && value_bytes == 4 && packed_pairs() {
+        ("pairs", 384, 20, 2, 1)  // (x 22 and up spill)
     } else {
         ("pairs", 384, 30, 2, 1)
     };
@@ -91,6 +93,12 @@ fn policy(key_bytes: usize, value_bytes: usize) -> Policy {
         hist_parts: hist_parts(key_bytes),
         one_tile_blocks: knob(&format!("radix.{kind}.one_tile_blocks{key_bytes}"), 0) != 0,
     }
+}
+
+/// Whether pairs of 4-byte keys and 4-byte values move packed between passes
+/// (kernels/radix_sort.cu, "Packed pairs").
+fn packed_pairs() -> bool {
+    knob("radix.packed_pairs", 1) != 0
 }
 
 /// The histogram's copies of its counters: 32 (a bank for every lane: one wavefront
@@ -208,6 +216,9 @@ pub fn module(key_bytes: usize, value_bytes: usize, float_keys: bool) -> ModuleS
             // A full tile written out without a test an item (integer keys; see the
             // kernel's scatter for the H100 figures).
             format!("-DGP_WHOLE_SCATTER={}", knob("radix.whole_scatter", 1)),
+            // Pairs of 4-byte keys and 4-byte values moved packed between passes (see
+            // the kernel's "Packed pairs" for the H100 figures).
+            format!("-DGP_PACKED_PAIRS={}", packed_pairs() as u32),
             // The finishing kernel's block.
             format!("-DGP_HIST_BLOCK_THREADS={}", p.hist_block),
             format!("-DGP_PORTION_TILES={}", p.portion_tiles()),
@@ -334,6 +345,10 @@ pub fn sort(
     }
     let tile_shared = p.tile_shared_bytes(key_bytes, value_bytes);
     let pass_grid_limit = resident(pass_kernel, p.block, tile_shared)?;
+    // Pairs may move packed between passes (kernels/radix_sort.cu, "Packed pairs") when
+    // the caller's two buffers can hold n/2 pairs each: n even, both 8-byte aligned.
+    // (The kernels pack only 4-byte keys with 4-byte values.)
+    let packed = values.is_some_and(|(m, _)| len % 2 == 0 && keys.ptr % 8 == 0 && m.ptr % 8 == 0);
     for pass in 0..passes {
         for k in 0..portions {
             let start = k * portion;
@@ -359,6 +374,7 @@ pub fn sort(
                         Arg::u32(k as u32),
                         Arg::u32(order_bits),
                         Arg::u32(epoch),
+                        Arg::u32(packed as u32),
                     ],
                 )?;
             }
