@@ -1,17 +1,18 @@
 // The radix sort's control block and the constants its two modules share:
 // radix_histogram.cu (histogram and plan, instantiated by key width) and radix_sort.cu
 // (passes and finish, by key and value width). -DGP_KEY_BYTES, -DGP_KEY_FLOAT,
-// -DGP_VALUE_BYTES (see common/sort_types.cuh) and -DGP_CONTROL_BYTES (the size the host
-// allocates for Control).
+// -DGP_VALUE_BYTES (see common/sort_types.cuh); and from the host's own constants
+// (src/backend/cuda/radix_sort.rs), so each is written once: -DGP_RADIX_BITS,
+// -DGP_MAX_PORTIONS and -DGP_CONTROL_BYTES (the size the host allocates for Control).
 #pragma once
 #include "common/types.cuh"
 #include "common/sort_types.cuh"
 
-constexpr int RADIX_BITS = 8;
+constexpr int RADIX_BITS = GP_RADIX_BITS;
 constexpr int RADIX = 1 << RADIX_BITS;
 constexpr int PASSES = sizeof(K) * 8 / RADIX_BITS;
 constexpr int MAX_PASSES = 8;
-constexpr int MAX_PORTIONS = 256;  // pass launches per digit (of PORTION keys each)
+constexpr int MAX_PORTIONS = GP_MAX_PORTIONS;  // pass launches per digit (of PORTION keys each)
 
 // What the plan decided.
 constexpr u32 MODE_DIGITS = 0;   // sort digit by digit

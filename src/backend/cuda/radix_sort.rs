@@ -21,12 +21,24 @@ use super::tuning::knob;
 use crate::dtype::{DType, Order};
 use crate::error::{invalid, Result};
 
+/// Bits of a digit (kernels: RADIX_BITS, given by control_options).
 const RADIX_BITS: usize = 8;
 const RADIX: usize = 1 << RADIX_BITS;
 /// Bytes of the kernels' Control block (its size is checked against this at compile time).
 const CONTROL_BYTES: usize = 64 << 10;
-/// Pass launches per digit the Control block has tickets for (kernels: MAX_PORTIONS).
+/// Pass launches per digit the Control block has tickets for (kernels: MAX_PORTIONS,
+/// given by control_options).
 const MAX_PORTIONS: usize = 256;
+
+/// The constants both radix modules share with this file (kernels/radix_sort_control.cuh),
+/// passed as options so they are written once.
+fn control_options() -> [String; 3] {
+    [
+        format!("-DGP_RADIX_BITS={RADIX_BITS}"),
+        format!("-DGP_MAX_PORTIONS={MAX_PORTIONS}"),
+        format!("-DGP_CONTROL_BYTES={CONTROL_BYTES}"),
+    ]
+}
 /// Most dynamic shared memory a block may take: a pass's tile, the histogram's
 /// counters (the H100 lets a block opt in to 227 KiB; static memory comes beside it).
 const DYNAMIC_SHARED_LIMIT: usize = 200 << 10;
@@ -170,8 +182,10 @@ pub fn histogram_module(key_bytes: usize, float_keys: bool) -> ModuleSpec {
             format!("-DGP_HIST_BLOCK_THREADS={}", p.hist_block),
             format!("-DGP_HIST_PARTS={}", p.hist_parts),
             format!("-DGP_HIST_SHARED_BYTES={}", p.hist_shared_bytes(key_bytes)),
-            format!("-DGP_CONTROL_BYTES={CONTROL_BYTES}"),
-        ],
+        ]
+        .into_iter()
+        .chain(control_options())
+        .collect(),
     }
 }
 
@@ -222,9 +236,11 @@ pub fn module(key_bytes: usize, value_bytes: usize, float_keys: bool) -> ModuleS
             // The finishing kernel's block.
             format!("-DGP_HIST_BLOCK_THREADS={}", p.hist_block),
             format!("-DGP_PORTION_TILES={}", p.portion_tiles()),
-            format!("-DGP_CONTROL_BYTES={CONTROL_BYTES}"),
             format!("-DGP_TILE_SHARED_BYTES={}", p.tile_shared_bytes(key_bytes, value_bytes)),
-        ],
+        ]
+        .into_iter()
+        .chain(control_options())
+        .collect(),
     }
 }
 
