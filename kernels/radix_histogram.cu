@@ -103,15 +103,15 @@ extern "C" __global__ void __launch_bounds__(RADIX) radix_plan(usize n, Control 
             from_alt ^= active;
         }
         ctl->copy_back = from_alt;
-        // Which passes read and store keys mapped (see the top of radix_sort.cu).
-        const u32 moves_mapped = GP_KEY_FLOAT && !ctl->any_nan;
+        // Which passes come after or before another (they read and store float keys
+        // mapped, and pairs packed: see radix_sort.cu).
         u32 ran_before = 0, runs_after = 0;
         for (int p = 0; p < MAX_PASSES; ++p) {
-            ctl->reads_mapped[p] = moves_mapped && ran_before;
+            ctl->ran_before[p] = ran_before;
             ran_before |= ctl->active[p];
         }
         for (int p = MAX_PASSES - 1; p >= 0; --p) {
-            ctl->stores_mapped[p] = moves_mapped && runs_after;
+            ctl->runs_after[p] = runs_after;
             runs_after |= ctl->active[p];
         }
         ctl->mode = mode;

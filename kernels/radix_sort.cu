@@ -94,8 +94,8 @@ typedef gp::DigitLookBack<RADIX> LookBack;
 // aligned). The first pass reads, and the last writes, the caller's buffers or the
 // alternate ones as the unpacked sort would, so the finishing copy is unchanged.
 // Measured on the H100 (2026-11-24, two rounds, lone processes): u32/u32 2^28 8.77 ->
-// 8.62 ms (1.05x -> 1.07x CUB), f32/u32 8.88 -> 8.67; 2^20 and 2^24 level (within 1%).
-// Its tiles are 384 x 20 (x 22 and up spill), against x 30 unpacked.
+// 8.61 ms (1.05x -> 1.07x CUB), f32/u32 8.85 -> 8.68; 2^20 and 2^24 1-3% slower (still
+// 1.10x and 1.06x CUB). Its tiles are 384 x 20 (x 22 and up spill), against x 30 unpacked.
 typedef u64 Pair;
 
 struct PackedPairs {
@@ -156,7 +156,9 @@ struct LaunchState {
     u32 tiles;               // in this portion
     u32 tile;                // the tile being sorted (its ticket)
     bool no_nan;                       // float keys: Control's any_nan is clear
-    bool reads_mapped, stores_mapped;  // Control's, for this pass
+    // Float keys without NaN are read mapped after an earlier pass, and stored mapped
+    // for a later one (Control's ran_before and runs_after).
+    bool reads_mapped, stores_mapped;
     // Where digit d's keys (values) of the tile go: + a key's position in the tile's
     // digit order = its place (a pointer each, so a scatter is one multiply-add).
     K *key_dest[RADIX];
@@ -390,14 +392,14 @@ __device__ __forceinline__ void sort_tile(const Pass &p) {
     auto stage = [&] {
         if constexpr (PACKED) {
             stage_pairs(p, key, rank, span + lane);
-            return;
-        }
-        gp::to_rank_order<true>(p.s.keys, key, rank, span + lane, TILE);
-        if constexpr (ASYNC_VALUES) {
-            copy_values_to_ranks(p, rank, span + lane);  // travelling during the look-back
-        } else if constexpr (HAS_VALUES) {
-            if constexpr (!GP_EARLY_VALUES) load_values();
-            gp::to_rank_order<true>(p.s.values, value, rank, span + lane, TILE);
+        } else {
+            gp::to_rank_order<true>(p.s.keys, key, rank, span + lane, TILE);
+            if constexpr (ASYNC_VALUES) {
+                copy_values_to_ranks(p, rank, span + lane);  // travelling during the look-back
+            } else if constexpr (HAS_VALUES) {
+                if constexpr (!GP_EARLY_VALUES) load_values();
+                gp::to_rank_order<true>(p.s.values, value, rank, span + lane, TILE);
+            }
         }
     };
     // With ASYNC_VALUES the tile is staged before its look-back, the values' copies
@@ -454,27 +456,19 @@ radix_pass(K *keys, K *alt, V *values, V *alt_values, usize n, usize portion_sta
         launch.len = len;
         launch.tiles = (u32)((len + TILE - 1) / TILE);
         launch.no_nan = ctl->any_nan == 0;
-        launch.reads_mapped = ctl->reads_mapped[pass] != 0;
-        launch.stores_mapped = ctl->stores_mapped[pass] != 0;
+        launch.reads_mapped = ctl->ran_before[pass] != 0;
+        launch.stores_mapped = ctl->runs_after[pass] != 0;
         // PACKED (`packed`: the host found n even and the caller's buffers 8-byte
-        // aligned): with two or more passes running, which read and write packed pairs.
-        if constexpr (PACKED) launch.reads_packed = launch.writes_packed = false;
-        if (PACKED && packed) {
-            u32 index = 0, count = 0;  // this pass's place among those that run; how many run
-            for (u32 q = 0; q < PASSES; ++q) {
-                if (ctl->active[q]) {
-                    index += q < pass;
-                    ++count;
-                }
-            }
-            if (count >= 2) {
-                const PackedPairs alternate{reinterpret_cast<Pair *>(alt), reinterpret_cast<Pair *>(alt), n};
-                const PackedPairs callers{reinterpret_cast<Pair *>(keys), reinterpret_cast<Pair *>(values), n / 2};
-                launch.reads_packed = index > 0;
-                launch.writes_packed = index + 1 < count;
-                launch.packed_src = index % 2 ? alternate : callers;
-                launch.packed_dst = index % 2 ? callers : alternate;
-            }
+        // aligned): a pass after another reads packed pairs, one before another writes
+        // them; those in odd places among the passes that run (from_alt) read the
+        // alternate buffers and write the caller's.
+        if constexpr (PACKED) {
+            launch.reads_packed = packed && launch.reads_mapped;
+            launch.writes_packed = packed && launch.stores_mapped;
+            const PackedPairs alternate{reinterpret_cast<Pair *>(alt), reinterpret_cast<Pair *>(alt), n};
+            const PackedPairs callers{reinterpret_cast<Pair *>(keys), reinterpret_cast<Pair *>(values), n / 2};
+            launch.packed_src = from_alt ? alternate : callers;
+            launch.packed_dst = from_alt ? callers : alternate;
         }
     }
     const Pass p{state, Order(key_order), pass, epoch, portion_start, s, launch};

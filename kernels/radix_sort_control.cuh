@@ -31,8 +31,8 @@ struct Control {
     u32 copy_back;                // the last active pass wrote the alternate buffer
     u32 active[MAX_PASSES];       // the pass has work (its digit is not the same everywhere)
     u32 from_alt[MAX_PASSES];     // the pass reads the alternate buffer
-    u32 reads_mapped[MAX_PASSES];   // the pass's input was stored mapped (an earlier pass ran)
-    u32 stores_mapped[MAX_PASSES];  // the pass stores mapped (a later pass runs)
+    u32 ran_before[MAX_PASSES];   // an active pass runs before this one
+    u32 runs_after[MAX_PASSES];   // an active pass runs after this one
     usize bins[MAX_PASSES][RADIX];  // where each digit's run starts, per pass
     usize chain[2][RADIX];          // digit starts handed from one portion to the next
 };
