@@ -192,13 +192,15 @@ constexpr int HELD_RAW = 0;               // as the caller's: digits mapped on t
 constexpr int HELD_MAPPED = 1;            // mapped, and stored mapped
 constexpr int HELD_MAPPED_STORED_RAW = 2;  // mapped, and stored as the caller's
 
-// The digit of each of a thread's keys (RADIX - 1 for a missing item, which ranks last).
-template <int HELD>
-__device__ __forceinline__ void digits_of(const Pass &p, const K (&key)[ITEMS], u32 (&digit)[ITEMS], u32 first,
+// The digit of each of a thread's items (RADIX - 1 for a missing item, which ranks
+// last): keys, or packed pairs (E = Pair: the key is the low half).
+template <int HELD, class E>
+__device__ __forceinline__ void digits_of(const Pass &p, const E (&item)[ITEMS], u32 (&digit)[ITEMS], u32 first,
                                           u32 valid) {
 #pragma unroll
     for (int j = 0; j < ITEMS; ++j) {
-        const K ordered = HELD == HELD_RAW ? p.order.ordered(key[j]) : key[j];
+        const K key = K(item[j]);
+        const K ordered = HELD == HELD_RAW ? p.order.ordered(key) : key;
         digit[j] = first + j * gp::WARP < valid ? gp::digit_of<RADIX_BITS>(ordered, p.pass) : RADIX - 1;
     }
 }
@@ -334,6 +336,25 @@ __device__ __forceinline__ void stage_pairs(const Pass &p, const K (&key)[ITEMS]
     }
 }
 
+// Thread d < RADIX, once the tile's counts are published (`total`: digit d's count in
+// the tile; `offset`: where its run starts in the tile's digit order): the digit's
+// count over earlier tiles by look-back, the tile's inclusive count published, and
+// where the tile's run of the digit goes.
+__device__ __forceinline__ void place_digit(const Pass &p, u32 total, u32 offset) {
+    const u32 d = threadIdx.x, tile = p.tile();
+    const u32 before = tile == 0 ? 0 : LookBack::exclusive_prefix<LOOKBACK_WINDOW>(p.state, tile, d, p.epoch);
+    if (tile != 0) LookBack::publish(p.state, tile, d, before + total, true, p.epoch);
+    const usize bin_start = p.launch.bin_start[d];
+    const usize dest = bin_start + before - offset;  // wraps back when a rank is added
+    if (PACKED && p.launch.writes_packed) {
+        p.launch.pair_dest[d] = dest;
+    } else {
+        p.launch.key_dest[d] = p.launch.dst + dest;
+        if constexpr (HAS_VALUES) p.launch.value_dest[d] = p.launch.vdst + dest;
+    }
+    if (tile == p.launch.tiles - 1) p.launch.bins_out[d] = bin_start + before + total;
+}
+
 // One tile of a pass: rank its keys by the digit, take the digits' offsets by
 // look-back, scatter keys and values.
 __device__ __forceinline__ void sort_tile(const Pass &p) {
@@ -406,20 +427,7 @@ __device__ __forceinline__ void sort_tile(const Pass &p) {
     // travelling during it; else after, as values in registers would be held through
     // it (and keys alone staged first measured slower: u32 2^28 5.17 against 5.05 ms).
     if constexpr (ASYNC_VALUES) stage();
-    if (d < RADIX) {
-        const u32 tile = p.tile();
-        const u32 before = tile == 0 ? 0 : LookBack::exclusive_prefix<LOOKBACK_WINDOW>(p.state, tile, d, p.epoch);
-        if (tile != 0) LookBack::publish(p.state, tile, d, before + total, true, p.epoch);
-        const usize bin_start = p.launch.bin_start[d];
-        const usize dest = bin_start + before - offset;  // wraps back when a rank is added
-        if (PACKED && p.launch.writes_packed) {
-            p.launch.pair_dest[d] = dest;
-        } else {
-            p.launch.key_dest[d] = p.launch.dst + dest;
-            if constexpr (HAS_VALUES) p.launch.value_dest[d] = p.launch.vdst + dest;
-        }
-        if (tile == p.launch.tiles - 1) p.launch.bins_out[d] = bin_start + before + total;
-    }
+    if (d < RADIX) place_digit(p, total, offset);
     if constexpr (ASYNC_VALUES) gp::wait_async_copies();
     else stage();
     __syncthreads();
@@ -428,12 +436,69 @@ __device__ __forceinline__ void sort_tile(const Pass &p) {
     // The tile loop's closing barrier orders these reads before shared memory is reused.
 }
 
-extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS)
-radix_pass(K *keys, K *alt, V *values, V *alt_values, usize n, usize portion_start, Control *ctl, u64 *state,
-           u32 pass, u32 portion, u32 key_order, u32 epoch, u32 packed) {
+// PACKED: a tile of a pass between two others (packed pairs in and out), in a kernel of
+// its own (radix_pass_middle), which holds each pair in registers as 8-byte keys are
+// held: in the kernel of the first and last passes, whose three ways of reading and
+// writing share its registers, pairs so held spilled at every tile of 16 items and up.
+__device__ __forceinline__ void sort_middle_tile(const Pass &p) {
+    const u32 lane = threadIdx.x % gp::WARP, warp = threadIdx.x / gp::WARP;
+    const u32 first = warp * gp::WARP * ITEMS + lane;  // the thread's first item in the tile
+    Pair pair[ITEMS];
+    u32 rank[ITEMS];  // each item's digit, then its place in the tile
+    {
+        const u32 valid = p.valid();
+        const Pair *run = p.launch.packed_src.run(p.tile_start(), valid);
+        if (run != nullptr && valid == TILE) {
+#pragma unroll
+            for (int j = 0; j < ITEMS; ++j) pair[j] = run[first + j * gp::WARP];
+        } else {  // the tile's end, or the one tile that spans both of the caller's buffers
+#pragma unroll
+            for (int j = 0; j < ITEMS; ++j) {
+                const u32 i = first + j * gp::WARP;
+                pair[j] = i < valid ? *p.launch.packed_src.at(p.tile_start() + i) : Pair(0);
+            }
+        }
+    }
+    // (Float keys without NaN are held mapped after the first pass; see the top.)
+    const bool mapped = GP_KEY_FLOAT && p.launch.no_nan;
+    if (mapped) digits_of<HELD_MAPPED>(p, pair, rank, first, p.valid());
+    else digits_of<HELD_RAW>(p, pair, rank, first, p.valid());
+    const u32 total = Rank::count(rank, TILE - p.valid(), p.s.rank);
+    const u32 d = threadIdx.x;
+    if (d < RADIX) LookBack::publish(p.state, p.tile(), d, total, p.tile() == 0, p.epoch);
+    const u32 offset = Rank::rank(rank, total, p.s.rank);
+    if (d < RADIX) place_digit(p, total, offset);
+    // (Staged after the look-back, as 8-byte keys are: a missing item ranks past the
+    // tile's keys, where no scatter reads.)
+    gp::to_rank_order<true>(p.s.pairs, pair, rank, first, TILE);
+    __syncthreads();
+    const bool whole = WHOLE_SCATTER && p.valid() == TILE;
+    if (mapped) {
+        if (whole) scatter_pairs<HELD_MAPPED, true, true>(p, TILE);
+        else scatter_pairs<HELD_MAPPED, false, true>(p, p.valid());
+    } else {
+        if (whole) scatter_pairs<HELD_RAW, true, true>(p, TILE);
+        else scatter_pairs<HELD_RAW, false, true>(p, p.valid());
+    }
+}
+
+// Which passes a pass kernel sorts (`packed` as the host passes it).
+constexpr u32 UNPACKED = 0;          // pairs move as keys and values
+constexpr u32 PACKED_HERE = 1;       // packed, every pass in radix_pass
+constexpr u32 PACKED_MIDDLE_APART = 2;  // packed, the middle passes in radix_pass_middle
+
+// A pass over one portion: the kernels below, for the passes each takes.
+template <bool MIDDLE>
+__device__ __forceinline__ void run_pass(K *keys, K *alt, V *values, V *alt_values, usize n, usize portion_start,
+                                         Control *ctl, u64 *state, u32 pass, u32 portion, u32 key_order, u32 epoch,
+                                         u32 packed) {
     gp::wait_for_prior_grids();
     gp::let_next_grid_start();
     if (ctl->mode != MODE_DIGITS || !ctl->active[pass]) return;
+    if (PACKED && packed == PACKED_MIDDLE_APART) {
+        const bool middle = ctl->ran_before[pass] && ctl->runs_after[pass];
+        if (middle != MIDDLE) return;  // the other kernel's pass
+    }
     extern __shared__ __align__(16) unsigned char dynamic_smem[];
     TileStorage &s = *reinterpret_cast<TileStorage *>(dynamic_smem);
     __shared__ LaunchState launch;
@@ -478,7 +543,8 @@ radix_pass(K *keys, K *alt, V *values, V *alt_values, usize n, usize portion_sta
         if (threadIdx.x == 0) launch.tile = atomicAdd(launch.ticket, 1u);
         __syncthreads();
         if (launch.tile >= launch.tiles) return;
-        sort_tile(p);
+        if constexpr (MIDDLE) sort_middle_tile(p);
+        else sort_tile(p);
         // (-DGP_ONE_TILE_BLOCKS=1, knob radix.<kind>.one_tile_blocks<key bytes>) One
         // tile a block, as many blocks as tiles (as CUB does): nothing is carried
         // from tile to tile.
@@ -486,6 +552,25 @@ radix_pass(K *keys, K *alt, V *values, V *alt_values, usize n, usize portion_sta
         __syncthreads();  // every thread has read launch.tile before the next ticket
     }
 }
+
+// Every pass but, with PACKED_MIDDLE_APART, the middle ones.
+extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS)
+radix_pass(K *keys, K *alt, V *values, V *alt_values, usize n, usize portion_start, Control *ctl, u64 *state,
+           u32 pass, u32 portion, u32 key_order, u32 epoch, u32 packed) {
+    run_pass<false>(keys, alt, values, alt_values, n, portion_start, ctl, state, pass, portion, key_order, epoch,
+                    packed);
+}
+
+#if GP_PACKED_PAIRS && GP_KEY_BYTES == 4 && GP_VALUE_BYTES == 4  // (PACKED)
+// With PACKED_MIDDLE_APART, the middle passes (launched after radix_pass for each pass
+// that can be one; the other returns at once).
+extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS)
+radix_pass_middle(K *keys, K *alt, V *values, V *alt_values, usize n, usize portion_start, Control *ctl,
+                  u64 *state, u32 pass, u32 portion, u32 key_order, u32 epoch, u32 packed) {
+    run_pass<true>(keys, alt, values, alt_values, n, portion_start, ctl, state, pass, portion, key_order, epoch,
+                   packed);
+}
+#endif
 
 // ----------------------------------------------------------------------------------
 // Finish: reverse, or copy back from the alternate buffer

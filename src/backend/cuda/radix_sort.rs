@@ -113,6 +113,30 @@ fn packed_pairs() -> bool {
     knob("radix.packed_pairs", 1) != 0
 }
 
+/// How the pass kernels move pairs (kernels/radix_sort.cu: UNPACKED, PACKED_HERE,
+/// PACKED_MIDDLE_APART), as their `packed` argument.
+#[derive(Clone, Copy, PartialEq)]
+enum Packing {
+    Unpacked = 0,
+    Here = 1,
+    MiddleApart = 2,
+}
+
+/// How a sort of `len` pairs moves them: packed when the module packs and the caller's
+/// two buffers can hold n/2 pairs each (n even, both 8-byte aligned); from
+/// radix.middle_apart_from pairs with the passes between the first and the last in a
+/// kernel of their own (radix_pass_middle), launched beside radix_pass for each pass
+/// that can be a middle one.
+fn packing(module_packs: bool, len: usize, keys: u64, values: u64) -> Packing {
+    if !(module_packs && len % 2 == 0 && keys % 8 == 0 && values % 8 == 0) {
+        Packing::Unpacked
+    } else if len >= knob("radix.middle_apart_from", 0) as usize {
+        Packing::MiddleApart
+    } else {
+        Packing::Here
+    }
+}
+
 /// The histogram's copies of its counters: 32 (a bank for every lane: one wavefront
 /// an atomic), held to what one block may have of dynamic shared memory (u64 keys:
 /// 16). Measured on the H100 (2026-11-24) with blocks of 1024, one an SM, against
@@ -360,39 +384,46 @@ pub fn sort(
         launch(plan, 1, RADIX as u32, stream, &[Arg::size(len), Arg::ptr(control)])?;
     }
     let tile_shared = p.tile_shared_bytes(key_bytes, value_bytes);
-    let pass_grid_limit = resident(pass_kernel, p.block, tile_shared)?;
-    // Pairs may move packed between passes (kernels/radix_sort.cu, "Packed pairs") when
-    // the caller's two buffers can hold n/2 pairs each: n even, both 8-byte aligned.
-    // (The kernels pack only 4-byte keys with 4-byte values.)
-    let packed = values.is_some_and(|(m, _)| len % 2 == 0 && keys.ptr % 8 == 0 && m.ptr % 8 == 0);
+    // Pairs may move packed between passes (kernels/radix_sort.cu, "Packed pairs"):
+    // only 4-byte keys with 4-byte values.
+    let module_packs = key_bytes == 4 && value_bytes == 4 && packed_pairs();
+    let packing = packing(module_packs, len, keys.ptr, values_ptr);
+    let middle_kernel = if packing == Packing::MiddleApart { Some(load_pass("radix_pass_middle")?) } else { None };
     for pass in 0..passes {
+        // (The first and last passes are never middle ones.)
+        let middle = middle_kernel.filter(|_| pass > 0 && pass + 1 < passes);
         for k in 0..portions {
             let start = k * portion;
             let tiles = (len - start).min(portion).div_ceil(p.tile());
+            // (Of radix_pass and radix_pass_middle, one sorts the pass: they share its
+            // look-back words.)
             let (lookback, epoch) = state.sync.begin_run(stream, tiles * RADIX)?;
-            unsafe {
-                launch_with_shared(
-                    pass_kernel,
-                    if p.one_tile_blocks { tiles as u64 } else { (tiles as u64).min(pass_grid_limit) },
-                    p.block,
-                    tile_shared,
-                    stream,
-                    &[
-                        Arg::ptr(keys.ptr),
-                        Arg::ptr(alt),
-                        Arg::ptr(values_ptr),
-                        Arg::ptr(alt_values),
-                        Arg::size(len),
-                        Arg::size(start),
-                        Arg::ptr(control),
-                        Arg::ptr(lookback),
-                        Arg::u32(pass as u32),
-                        Arg::u32(k as u32),
-                        Arg::u32(order_bits),
-                        Arg::u32(epoch),
-                        Arg::u32(packed as u32),
-                    ],
-                )?;
+            for kernel in std::iter::once(pass_kernel).chain(middle) {
+                let grid_limit = resident(kernel, p.block, tile_shared)?;
+                unsafe {
+                    launch_with_shared(
+                        kernel,
+                        if p.one_tile_blocks { tiles as u64 } else { (tiles as u64).min(grid_limit) },
+                        p.block,
+                        tile_shared,
+                        stream,
+                        &[
+                            Arg::ptr(keys.ptr),
+                            Arg::ptr(alt),
+                            Arg::ptr(values_ptr),
+                            Arg::ptr(alt_values),
+                            Arg::size(len),
+                            Arg::size(start),
+                            Arg::ptr(control),
+                            Arg::ptr(lookback),
+                            Arg::u32(pass as u32),
+                            Arg::u32(k as u32),
+                            Arg::u32(order_bits),
+                            Arg::u32(epoch),
+                            Arg::u32(packing as u32),
+                        ],
+                    )?;
+                }
             }
         }
     }
