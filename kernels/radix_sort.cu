@@ -93,9 +93,14 @@ typedef gp::DigitLookBack<RADIX> LookBack;
 // values'; the host asks for this only when n is even and both buffers are 8-byte
 // aligned). The first pass reads, and the last writes, the caller's buffers or the
 // alternate ones as the unpacked sort would, so the finishing copy is unchanged.
-// Measured on the H100 (2026-11-24, two rounds, lone processes): u32/u32 2^28 8.77 ->
-// 8.61 ms (1.05x -> 1.07x CUB), f32/u32 8.85 -> 8.68; 2^20 and 2^24 1-3% slower (still
-// 1.10x and 1.06x CUB). Its tiles are 384 x 20 (x 22 and up spill), against x 30 unpacked.
+// The middle passes run in a kernel of their own (radix_pass_middle), which holds the
+// pairs in registers; radix_pass keeps a tile's keys in registers and copies its
+// values to shared memory by cp.async. Measured on the H100 (2026-11-24, two rounds,
+// lone processes): u32/u32 2^28 8.77 -> 8.61 ms (1.05x -> 1.07x CUB) packed, and ->
+// 8.29-8.31 (1.11x) with the middle kernel; f32/u32 8.85 -> 8.35; 2^24 0.614 -> 0.607,
+// 2^20 within the noise. (The last pass too in the middle kernel's way, pairs held in
+// registers, was slower: 8.35-8.36 ms.) Tiles are 384 x 20 (x 22 and up spill in both
+// kernels), against x 30 unpacked.
 typedef u64 Pair;
 
 struct PackedPairs {
@@ -468,8 +473,9 @@ __device__ __forceinline__ void sort_middle_tile(const Pass &p) {
     if (d < RADIX) LookBack::publish(p.state, p.tile(), d, total, p.tile() == 0, p.epoch);
     const u32 offset = Rank::rank(rank, total, p.s.rank);
     if (d < RADIX) place_digit(p, total, offset);
-    // (Staged after the look-back, as 8-byte keys are: a missing item ranks past the
-    // tile's keys, where no scatter reads.)
+    // Staged after the look-back, as 8-byte keys are (staged before it: u32/u32 2^28
+    // 8.29-8.31 -> 8.33-8.34 ms, H100 2026-11-24). A missing item ranks past the
+    // tile's keys, where no scatter reads.
     gp::to_rank_order<true>(p.s.pairs, pair, rank, first, TILE);
     __syncthreads();
     const bool whole = WHOLE_SCATTER && p.valid() == TILE;
@@ -482,11 +488,6 @@ __device__ __forceinline__ void sort_middle_tile(const Pass &p) {
     }
 }
 
-// Which passes a pass kernel sorts (`packed` as the host passes it).
-constexpr u32 UNPACKED = 0;          // pairs move as keys and values
-constexpr u32 PACKED_HERE = 1;       // packed, every pass in radix_pass
-constexpr u32 PACKED_MIDDLE_APART = 2;  // packed, the middle passes in radix_pass_middle
-
 // A pass over one portion: the kernels below, for the passes each takes.
 template <bool MIDDLE>
 __device__ __forceinline__ void run_pass(K *keys, K *alt, V *values, V *alt_values, usize n, usize portion_start,
@@ -495,9 +496,9 @@ __device__ __forceinline__ void run_pass(K *keys, K *alt, V *values, V *alt_valu
     gp::wait_for_prior_grids();
     gp::let_next_grid_start();
     if (ctl->mode != MODE_DIGITS || !ctl->active[pass]) return;
-    if (PACKED && packed == PACKED_MIDDLE_APART) {
+    if (PACKED && packed) {  // the middle passes are radix_pass_middle's, the others radix_pass's
         const bool middle = ctl->ran_before[pass] && ctl->runs_after[pass];
-        if (middle != MIDDLE) return;  // the other kernel's pass
+        if (middle != MIDDLE) return;
     }
     extern __shared__ __align__(16) unsigned char dynamic_smem[];
     TileStorage &s = *reinterpret_cast<TileStorage *>(dynamic_smem);
@@ -553,7 +554,7 @@ __device__ __forceinline__ void run_pass(K *keys, K *alt, V *values, V *alt_valu
     }
 }
 
-// Every pass but, with PACKED_MIDDLE_APART, the middle ones.
+// Every pass but, with packed pairs, the middle ones.
 extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS)
 radix_pass(K *keys, K *alt, V *values, V *alt_values, usize n, usize portion_start, Control *ctl, u64 *state,
            u32 pass, u32 portion, u32 key_order, u32 epoch, u32 packed) {
@@ -562,8 +563,8 @@ radix_pass(K *keys, K *alt, V *values, V *alt_values, usize n, usize portion_sta
 }
 
 #if GP_PACKED_PAIRS && GP_KEY_BYTES == 4 && GP_VALUE_BYTES == 4  // (PACKED)
-// With PACKED_MIDDLE_APART, the middle passes (launched after radix_pass for each pass
-// that can be one; the other returns at once).
+// With packed pairs, the middle passes (launched after radix_pass for each pass that
+// can be one; of the two, one returns at once).
 extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS)
 radix_pass_middle(K *keys, K *alt, V *values, V *alt_values, usize n, usize portion_start, Control *ctl,
                   u64 *state, u32 pass, u32 portion, u32 key_order, u32 epoch, u32 packed) {

@@ -80,7 +80,9 @@ struct Policy {
 /// x 12; x 24 16.5 but 3% slower at 2^20). Tiles are mostly as large as fits without
 /// spilling (larger tiles fill more of each written sector), where that measured
 /// best. A look-back reads 2 predecessors at once for keys, 1 for pairs (against 4:
-/// u32 2^28 5.71 -> 5.61 ms, pairs 10.02 -> 9.59; 8 was slower everywhere).
+/// u32 2^28 5.71 -> 5.61 ms, pairs 10.02 -> 9.59; 8 was slower everywhere; for packed
+/// pairs, 2 was faster at 2^24, 0.597 against 0.608 ms, and slower at 2^28, 8.47
+/// against 8.30, 2026-11-24).
 fn policy(key_bytes: usize, value_bytes: usize) -> Policy {
     let (kind, block, items, min_blocks, window) = if value_bytes == 0 {
         let (block, items) = [(384, 24), (384, 18), (512, 24), (384, 20)][key_bytes.trailing_zeros() as usize];
@@ -113,28 +115,13 @@ fn packed_pairs() -> bool {
     knob("radix.packed_pairs", 1) != 0
 }
 
-/// How the pass kernels move pairs (kernels/radix_sort.cu: UNPACKED, PACKED_HERE,
-/// PACKED_MIDDLE_APART), as their `packed` argument.
-#[derive(Clone, Copy, PartialEq)]
-enum Packing {
-    Unpacked = 0,
-    Here = 1,
-    MiddleApart = 2,
-}
-
-/// How a sort of `len` pairs moves them: packed when the module packs and the caller's
-/// two buffers can hold n/2 pairs each (n even, both 8-byte aligned); from
-/// radix.middle_apart_from pairs with the passes between the first and the last in a
-/// kernel of their own (radix_pass_middle), launched beside radix_pass for each pass
-/// that can be a middle one.
-fn packing(module_packs: bool, len: usize, keys: u64, values: u64) -> Packing {
-    if !(module_packs && len % 2 == 0 && keys % 8 == 0 && values % 8 == 0) {
-        Packing::Unpacked
-    } else if len >= knob("radix.middle_apart_from", 0) as usize {
-        Packing::MiddleApart
-    } else {
-        Packing::Here
-    }
+/// Whether a sort of `len` pairs moves them packed: when the module packs, and the
+/// caller's two buffers can hold n/2 pairs each (n even, both 8-byte aligned). At
+/// every size: on the H100 (2026-11-24, two rounds) packed u32/u32 pairs were faster
+/// than unpacked from 2^21 (2^22 0.203 against 0.217 ms), and at 2^20 within the
+/// noise of the same module unpacked (0.094-0.096 against 0.094-0.095 ms).
+fn packs(module_packs: bool, len: usize, keys: u64, values: u64) -> bool {
+    module_packs && len % 2 == 0 && keys % 8 == 0 && values % 8 == 0
 }
 
 /// The histogram's copies of its counters: 32 (a bank for every lane: one wavefront
@@ -387,8 +374,10 @@ pub fn sort(
     // Pairs may move packed between passes (kernels/radix_sort.cu, "Packed pairs"):
     // only 4-byte keys with 4-byte values.
     let module_packs = key_bytes == 4 && value_bytes == 4 && packed_pairs();
-    let packing = packing(module_packs, len, keys.ptr, values_ptr);
-    let middle_kernel = if packing == Packing::MiddleApart { Some(load_pass("radix_pass_middle")?) } else { None };
+    let packed = packs(module_packs, len, keys.ptr, values_ptr);
+    // Packed pairs' middle passes run in a kernel of their own, launched beside
+    // radix_pass for each pass that can be a middle one.
+    let middle_kernel = if packed { Some(load_pass("radix_pass_middle")?) } else { None };
     for pass in 0..passes {
         // (The first and last passes are never middle ones.)
         let middle = middle_kernel.filter(|_| pass > 0 && pass + 1 < passes);
@@ -420,7 +409,7 @@ pub fn sort(
                             Arg::u32(k as u32),
                             Arg::u32(order_bits),
                             Arg::u32(epoch),
-                            Arg::u32(packing as u32),
+                            Arg::u32(packed as u32),
                         ],
                     )?;
                 }
