@@ -488,13 +488,12 @@ __device__ __forceinline__ void sort_middle_tile(const Pass &p) {
     }
 }
 
-// A pass over one portion: the kernels below, for the passes each takes.
+// A pass over one portion, once the grids ahead are done: the kernels below, for the
+// passes each takes.
 template <bool MIDDLE>
 __device__ __forceinline__ void run_pass(K *keys, K *alt, V *values, V *alt_values, usize n, usize portion_start,
                                          Control *ctl, u64 *state, u32 pass, u32 portion, u32 key_order, u32 epoch,
                                          u32 packed) {
-    gp::wait_for_prior_grids();
-    gp::let_next_grid_start();
     if (ctl->mode != MODE_DIGITS || !ctl->active[pass]) return;
     if (PACKED && packed) {  // the middle passes are radix_pass_middle's, the others radix_pass's
         const bool middle = ctl->ran_before[pass] && ctl->runs_after[pass];
@@ -558,6 +557,8 @@ __device__ __forceinline__ void run_pass(K *keys, K *alt, V *values, V *alt_valu
 extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS)
 radix_pass(K *keys, K *alt, V *values, V *alt_values, usize n, usize portion_start, Control *ctl, u64 *state,
            u32 pass, u32 portion, u32 key_order, u32 epoch, u32 packed) {
+    gp::wait_for_prior_grids();
+    gp::let_next_grid_start();
     run_pass<false>(keys, alt, values, alt_values, n, portion_start, ctl, state, pass, portion, key_order, epoch,
                     packed);
 }
@@ -568,6 +569,8 @@ radix_pass(K *keys, K *alt, V *values, V *alt_values, usize n, usize portion_sta
 extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS)
 radix_pass_middle(K *keys, K *alt, V *values, V *alt_values, usize n, usize portion_start, Control *ctl,
                   u64 *state, u32 pass, u32 portion, u32 key_order, u32 epoch, u32 packed) {
+    gp::wait_for_prior_grids();
+    gp::let_next_grid_start();
     run_pass<true>(keys, alt, values, alt_values, n, portion_start, ctl, state, pass, portion, key_order, epoch,
                    packed);
 }
