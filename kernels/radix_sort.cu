@@ -93,14 +93,16 @@ typedef gp::DigitLookBack<RADIX> LookBack;
 // values'; the host asks for this only when n is even and both buffers are 8-byte
 // aligned). The first pass reads, and the last writes, the caller's buffers or the
 // alternate ones as the unpacked sort would, so the finishing copy is unchanged.
-// The middle passes run in a kernel of their own (radix_pass_middle), which holds the
-// pairs in registers; radix_pass keeps a tile's keys in registers and copies its
-// values to shared memory by cp.async. Measured on the H100 (2026-11-24, two rounds,
-// lone processes): u32/u32 2^28 8.77 -> 8.61 ms (1.05x -> 1.07x CUB) packed, and ->
-// 8.29-8.31 (1.11x) with the middle kernel; f32/u32 8.85 -> 8.35; 2^24 0.614 -> 0.607,
-// 2^20 within the noise. (The last pass too in the middle kernel's way, pairs held in
-// registers, was slower: 8.35-8.36 ms.) Tiles are 384 x 20 (x 22 and up spill in both
-// kernels), against x 30 unpacked.
+// The passes that write packed pairs (the first and the middle ones) run in a kernel
+// of their own (radix_pass_packing), which holds the pairs in registers; radix_pass
+// (the last pass) keeps a tile's keys in registers and copies its values to shared
+// memory by cp.async. Measured on the H100 (2026-11-24, lone processes, u32/u32 2^28
+// against CUB's 9.17-9.21 ms): unpacked 8.77 ms; packed, every pass in radix_pass,
+// 8.59-8.61; the middle passes in the packing kernel 8.29-8.32; and the first pass
+// too 8.15-8.21 (1.12-1.13x CUB). f32/u32 8.85 -> 8.21-8.23; 2^24 0.614 -> 0.596-0.603;
+// 2^20 within the noise. (The last pass too in the packing kernel's way, pairs held
+// in registers, was slower: 8.35-8.36 against 8.28-8.29 ms.) Tiles are 384 x 20 (x 22
+// and up spill in both kernels), against x 30 unpacked.
 typedef u64 Pair;
 
 struct PackedPairs {
@@ -441,16 +443,29 @@ __device__ __forceinline__ void sort_tile(const Pass &p) {
     // The tile loop's closing barrier orders these reads before shared memory is reused.
 }
 
-// PACKED: a tile of a pass between two others (packed pairs in and out), in a kernel of
-// its own (radix_pass_middle), which holds each pair in registers as 8-byte keys are
-// held: in the kernel of the first and last passes, whose three ways of reading and
-// writing share its registers, pairs so held spilled at every tile of 16 items and up.
-__device__ __forceinline__ void sort_middle_tile(const Pass &p) {
+// PACKED: a tile of a pass that writes packed pairs (the first, from the caller's keys
+// and values, or a middle one, from packed pairs), in a kernel of its own
+// (radix_pass_packing), which holds each pair in registers as 8-byte keys are held:
+// in radix_pass, whose ways of reading and writing share its registers, pairs so held
+// spilled at every tile of 16 items and up.
+__device__ __forceinline__ void sort_packing_tile(const Pass &p) {
     const u32 lane = threadIdx.x % gp::WARP, warp = threadIdx.x / gp::WARP;
     const u32 first = warp * gp::WARP * ITEMS + lane;  // the thread's first item in the tile
     Pair pair[ITEMS];
     u32 rank[ITEMS];  // each item's digit, then its place in the tile
-    {
+    if (!p.launch.reads_packed) {  // the first pass: float keys without NaN mapped here
+        const u32 valid = p.valid();
+        const K *keys = p.launch.src + p.tile_start();
+        const V *values = p.launch.vsrc + p.tile_start();
+#pragma unroll
+        for (int j = 0; j < ITEMS; ++j) {
+            const u32 i = first + j * gp::WARP;
+            K key = valid == TILE || i < valid ? keys[i] : K(0);
+            const V value = valid == TILE || i < valid ? values[i] : V(0);
+            if (GP_KEY_FLOAT && p.launch.no_nan) key = p.order.ordered_no_nan(key);
+            pair[j] = Pair(value) << 32 | key;
+        }
+    } else {
         const u32 valid = p.valid();
         const Pair *run = p.launch.packed_src.run(p.tile_start(), valid);
         if (run != nullptr && valid == TILE) {
@@ -464,7 +479,7 @@ __device__ __forceinline__ void sort_middle_tile(const Pass &p) {
             }
         }
     }
-    // (Float keys without NaN are held mapped after the first pass; see the top.)
+    // (Float keys without NaN are held mapped; see the top.)
     const bool mapped = GP_KEY_FLOAT && p.launch.no_nan;
     if (mapped) digits_of<HELD_MAPPED>(p, pair, rank, first, p.valid());
     else digits_of<HELD_RAW>(p, pair, rank, first, p.valid());
@@ -490,15 +505,13 @@ __device__ __forceinline__ void sort_middle_tile(const Pass &p) {
 
 // A pass over one portion, once the grids ahead are done: the kernels below, for the
 // passes each takes.
-template <bool MIDDLE>
+template <bool PACKING>
 __device__ __forceinline__ void run_pass(K *keys, K *alt, V *values, V *alt_values, usize n, usize portion_start,
                                          Control *ctl, u64 *state, u32 pass, u32 portion, u32 key_order, u32 epoch,
                                          u32 packed) {
     if (ctl->mode != MODE_DIGITS || !ctl->active[pass]) return;
-    if (PACKED && packed) {  // the middle passes are radix_pass_middle's, the others radix_pass's
-        const bool middle = ctl->ran_before[pass] && ctl->runs_after[pass];
-        if (middle != MIDDLE) return;
-    }
+    // Packed pairs: a pass before another writes them, in radix_pass_packing.
+    if (PACKED && packed && (ctl->runs_after[pass] != 0) != PACKING) return;  // the other kernel's
     extern __shared__ __align__(16) unsigned char dynamic_smem[];
     TileStorage &s = *reinterpret_cast<TileStorage *>(dynamic_smem);
     __shared__ LaunchState launch;
@@ -543,7 +556,7 @@ __device__ __forceinline__ void run_pass(K *keys, K *alt, V *values, V *alt_valu
         if (threadIdx.x == 0) launch.tile = atomicAdd(launch.ticket, 1u);
         __syncthreads();
         if (launch.tile >= launch.tiles) return;
-        if constexpr (MIDDLE) sort_middle_tile(p);
+        if constexpr (PACKING) sort_packing_tile(p);
         else sort_tile(p);
         // (-DGP_ONE_TILE_BLOCKS=1, knob radix.<kind>.one_tile_blocks<key bytes>) One
         // tile a block, as many blocks as tiles (as CUB does): nothing is carried
@@ -553,7 +566,7 @@ __device__ __forceinline__ void run_pass(K *keys, K *alt, V *values, V *alt_valu
     }
 }
 
-// Every pass but, with packed pairs, the middle ones.
+// Every pass but, with packed pairs, those that write them.
 extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS)
 radix_pass(K *keys, K *alt, V *values, V *alt_values, usize n, usize portion_start, Control *ctl, u64 *state,
            u32 pass, u32 portion, u32 key_order, u32 epoch, u32 packed) {
@@ -564,10 +577,10 @@ radix_pass(K *keys, K *alt, V *values, V *alt_values, usize n, usize portion_sta
 }
 
 #if GP_PACKED_PAIRS && GP_KEY_BYTES == 4 && GP_VALUE_BYTES == 4  // (PACKED)
-// With packed pairs, the middle passes (launched after radix_pass for each pass that
-// can be one; of the two, one returns at once).
+// With packed pairs, the passes that write them: all but the last (launched after
+// radix_pass for each pass that can be one; of the two, one returns at once).
 extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS)
-radix_pass_middle(K *keys, K *alt, V *values, V *alt_values, usize n, usize portion_start, Control *ctl,
+radix_pass_packing(K *keys, K *alt, V *values, V *alt_values, usize n, usize portion_start, Control *ctl,
                   u64 *state, u32 pass, u32 portion, u32 key_order, u32 epoch, u32 packed) {
     gp::wait_for_prior_grids();
     gp::let_next_grid_start();

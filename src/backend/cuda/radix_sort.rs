@@ -375,19 +375,19 @@ pub fn sort(
     // only 4-byte keys with 4-byte values.
     let module_packs = key_bytes == 4 && value_bytes == 4 && packed_pairs();
     let packed = packs(module_packs, len, keys.ptr, values_ptr);
-    // Packed pairs' middle passes run in a kernel of their own, launched beside
-    // radix_pass for each pass that can be a middle one.
-    let middle_kernel = if packed { Some(load_pass("radix_pass_middle")?) } else { None };
+    // The passes that write packed pairs (all but the last) run in a kernel of their
+    // own, launched beside radix_pass for each pass that can be one.
+    let packing_kernel = if packed { Some(load_pass("radix_pass_packing")?) } else { None };
     for pass in 0..passes {
-        // (The first and last passes are never middle ones.)
-        let middle = middle_kernel.filter(|_| pass > 0 && pass + 1 < passes);
+        // (The last digit's pass is always the last.)
+        let packing = packing_kernel.filter(|_| pass + 1 < passes);
         for k in 0..portions {
             let start = k * portion;
             let tiles = (len - start).min(portion).div_ceil(p.tile());
-            // (Of radix_pass and radix_pass_middle, one sorts the pass: they share its
-            // look-back words.)
+            // (Of radix_pass and radix_pass_packing, one sorts the pass: they share
+            // its look-back words.)
             let (lookback, epoch) = state.sync.begin_run(stream, tiles * RADIX)?;
-            for kernel in std::iter::once(pass_kernel).chain(middle) {
+            for kernel in std::iter::once(pass_kernel).chain(packing) {
                 let grid_limit = resident(kernel, p.block, tile_shared)?;
                 unsafe {
                     launch_with_shared(
