@@ -173,6 +173,7 @@ unsafe impl Sync for CudaShared {}
 
 impl CudaShared {
     pub fn new(ordinal: i32) -> Result<CudaShared> {
+        super::loader::look_up_nvrtc_early();
         let device = drv::device::get(ordinal).during("cuDeviceGet")?;
         let props = DeviceProps::read(device)?;
         // SAFETY: device from cuDeviceGet; released in Drop.

@@ -58,6 +58,22 @@ fn nvrtc_version() -> Result<String> {
     VERSION.get_or_try_init(nvrtc::version).cloned()
 }
 
+/// Looks NVRTC's version up (every cache key holds it) on a thread of its own, once a
+/// process, so that a context's creation hides the library's loading: some 6-10 ms on
+/// the development machine for its 110 MB, paid twice on the first look-up (cudarc
+/// opens it to test that it is there, closes it, and opens it again to keep), which
+/// the process's first call would otherwise wait for even when the disk cache holds
+/// every CUBIN it needs. A look-up that fails here is tried again, and reported, where
+/// a key is needed.
+pub fn look_up_nvrtc_early() {
+    static STARTED: std::sync::Once = std::sync::Once::new();
+    STARTED.call_once(|| {
+        let _ = std::thread::Builder::new().name("gpuprims-nvrtc".into()).spawn(|| {
+            let _ = nvrtc_version();
+        });
+    });
+}
+
 /// The CUBIN of `spec` for `arch`: from memory, else disk, else NVRTC.
 pub fn cubin(spec: &ModuleSpec, arch: &str) -> Result<Arc<Vec<u8>>> {
     cubin_cached_in(spec, arch, disk_cache::cache_dir().as_deref())
