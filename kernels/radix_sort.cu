@@ -170,9 +170,10 @@ struct LaunchState {
     // digit order = its place (a pointer each, so a scatter is one multiply-add).
     K *key_dest[RADIX];
     V *value_dest[HAS_VALUES ? RADIX : 1];
-    // PACKED: whether the pass reads (writes) packed pairs, where, and digit d's
-    // destination index (unpacked: key_dest and value_dest).
-    bool reads_packed, writes_packed;
+    // PACKED: whether the pass reads packed pairs, where it reads and writes them, and
+    // digit d's destination index (radix_pass_packing; radix_pass writes key_dest and
+    // value_dest).
+    bool reads_packed;
     PackedPairs packed_src, packed_dst;
     usize pair_dest[PACKED ? RADIX : 1];
 };
@@ -246,10 +247,7 @@ __device__ __forceinline__ void scatter_pairs(const Pass &p, u32 valid) {
 template <int HELD, bool WHOLE>
 __device__ __forceinline__ void scatter(const Pass &p, u32 valid) {
     if constexpr (PACKED) {
-        // (A pass that stores keys as the caller's is the last: it never packs.)
-        if constexpr (HELD == HELD_MAPPED_STORED_RAW) scatter_pairs<HELD, WHOLE, false>(p, valid);
-        else if (p.launch.writes_packed) scatter_pairs<HELD, WHOLE, true>(p, valid);
-        else scatter_pairs<HELD, WHOLE, false>(p, valid);
+        scatter_pairs<HELD, WHOLE, false>(p, valid);  // (radix_pass never writes packed pairs)
     } else {
 #pragma unroll
         for (int k = 0; k < ITEMS; ++k) {
@@ -347,13 +345,14 @@ __device__ __forceinline__ void stage_pairs(const Pass &p, const K (&key)[ITEMS]
 // the tile; `offset`: where its run starts in the tile's digit order): the digit's
 // count over earlier tiles by look-back, the tile's inclusive count published, and
 // where the tile's run of the digit goes.
+template <bool TO_PACKED>
 __device__ __forceinline__ void place_digit(const Pass &p, u32 total, u32 offset) {
     const u32 d = threadIdx.x, tile = p.tile();
     const u32 before = tile == 0 ? 0 : LookBack::exclusive_prefix<LOOKBACK_WINDOW>(p.state, tile, d, p.epoch);
     if (tile != 0) LookBack::publish(p.state, tile, d, before + total, true, p.epoch);
     const usize bin_start = p.launch.bin_start[d];
     const usize dest = bin_start + before - offset;  // wraps back when a rank is added
-    if (PACKED && p.launch.writes_packed) {
+    if constexpr (TO_PACKED) {
         p.launch.pair_dest[d] = dest;
     } else {
         p.launch.key_dest[d] = p.launch.dst + dest;
@@ -434,7 +433,7 @@ __device__ __forceinline__ void sort_tile(const Pass &p) {
     // travelling during it; else after, as values in registers would be held through
     // it (and keys alone staged first measured slower: u32 2^28 5.17 against 5.05 ms).
     if constexpr (ASYNC_VALUES) stage();
-    if (d < RADIX) place_digit(p, total, offset);
+    if (d < RADIX) place_digit<false>(p, total, offset);
     if constexpr (ASYNC_VALUES) gp::wait_async_copies();
     else stage();
     __syncthreads();
@@ -487,7 +486,7 @@ __device__ __forceinline__ void sort_packing_tile(const Pass &p) {
     const u32 d = threadIdx.x;
     if (d < RADIX) LookBack::publish(p.state, p.tile(), d, total, p.tile() == 0, p.epoch);
     const u32 offset = Rank::rank(rank, total, p.s.rank);
-    if (d < RADIX) place_digit(p, total, offset);
+    if (d < RADIX) place_digit<true>(p, total, offset);
     // Staged after the look-back, as 8-byte keys are (staged before it: u32/u32 2^28
     // 8.29-8.31 -> 8.33-8.34 ms, H100 2026-11-24). A missing item ranks past the
     // tile's keys, where no scatter reads.
@@ -538,11 +537,10 @@ __device__ __forceinline__ void run_pass(K *keys, K *alt, V *values, V *alt_valu
         launch.stores_mapped = ctl->runs_after[pass] != 0;
         // PACKED (`packed`: the host found n even and the caller's buffers 8-byte
         // aligned): a pass after another reads packed pairs, one before another writes
-        // them; those in odd places among the passes that run (from_alt) read the
-        // alternate buffers and write the caller's.
+        // them (radix_pass_packing); those in odd places among the passes that run
+        // (from_alt) read the alternate buffers and write the caller's.
         if constexpr (PACKED) {
             launch.reads_packed = packed && launch.reads_mapped;
-            launch.writes_packed = packed && launch.stores_mapped;
             const PackedPairs alternate{reinterpret_cast<Pair *>(alt), reinterpret_cast<Pair *>(alt), n};
             const PackedPairs callers{reinterpret_cast<Pair *>(keys), reinterpret_cast<Pair *>(values), n / 2};
             launch.packed_src = from_alt ? alternate : callers;
