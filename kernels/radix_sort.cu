@@ -41,7 +41,8 @@
 // -DGP_KEY_BYTES=1|2|4|8 -DGP_VALUE_BYTES=0|1|2|4|8 -DGP_KEY_FLOAT=0|1; tuning
 // -DGP_BLOCK_THREADS -DGP_ITEMS -DGP_MIN_BLOCKS -DGP_LOOKBACK_WINDOW -DGP_RANK_GROUP
 // -DGP_EARLY_VALUES -DGP_ASYNC_VALUES -DGP_WHOLE_SCATTER -DGP_PACKED_PAIRS -DGP_RANK_LEAN -DGP_ONE_TILE_BLOCKS
-// -DGP_HIST_BLOCK_THREADS (the finishing kernel's block) -DGP_PORTION_TILES; and
+// -DGP_HIST_BLOCK_THREADS (the finishing kernel's block) -DGP_PORTION_TILES;
+// -DGP_PACKING_MODULE=1 for the module of radix_pass_packing alone (packed pairs); and
 // -DGP_CONTROL_BYTES (the size the host allocates for Control) and
 // -DGP_TILE_SHARED_BYTES (the dynamic shared memory it launches a pass with). The
 // histogram and plan are a module of their own (radix_histogram.cu). Tuning lives in
@@ -564,6 +565,7 @@ __device__ __forceinline__ void run_pass(K *keys, K *alt, V *values, V *alt_valu
     }
 }
 
+#if !GP_PACKING_MODULE
 // Every pass but, with packed pairs, those that write them.
 extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS)
 radix_pass(K *keys, K *alt, V *values, V *alt_values, usize n, usize portion_start, Control *ctl, u64 *state,
@@ -574,7 +576,8 @@ radix_pass(K *keys, K *alt, V *values, V *alt_values, usize n, usize portion_sta
                     packed);
 }
 
-#if GP_PACKED_PAIRS && GP_KEY_BYTES == 4 && GP_VALUE_BYTES == 4  // (PACKED)
+#else  // (the packing module, of PACKED pairs)
+static_assert(PACKED, "only packed pairs have a packing module");
 // With packed pairs, the passes that write them: all but the last (launched after
 // radix_pass for each pass that can be one; of the two, one returns at once).
 extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS)
@@ -591,6 +594,7 @@ radix_pass_packing(K *keys, K *alt, V *values, V *alt_values, usize n, usize por
 // Finish: reverse, or copy back from the alternate buffer
 // ----------------------------------------------------------------------------------
 
+#if !GP_PACKING_MODULE  // (the packing module is radix_pass_packing alone)
 template <class T>
 __device__ __forceinline__ void reverse_elements(T *x, usize n, usize first, usize stride) {
     for (usize i = first; i < n / 2; i += stride) {
@@ -613,3 +617,4 @@ radix_finish(K *keys, const K *alt, V *values, const V *alt_values, usize n, con
         if constexpr (HAS_VALUES) gp::copy_elements(values, alt_values, n, first, stride);
     }
 }
+#endif

@@ -89,7 +89,7 @@ fn policy(key_bytes: usize, value_bytes: usize) -> Policy {
         ("keys", block, items, 2, 2)
     } else if key_bytes + value_bytes > 8 {
         ("pairs", 256, 20, 2, 1)
-    } else if key_bytes == 4 && value_bytes == 4 && packed_pairs() {
+    } else if module_packs(key_bytes, value_bytes) {
         ("pairs", 384, 20, 2, 1)  // (x 22 and up spill)
     } else {
         ("pairs", 384, 30, 2, 1)
@@ -113,6 +113,12 @@ fn policy(key_bytes: usize, value_bytes: usize) -> Policy {
 /// (kernels/radix_sort.cu, "Packed pairs").
 fn packed_pairs() -> bool {
     knob("radix.packed_pairs", 1) != 0
+}
+
+/// Whether the module for these widths moves pairs packed: 4-byte keys with 4-byte
+/// values.
+fn module_packs(key_bytes: usize, value_bytes: usize) -> bool {
+    key_bytes == 4 && value_bytes == 4 && packed_pairs()
 }
 
 /// Whether a sort of `len` pairs moves them packed: when the module packs, and the
@@ -203,10 +209,29 @@ pub fn histogram_module(key_bytes: usize, float_keys: bool) -> ModuleSpec {
 /// The passes-and-finish module for keys of `key_bytes` (floats or integers) and
 /// values of `value_bytes` (0: none), kernels/radix_sort.cu.
 pub fn module(key_bytes: usize, value_bytes: usize, float_keys: bool) -> ModuleSpec {
+    pass_module(key_bytes, value_bytes, float_keys, false)
+}
+
+/// The packing module of pairs that move packed (module_packs): radix_pass_packing
+/// alone, from the same source; apart from radix_pass, so that a first call compiles
+/// the two side by side. Together they took 0.83 s to compile on the development
+/// machine (f32 keys 1.0 s), and the first u32/u32 sort of a freshly started H100
+/// machine 1.66 s (2026-11-24).
+pub fn packing_module(key_bytes: usize, value_bytes: usize, float_keys: bool) -> ModuleSpec {
+    pass_module(key_bytes, value_bytes, float_keys, true)
+}
+
+/// The packing module's variant key beside module()'s (the same source).
+fn packing_variant(key_bytes: usize, value_bytes: usize, float_keys: bool) -> u32 {
+    variant(key_bytes, value_bytes, float_keys) | 1 << 9
+}
+
+fn pass_module(key_bytes: usize, value_bytes: usize, float_keys: bool, packing: bool) -> ModuleSpec {
     let p = policy(key_bytes, value_bytes);
     ModuleSpec {
         source: sources::RADIX_SORT,
         options: vec![
+            format!("-DGP_PACKING_MODULE={}", packing as u32),
             format!("-DGP_KEY_BYTES={key_bytes}"),
             format!("-DGP_VALUE_BYTES={value_bytes}"),
             format!("-DGP_KEY_FLOAT={}", float_keys as u32),
@@ -277,7 +302,13 @@ pub fn modules() -> Vec<Module> {
         spec: module(k, v, f),
         label: format!("{} values {v}B", label(k, f)),
     });
-    histograms.chain(passes).collect()
+    let packing = all_variants().into_iter().filter(|&(k, v, _)| module_packs(k, v)).map(|(k, v, f)| Module {
+        source: sources::RADIX_SORT,
+        variant: packing_variant(k, v, f),
+        spec: packing_module(k, v, f),
+        label: format!("{} values {v}B packing", label(k, f)),
+    });
+    histograms.chain(passes).chain(packing).collect()
 }
 
 /// Every (key width, value width, float keys) the library instantiates, for both sorts.
@@ -323,11 +354,16 @@ pub fn sort(
     let (hist_variant, pass_variant) = (variant(key_bytes, 0, float_keys), variant(key_bytes, value_bytes, float_keys));
     let hist_spec = || histogram_module(key_bytes, float_keys);
     let pass_spec = || module(key_bytes, value_bytes, float_keys);
-    // On the first call the two modules compile side by side.
-    precompile::compile_unloaded(
-        shared,
-        &[(sources::RADIX_HISTOGRAM, hist_variant, &hist_spec), (sources::RADIX_SORT, pass_variant, &pass_spec)],
-    )?;
+    let packing_spec = || packing_module(key_bytes, value_bytes, float_keys);
+    let packing_variant = packing_variant(key_bytes, value_bytes, float_keys);
+    // Pairs may move packed between passes (kernels/radix_sort.cu, "Packed pairs").
+    let values_ptr = values.map_or(0, |(m, _)| m.ptr);
+    let packed = packs(module_packs(key_bytes, value_bytes), len, keys.ptr, values_ptr);
+    // On the first call the modules compile side by side.
+    let hist_and_pass: [precompile::Wanted; 2] =
+        [(sources::RADIX_HISTOGRAM, hist_variant, &hist_spec), (sources::RADIX_SORT, pass_variant, &pass_spec)];
+    let packing: &[precompile::Wanted] = if packed { &[(sources::RADIX_SORT, packing_variant, &packing_spec)] } else { &[] };
+    precompile::compile_unloaded(shared, &[&hist_and_pass[..], packing].concat())?;
     let load_hist = |kernel| shared.loader.function(sources::RADIX_HISTOGRAM, hist_variant, kernel, hist_spec);
     let load_pass = |kernel| shared.loader.function(sources::RADIX_SORT, pass_variant, kernel, pass_spec);
 
@@ -342,7 +378,6 @@ pub fn sort(
     let alt = state.scratch.ensure(stream, alt_bytes + alt_values_bytes + CONTROL_BYTES)?;
     let alt_values = alt + alt_bytes as u64;
     let control = alt_values + alt_values_bytes as u64;
-    let values_ptr = values.map_or(0, |(m, _)| m.ptr);
     let sms = shared.props.sm_count as u64;
     // How many blocks of a kernel the GPU holds at once with `bytes` of dynamic shared
     // memory (which the loader allows the kernel first, before its first launch).
@@ -371,13 +406,13 @@ pub fn sort(
         launch(plan, 1, RADIX as u32, stream, &[Arg::size(len), Arg::ptr(control)])?;
     }
     let tile_shared = p.tile_shared_bytes(key_bytes, value_bytes);
-    // Pairs may move packed between passes (kernels/radix_sort.cu, "Packed pairs"):
-    // only 4-byte keys with 4-byte values.
-    let module_packs = key_bytes == 4 && value_bytes == 4 && packed_pairs();
-    let packed = packs(module_packs, len, keys.ptr, values_ptr);
     // The passes that write packed pairs (all but the last) run in a kernel of their
     // own, launched beside radix_pass for each pass that can be one.
-    let packing_kernel = if packed { Some(load_pass("radix_pass_packing")?) } else { None };
+    let packing_kernel = if packed {
+        Some(shared.loader.function(sources::RADIX_SORT, packing_variant, "radix_pass_packing", packing_spec)?)
+    } else {
+        None
+    };
     for pass in 0..passes {
         // (The last digit's pass is always the last.)
         let packing = packing_kernel.filter(|_| pass + 1 < passes);
