@@ -72,7 +72,6 @@ constexpr bool PACKED = GP_PACKED_PAIRS && GP_KEY_BYTES == 4 && GP_VALUE_BYTES =
 // by asynchronous copies (cp.async), holding no registers while they travel.
 // (Packed pairs are always staged so.)
 constexpr bool ASYNC_VALUES = (GP_ASYNC_VALUES && (GP_VALUE_BYTES == 4 || GP_VALUE_BYTES == 8)) || PACKED;
-constexpr int FINISH_BLOCK = GP_HIST_BLOCK_THREADS;
 
 constexpr usize PORTION = (usize)GP_PORTION_TILES * TILE;  // keys per pass launch
 
@@ -595,6 +594,8 @@ radix_pass_packing(K *keys, K *alt, V *values, V *alt_values, usize n, usize por
 // ----------------------------------------------------------------------------------
 
 #if !GP_PACKING_MODULE  // (the packing module is radix_pass_packing alone)
+constexpr int FINISH_BLOCK = GP_HIST_BLOCK_THREADS;
+
 template <class T>
 __device__ __forceinline__ void reverse_elements(T *x, usize n, usize first, usize stride) {
     for (usize i = first; i < n / 2; i += stride) {

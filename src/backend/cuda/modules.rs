@@ -60,10 +60,11 @@ mod tests {
         let count = |source: &str| all.iter().filter(|m| m.source.name == source).count();
         // One per dtype (the scan: per dtype and op); radix passes: 4 key widths x 5
         // value widths (none, 1, 2, 4, 8 bytes), and float keys of 4 and 8 bytes with
-        // each value width; the radix histogram by key width alone.
+        // each value width, and the packing kernel's modules of 4-byte keys (integer
+        // and float) with 4-byte values; the radix histogram by key width alone.
         assert_eq!(count("reduce.cu"), 10);
         assert_eq!(count("scan.cu"), 10 * 3);
-        assert_eq!(count("radix_sort.cu"), 4 * 5 + 2 * 5);
+        assert_eq!(count("radix_sort.cu"), 4 * 5 + 2 * 5 + 2);
         assert_eq!(count("radix_histogram.cu"), 4 + 2);
         // The counting sort of 1- and 2-byte keys alone.
         assert_eq!(count("counting_sort.cu"), 2);
