@@ -605,6 +605,48 @@ static void sort_twice(env_t *e, gpuprims_dtype t, size_t n, int pattern) {
   }
 }
 
+/* CUDA: pairs in device memory the caller owns, the keys and the values each wrapped at
+ * an offset of 0 or 1 element into memory of its own (the radix sort moves 4-byte keys
+ * with 4-byte values packed only when both lie at 8-byte boundaries). */
+static void wrapped_pairs(env_t *e, gpuprims_dtype t, gpuprims_dtype vt, size_t n, int pattern) {
+  const tu_dtype_info *d = tu_dtype(t), *vd = tu_dtype(vt);
+  gpuprims_buffer *kmem, *vmem;
+  unsigned char *kp = NULL, *vp = NULL;
+  int offsets, o;
+  if (!tu_is_cuda(e->ctx)) return;
+  TU_REQUIRE_OK(gpuprims_buffer_create(e->ctx, t, n + 1, &kmem));
+  TU_REQUIRE_OK(gpuprims_buffer_create(e->ctx, vt, n + 1, &vmem));
+  TU_REQUIRE_OK(gpuprims_buffer_device_ptr(kmem, (void **)&kp));
+  TU_REQUIRE_OK(gpuprims_buffer_device_ptr(vmem, (void **)&vp));
+  gen_keys(e, d, n, pattern);
+  gen_values(e, vd, n);
+  for (offsets = 0; offsets < 4; offsets++) {
+    const size_t ko = (size_t)(offsets & 1), vo = (size_t)(offsets >> 1);
+    gpuprims_buffer *kb, *vb;
+    char how[96];
+    o = offsets % 2;
+    snprintf(how, sizeof how, "wrapped at offsets %zu (keys) and %zu (%s values)", ko, vo, vd->name);
+    TU_REQUIRE_OK(gpuprims_buffer_wrap_device(e->ctx, t, kp + ko * d->size, n, &kb));
+    TU_REQUIRE_OK(gpuprims_buffer_wrap_device(e->ctx, vt, vp + vo * vd->size, n, &vb));
+    TU_REQUIRE_OK(gpuprims_buffer_write(kb, 0, e->keys, n));
+    TU_REQUIRE_OK(gpuprims_buffer_write(vb, 0, e->vals, n));
+    tu_sort_ref(t, e->keys, n, ORDERS[o], e->perm, e->pairs);
+    tu_gather(e->keys, d->size, e->perm, n, e->want_k);
+    tu_gather(e->vals, vd->size, e->perm, n, e->want_v);
+    if (TU_EXPECT_OK(SORT_CALL(e->ctx, kb, vb, ORDERS[o]))) {
+      e->sorts++;
+      TU_REQUIRE_OK(gpuprims_buffer_read(kb, 0, e->got_k2, n));
+      TU_REQUIRE_OK(gpuprims_buffer_read(vb, 0, e->got_v, n));
+      check_keys(e, d, n, ORDERS[o], e->got_k2, how, 0);
+      check_values(e, d, vd, n, ORDERS[o], how);
+    }
+    gpuprims_buffer_destroy(vb);
+    gpuprims_buffer_destroy(kb);
+  }
+  gpuprims_buffer_destroy(vmem);
+  gpuprims_buffer_destroy(kmem);
+}
+
 /* One buffer sorted ascending, then descending, then ascending again: each step against
  * the reference applied to the previous step's output (stability carries over). */
 static void asc_then_desc(env_t *e, gpuprims_dtype t, gpuprims_dtype vt, size_t n, int pattern) {
@@ -1002,6 +1044,13 @@ int SORT_MAIN(void) {
   asc_then_desc(&e, GPUPRIMS_DTYPE_U32, GPUPRIMS_DTYPE_U32, 8193, P_TOP_BITS);
   asc_then_desc(&e, GPUPRIMS_DTYPE_F32, GPUPRIMS_DTYPE_U16, 6145, P_SPECIALS);
   printf("test_" SORT_NAME ": sorted twice, and ascending then descending on one buffer (%.1f s)\n", seconds() - t0);
+
+  /* pairs in wrapped device memory, aligned and not to 8 bytes */
+  t0 = seconds();
+  wrapped_pairs(&e, GPUPRIMS_DTYPE_U32, GPUPRIMS_DTYPE_U32, 40002, P_RANDOM);
+  wrapped_pairs(&e, GPUPRIMS_DTYPE_F32, GPUPRIMS_DTYPE_I32, 23040, P_NO_NAN);
+  wrapped_pairs(&e, GPUPRIMS_DTYPE_I32, GPUPRIMS_DTYPE_F32, 15360, P_FEW);
+  printf("test_" SORT_NAME ": pairs in wrapped memory (%.1f s)\n", seconds() - t0);
 
 #ifdef SORT_EXTRA_TESTS
   SORT_EXTRA_TESTS(&e);
