@@ -359,11 +359,13 @@ pub fn sort(
     // Pairs may move packed between passes (kernels/radix_sort.cu, "Packed pairs").
     let values_ptr = values.map_or(0, |(m, _)| m.ptr);
     let packed = packs(module_packs(key_bytes, value_bytes), len, keys.ptr, values_ptr);
-    // On the first call the modules compile side by side.
-    let hist_and_pass: [precompile::Wanted; 2] =
-        [(sources::RADIX_HISTOGRAM, hist_variant, &hist_spec), (sources::RADIX_SORT, pass_variant, &pass_spec)];
-    let packing: &[precompile::Wanted] = if packed { &[(sources::RADIX_SORT, packing_variant, &packing_spec)] } else { &[] };
-    precompile::compile_unloaded(shared, &[&hist_and_pass[..], packing].concat())?;
+    // On the first call the modules compile side by side (the packing one when packed).
+    let wanted: [precompile::Wanted; 3] = [
+        (sources::RADIX_HISTOGRAM, hist_variant, &hist_spec),
+        (sources::RADIX_SORT, pass_variant, &pass_spec),
+        (sources::RADIX_SORT, packing_variant, &packing_spec),
+    ];
+    precompile::compile_unloaded(shared, &wanted[..if packed { 3 } else { 2 }])?;
     let load_hist = |kernel| shared.loader.function(sources::RADIX_HISTOGRAM, hist_variant, kernel, hist_spec);
     let load_pass = |kernel| shared.loader.function(sources::RADIX_SORT, pass_variant, kernel, pass_spec);
 
@@ -408,8 +410,11 @@ pub fn sort(
     let tile_shared = p.tile_shared_bytes(key_bytes, value_bytes);
     // The passes that write packed pairs (all but the last) run in a kernel of their
     // own, launched beside radix_pass for each pass that can be one.
+    // (Each kernel with the number of its blocks the GPU holds at once.)
+    let pass_kernel = (pass_kernel, resident(pass_kernel, p.block, tile_shared)?);
     let packing_kernel = if packed {
-        Some(shared.loader.function(sources::RADIX_SORT, packing_variant, "radix_pass_packing", packing_spec)?)
+        let f = shared.loader.function(sources::RADIX_SORT, packing_variant, "radix_pass_packing", packing_spec)?;
+        Some((f, resident(f, p.block, tile_shared)?))
     } else {
         None
     };
@@ -422,8 +427,7 @@ pub fn sort(
             // (Of radix_pass and radix_pass_packing, one sorts the pass: they share
             // its look-back words.)
             let (lookback, epoch) = state.sync.begin_run(stream, tiles * RADIX)?;
-            for kernel in std::iter::once(pass_kernel).chain(packing) {
-                let grid_limit = resident(kernel, p.block, tile_shared)?;
+            for (kernel, grid_limit) in std::iter::once(pass_kernel).chain(packing) {
                 unsafe {
                     launch_with_shared(
                         kernel,
