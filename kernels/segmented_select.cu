@@ -2,19 +2,21 @@
 // [offsets[r], offsets[r + 1]) of `values`, its key of rank ks[r] (or the lower median).
 //
 //   segsel_short    one warp a few consecutive rows (a lane a row): checks them (the
-//                   first bad row, the lowest index, kept), selects the short ones (up
-//                   to WARP * WARP_ITEMS keys, in registers; common/warp_bitwise_select.cuh
-//                   for narrow keys, common/warp_radix_select.cuh for wide ones) into a
-//                   staging buffer and files the longer ones under their length class.
-//                   Its last block knows the final fault: it copies the staged answers
-//                   to `out` when no row is bad (small calls), writes the class counts
-//                   and the fault to the host's mapped report and leaves the counters
-//                   zeroed for the next call.
-//   segsel_commit   larger calls: the staged answers to `out`, when no row is bad.
+//                   first bad row, the lowest index, kept) and files the long ones
+//                   under their length class; the last block to have checked its rows
+//                   posts the verdict and writes the class counts and the fault to the
+//                   host's mapped report, which the host waits for (the call's one
+//                   wait). Meanwhile every warp selects its short rows (up to WARP *
+//                   WARP_ITEMS keys, in registers; common/warp_bitwise_select.cuh for
+//                   narrow keys, common/warp_radix_select.cuh for wide ones) and, under
+//                   a clean verdict, writes them to `out` (resident grids: a
+//                   cooperative launch) or stages them.
+//   segsel_commit   grids too large to be resident: the staged answers to `out`, when
+//                   no row is bad.
 //
-// The host waits once, for the report: a bad row fails the call (`out` never written);
-// otherwise each class of long rows is launched, exactly sized from its count
-// (segmented_select_long.cu, a module of its own).
+// A bad row fails the call (`out` never written); otherwise the host launches each
+// class of long rows, exactly sized from its count (segmented_select_long.cu, a module
+// of its own), while the short rows' selection may still be running ahead of them.
 //
 // Keys are compared as ordered patterns (common/radix_key.cuh), so one module serves
 // every dtype of a width; the answer is the pattern turned back into the key (every NaN
@@ -29,13 +31,14 @@
 #include "segmented_select_rows.cuh"
 #include "common/warp_radix_select.cuh"
 #include "common/warp_bitwise_select.cuh"
-#include "common/last_to_arrive.cuh"
 
 constexpr int COMMIT_BLOCK = GP_COMMIT_BLOCK;
 constexpr int WARP_BLOCK = GP_WARP_BLOCK;
-// Short rows are many and each is a chain of dependent steps: as many warps resident as
-// the registers of keys up to 4 bytes allow (wider keys would spill).
-constexpr int WARP_MIN_BLOCKS = GP_KEY_BYTES <= 4 ? GP_WARP_MIN_BLOCKS : 1;
+// Short rows are many and each is a chain of dependent steps: GP_WARP_MIN_WARPS warps
+// resident an SM (64: every slot) for keys up to 4 bytes, in the registers that leaves
+// (wider keys would spill).
+constexpr int WARP_MIN_BLOCKS = GP_KEY_BYTES <= 4 ? GP_WARP_MIN_WARPS * gp::WARP / WARP_BLOCK : 1;
+static_assert(GP_KEY_BYTES > 4 || WARP_MIN_BLOCKS >= 1, "a whole block of warps resident");
 
 // What is wrong with a row (the report's `fault`; 0: nothing). The order is the order
 // in which a row is checked.
@@ -44,17 +47,22 @@ constexpr u32 FAULT_PAST_END = 2;
 constexpr u32 FAULT_EMPTY = 3;
 constexpr u32 FAULT_RANK = 4;
 
-// Device counters, zero before a call and left zero after its short-row launch.
+// Device counters: counts, fault and ticket are zero before a call and left zero by
+// the block that publishes its report; the verdict is tagged with the call's number.
 struct Counters {
     u32 counts[CLASSES];
-    u64 fault;    // max over bad rows of ~(row << 3 | fault): the lowest row wins
-    u32 ticket;   // blocks done
-    u32 verdict;  // the last call's fault (0: none), for segsel_commit
+    u64 fault;  // max over bad rows of ~(row << 3 | fault): the lowest row wins
+    // Blocks that have checked their rows (low half) and those among them that found a
+    // bad row or a long one (high half): the last block learns from its own ticket
+    // whether there is anything to read back.
+    u64 ticket;
+    // The call's number (low half) and its fault (high half; 0: none), once every row
+    // is checked: the short rows' answers are written to `out` only under a clean one.
+    u64 verdict;
 };
 
-// What the last block writes to the host's mapped memory, numbered by the call, which
-// src/backend/cuda/segmented_select.rs checks after the stream has finished (it reads
-// the same layout).
+// What the publishing block writes to the host's mapped memory, numbered by the call,
+// `seq` last (src/backend/cuda/segmented_select.rs reads the same layout).
 struct Report {
     u32 counts[CLASSES];
     u64 row;               // the first bad row
@@ -71,31 +79,46 @@ __device__ __forceinline__ u32 length_class(u64 n) {
                             : CLASS_LONG;
 }
 
-// The last block: publishes the counts and the first fault, then zeroes the counters.
-__device__ __forceinline__ void publish(const Rows &rows, Counters *ctr, Report *report, u32 seq) {
+// The block whose ticket was the last: every row is checked. It reads back the counts
+// and the first fault only when some block flagged one (else they are all zero),
+// leaves the counters zeroed for the next call, posts the verdict for the blocks still
+// selecting and the report for the host (which returns on it, while the short rows'
+// selection goes on in stream order).
+__device__ __forceinline__ void publish(const Rows &rows, Counters *ctr, Report *report, u32 seq, bool flagged) {
     volatile Counters *c = ctr;
     volatile Report *r = report;
-    const u64 fault = ~c->fault;  // all ones: no fault
-    for (u32 k = 0; k < CLASSES; ++k) {
-        r->counts[k] = c->counts[k];
-        c->counts[k] = 0;
+    u64 fault = ~0ull;  // none
+    for (u32 k = 0; k < CLASSES; ++k) r->counts[k] = 0;
+    if (flagged) {
+        fault = ~c->fault;
+        for (u32 k = 0; k < CLASSES; ++k) {
+            r->counts[k] = c->counts[k];
+            c->counts[k] = 0;
+        }
+        c->fault = 0;
     }
-    c->fault = 0;
     c->ticket = 0;
-    c->verdict = fault != ~0ull ? (u32)(fault & 7) : 0u;
-    if (fault != ~0ull) {
+    const u32 code = fault != ~0ull ? (u32)(fault & 7) : 0u;
+    c->verdict = (u64)code << 32 | seq;
+    if (code) {
         const u64 row = fault >> 3, begin = rows.offset(row), end = rows.offset(row + 1);
         r->row = row;
         r->begin = begin;
         r->end = end;
-        r->rank = (u32)(fault & 7) == FAULT_RANK ? rows.rank(row, end - begin) : 0;
-        r->fault = (u32)(fault & 7);
-    } else {
-        r->fault = 0;
+        r->rank = code == FAULT_RANK ? rows.rank(row, end - begin) : 0;
     }
-    // No system fence: the host reads the report once the stream has finished, which
-    // orders every write of the launch before it.
+    r->fault = code;
+    // The host spins on `seq` and then reads the rest: the other fields reach host
+    // memory first.
+    __threadfence_system();
     r->seq = seq;
+}
+
+// The verdict of call `seq`: its fault (0: none), or ~0u while not every row is checked.
+__device__ __forceinline__ u32 verdict(const Counters *ctr, u32 seq) {
+    u64 v;
+    asm volatile("ld.acquire.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(&ctr->verdict) : "memory");
+    return (u32)v == seq ? (u32)(v >> 32) : ~0u;
 }
 
 // The short rows' selection: bit by bit through warp sums (narrow keys: a few steps,
@@ -131,47 +154,63 @@ __device__ __forceinline__ void load_row(U (&keys)[WARP_ITEMS], const U *values,
     }
 }
 
-// Each warp takes `per_warp` (1..32) consecutive rows, lane l the row first + l: the
-// lanes check their rows side by side (offsets decreasing, past the end of the buffer,
-// an empty row, a rank past the row; the first bad row, the lowest index, is kept),
-// file the long ones under their length class (row_ids holds CLASSES lists of `nrows`
-// entries; class c's rows go to list c) and the warp selects the short ones (up to
-// WARP_MAX keys, in registers) one after another, the next row's keys loading while
-// the current one is selected. Answers go to `staged`, not `out`: only once every
-// block has checked its rows is it known that no row is bad. The last block to finish
-// then copies `staged` to `out` when `commit` is set and no row is bad (small calls;
-// larger ones launch segsel_commit after this), writes the class counts and the first
-// bad row to the host's mapped report and its verdict to the counters, and leaves the
-// counts zeroed for the next call. On a bad row `out` is never written. Only rows that
-// passed the check are read, so no read leaves the buffer whatever the offsets say.
+// Each warp takes `per_warp` (1..32) consecutive rows, lane l the row first + l. First
+// the lanes check their rows side by side (offsets decreasing, past the end of the
+// buffer, an empty row, a rank past the row; the first bad row, the lowest index, is
+// kept) and file the long ones under their length class (row_ids holds CLASSES lists
+// of `nrows` entries; class c's rows go to list c); then the block takes its ticket,
+// and the last block to do so publishes the verdict and the host's report. Meanwhile
+// the warp selects its short rows (up to WARP_MAX keys, in registers) one after
+// another, the next row's keys loading while the current one is selected.
+//
+// `resident` (a cooperative launch: every block resident at once): the warp then
+// waits for the verdict, which every block reaches without needing this one's slot,
+// and writes its answers to `out` only if no row is bad. Otherwise (grids too large
+// for that) the answers go to `staged`, and segsel_commit copies them once this launch
+// has finished, under a clean verdict. Either way `out` is never written when a row is
+// bad, and only rows that passed the check are read, so no read leaves the buffer
+// whatever the offsets say.
 extern "C" __global__ void __launch_bounds__(WARP_BLOCK, WARP_MIN_BLOCKS)
 segsel_short(const U *values, u64 len, const void *offsets, const void *ranks, u32 flags, u64 nrows, u32 per_warp,
-             Counters *ctr, u32 *row_ids, U *staged, u32 commit, Report *report, u32 seq, U *out, u32 key_order) {
+             Counters *ctr, u32 *row_ids, U *staged, u32 resident, Report *report, u32 seq, U *out, u32 key_order) {
     gp::wait_for_prior_grids();
     constexpr int WARPS = WARP_BLOCK / gp::WARP;
     __shared__ ShortStorage storage[WARPS];
     __shared__ u32 block_counts[CLASSES], block_base[CLASSES];
+    __shared__ u32 block_flagged;
     const Rows rows{offsets, ranks, flags};
     const u32 warp = threadIdx.x / gp::WARP, lane = threadIdx.x % gp::WARP;
     const u64 row = ((u64)blockIdx.x * WARPS + warp) * per_warp + lane;
     if (threadIdx.x < CLASSES) block_counts[threadIdx.x] = 0;
+    if (threadIdx.x == 0) block_flagged = 0;
     __syncthreads();
     u64 begin = 0, n = 0, rank = 0;
-    u32 cls = CLASSES;  // none: no row, or a bad one
+    u32 cls = CLASSES;  // none: no row (CLASSES + 1: a bad one)
     if (lane < per_warp && row < nrows) {
         const u64 b = rows.offset(row), e = rows.offset(row + 1);
-        u32 fault = 0;
-        if (e < b) fault = FAULT_DECREASING;
-        else if (e > len) fault = FAULT_PAST_END;
-        else if (e == b) fault = FAULT_EMPTY;
-        else if ((rank = rows.rank(row, e - b)) >= e - b) fault = FAULT_RANK;
-        if (fault) atomicMax((unsigned long long *)&ctr->fault, ~(row << 3 | fault));
-        else {
+        u32 bad = 0;
+        if (e < b) bad = FAULT_DECREASING;
+        else if (e > len) bad = FAULT_PAST_END;
+        else if (e == b) bad = FAULT_EMPTY;
+        else if ((rank = rows.rank(row, e - b)) >= e - b) bad = FAULT_RANK;
+        if (bad) {
+            atomicMax((unsigned long long *)&ctr->fault, ~(row << 3 | bad));
+            cls = CLASSES + 1;  // flagged, selected by no one
+        } else {
             begin = b;
             n = e - b;
             cls = length_class(n);
         }
     }
+    // A bad row or a long one: the publishing block has counters to read back.
+    if (__any_sync(gp::FULL_MASK, cls != CLASS_WARP && cls != CLASSES) && lane == 0) atomicOr(&block_flagged, 1u);
+    // The first short row's keys load while the block files its long rows and takes
+    // its ticket.
+    const KeyOrder order(key_order);
+    u32 todo = __ballot_sync(gp::FULL_MASK, cls == CLASS_WARP);
+    U found = 0, keys[WARP_ITEMS], next[WARP_ITEMS];
+    int at = todo ? __ffs(todo) - 1 : 0;
+    if (todo) load_row(keys, values, begin, n, at, order);
     // A long row's place in its list: its rank among the warp's rows of its class, after
     // the warp's share of the block's, after the block's share of the grid's.
     u32 place = 0;
@@ -184,11 +223,22 @@ segsel_short(const U *values, u64 len, const void *offsets, const void *ranks, u
         base = __shfl_sync(gp::FULL_MASK, base, leader);
         if (cls == k) place = base + __popc(peers & ((1u << lane) - 1));
     }
-    const KeyOrder order(key_order);
-    u32 todo = __ballot_sync(gp::FULL_MASK, cls == CLASS_WARP);
-    U found = 0, keys[WARP_ITEMS], next[WARP_ITEMS];
-    int at = todo ? __ffs(todo) - 1 : 0;
-    if (todo) load_row(keys, values, begin, n, at, order);
+    __syncthreads();
+    if (threadIdx.x < CLASSES && block_counts[threadIdx.x])
+        block_base[threadIdx.x] = atomicAdd(&ctr->counts[threadIdx.x], block_counts[threadIdx.x]);
+    __syncthreads();
+    if (cls != CLASS_WARP && cls < CLASSES) row_ids[cls * nrows + block_base[cls] + place] = (u32)row;
+    // The ticket: the block's faults and filings are visible before it counts in.
+    __threadfence();
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        const u64 mine = 1ull | (u64)block_flagged << 32;
+        const u64 before = atomicAdd((unsigned long long *)&ctr->ticket, mine);
+        if ((u32)before == gridDim.x - 1) {
+            __threadfence();  // every block's counts and faults, before they are read
+            publish(rows, ctr, report, seq, (before + mine) >> 32 != 0);
+        }
+    }
     while (todo) {  // the same for the whole warp
         todo &= todo - 1;
         const int following = todo ? __ffs(todo) - 1 : 0;
@@ -199,44 +249,24 @@ segsel_short(const U *values, u64 len, const void *offsets, const void *ranks, u
         for (int j = 0; j < WARP_ITEMS; ++j) keys[j] = next[j];
         at = following;
     }
-    if (cls == CLASS_WARP) staged[row] = order.raw(found);
-    __syncthreads();
-    if (threadIdx.x < CLASSES && block_counts[threadIdx.x])
-        block_base[threadIdx.x] = atomicAdd(&ctr->counts[threadIdx.x], block_counts[threadIdx.x]);
-    __syncthreads();
-    if (cls != CLASS_WARP && cls < CLASSES) row_ids[cls * nrows + block_base[cls] + place] = (u32)row;
-    if (!gp::last_to_arrive(&ctr->ticket, gridDim.x)) return;
-    // Every block has checked its rows: the fault is final.
-    const bool clean = *(volatile u64 *)&ctr->fault == 0;
-    __syncthreads();  // every thread has read the fault before publish() clears it
-    if (commit && clean) {
-        // COPY loads in flight a thread (out and staged never overlap): a few L2 round
-        // trips for the small calls this serves.
-        constexpr int COPY = 16;
-        for (u64 first = threadIdx.x; first < nrows; first += (u64)COPY * WARP_BLOCK) {
-            U v[COPY];
-#pragma unroll
-            for (int u = 0; u < COPY; ++u) {
-                const u64 i = first + (u64)u * WARP_BLOCK;
-                v[u] = i < nrows ? __ldcg(staged + i) : U(0);
-            }
-#pragma unroll
-            for (int u = 0; u < COPY; ++u) {
-                const u64 i = first + (u64)u * WARP_BLOCK;
-                if (i < nrows) out[i] = v[u];
-            }
-        }
+    if (!resident) {
+        if (cls == CLASS_WARP) staged[row] = order.raw(found);
+        return;
     }
-    if (threadIdx.x == 0) publish(rows, ctr, report, seq);
+    u32 fault = 0;
+    if (lane == 0)
+        while ((fault = verdict(ctr, seq)) == ~0u) __nanosleep(64);
+    fault = __shfl_sync(gp::FULL_MASK, fault, 0);
+    if (fault == 0 && cls == CLASS_WARP) out[row] = order.raw(found);
 }
 
-// Larger calls: `staged` to `out` once segsel_short has found no bad row (its verdict,
-// final at this launch). Entries of long rows are overwritten by their class's launch.
+// Grids too large to be resident at once: `staged` to `out` once segsel_short has found
+// no bad row (its verdict, final at this launch). Entries of long rows are overwritten
+// by their class's launch.
 extern "C" __global__ void __launch_bounds__(COMMIT_BLOCK)
 segsel_commit(const U *staged, u64 nrows, const Counters *ctr, U *out) {
     gp::wait_for_prior_grids();
-    if (*(const volatile u32 *)&ctr->verdict != 0) return;
+    if (*(const volatile u64 *)&ctr->verdict >> 32 != 0) return;
     for (u64 i = (u64)blockIdx.x * COMMIT_BLOCK + threadIdx.x; i < nrows; i += (u64)gridDim.x * COMMIT_BLOCK)
         out[i] = staged[i];
 }
-

@@ -1,21 +1,22 @@
 //! Planning and launching the segmented select (kernels/segmented_select.cu).
 //!
-//! One launch, one warp a few rows: checks every row, selects the short ones into a
-//! staging buffer and files the long ones under their length class; its last block
-//! knows the first bad row (if any), copies the staged answers to `out` when there is
-//! none (small calls; larger ones have a copy launch behind it, which reads the
-//! verdict), and writes the class counts and the first bad row into the context's
-//! mapped result slot, which the host waits for (the call's one wait). A bad row fails
-//! the call with `out` never written and nothing more launched; otherwise each
-//! non-empty class of long rows gets one launch, sized from its count. The offsets
-//! never travel to the host.
+//! One launch, one warp a few rows: checks every row and files the long ones under
+//! their length class; the last block to have checked its rows writes the class counts
+//! and the first bad row (if any) into the context's mapped result slot, which the host
+//! waits for (the call's one wait), and posts the verdict on the device. The warps go
+//! on selecting the short rows: in a grid resident at once (a cooperative launch) each
+//! warp waits for the verdict and writes its answers to `out` itself; a larger grid
+//! stages them, and a copy launch behind it writes them under a clean verdict. A bad
+//! row fails the call with `out` never written and nothing more launched; otherwise
+//! each non-empty class of long rows gets one launch, sized from its count. The
+//! offsets never travel to the host.
 
 use cudarc::driver::result as drv;
 use cudarc::driver::sys::{CUdeviceptr, CUfunction, CUstream};
 
 use super::context::{round_up, CudaShared, State, RESULT_SLOT_BYTES};
 use super::driver::DriverContext;
-use super::launch::{launch, Arg};
+use super::launch::{launch, launch_cooperative, Arg};
 use super::loader::ModuleSpec;
 use super::memory::DeviceMemory;
 use super::modules::Module;
@@ -26,7 +27,7 @@ use super::sources::{self, Source};
 use super::tuning::knob;
 use crate::backend::RowFault;
 use crate::dtype::{DType, Order};
-use crate::error::{internal, unsupported, Result};
+use crate::error::{unsupported, Result};
 
 /// Length classes (kernels/segmented_select.cu: CLASS_*), in the report's order.
 const CLASSES: usize = 5;
@@ -55,12 +56,14 @@ struct Policy {
     long_block: u32,
     bitwise_bytes: u32,
     step_bits: u32,
-    warp_min_blocks: u32,
-    /// Rows a warp (1..32; 0: enough for about two warps a resident slot, at least one).
+    /// Warps of the short-row kernel resident an SM, for keys up to 4 bytes (its
+    /// register limit).
+    warp_min_warps: u32,
+    /// Rows a warp (1..32; 0: as few as keep the grid resident, or, for more rows than
+    /// that allows, enough for about two warps a resident slot).
     rows_per_warp: u32,
-    /// Up to this many rows the short-row launch's last block copies the answers to
-    /// `out` itself; more take a launch of their own.
-    block_commit_max: u32,
+    /// 0: never the cooperative launch (every grid stages its answers for segsel_commit).
+    resident: u32,
 }
 
 fn policy() -> Policy {
@@ -76,9 +79,9 @@ fn policy() -> Policy {
         long_block: knob("segsel.long_block", 1024),
         bitwise_bytes: knob("segsel.bitwise_bytes", 4),
         step_bits: knob("segsel.step_bits", 2),
-        warp_min_blocks: knob("segsel.warp_min_blocks", 8),
+        warp_min_warps: knob("segsel.warp_min_warps", 64),
         rows_per_warp: knob("segsel.rows_per_warp", 0),
-        block_commit_max: knob("segsel.block_commit_max", 16384),
+        resident: knob("segsel.resident", 1),
     }
 }
 
@@ -93,7 +96,7 @@ pub fn module(source: Source, key_bytes: usize, float_keys: bool) -> ModuleSpec 
             format!("-DGP_KEY_BYTES={key_bytes}"),
             format!("-DGP_KEY_FLOAT={}", float_keys as u32),
             format!("-DGP_COMMIT_BLOCK={COMMIT_BLOCK}"),
-            format!("-DGP_WARP_MIN_BLOCKS={}", p.warp_min_blocks),
+            format!("-DGP_WARP_MIN_WARPS={}", p.warp_min_warps),
             format!("-DGP_WARP_BITWISE={}", (key_bytes as u32 <= p.bitwise_bytes) as u32),
             format!("-DGP_STEP_BITS={}", p.step_bits),
             format!("-DGP_WARP_BLOCK={}", p.warp_block),
@@ -140,17 +143,13 @@ struct Report {
 
 const _: () = assert!(std::mem::size_of::<Report>() <= RESULT_SLOT_BYTES);
 
-/// Waits for the short-row launch numbered `seq` and reads the report its last block
-/// wrote to the mapped slot.
+/// Waits for the report of the short-row launch numbered `seq` (its last block writes
+/// `seq` last) and reads it from the mapped slot.
 fn wait_for_report(shared: &CudaShared, stream: CUstream, seq: u32) -> Result<Report> {
-    CudaShared::wait(stream)?;
+    shared.wait_for_slot_word(stream, std::mem::offset_of!(Report, seq), seq)?;
     // SAFETY: the slot is pinned host memory of RESULT_SLOT_BYTES >= size_of::<Report>(),
-    // aligned to a page, written by the finished launch.
-    let report = unsafe { std::ptr::read_volatile(shared.result_slot.host as *const Report) };
-    if report.seq != seq {
-        return Err(internal("the rows' selection finished without its report"));
-    }
-    Ok(report)
+    // aligned to a page; its writer wrote every field before `seq`.
+    Ok(unsafe { std::ptr::read_volatile(shared.result_slot.host as *const Report) })
 }
 
 /// The device counters (allocated and zeroed on first use; every short-row launch
@@ -204,15 +203,18 @@ pub fn segmented_select(
     let commit = function(shared, SOURCES[0], key_bytes, float_keys, "segsel_commit")?;
     let p = policy();
     let warps_a_block = (p.warp_block / 32) as u64;
-    let per_warp = match p.rows_per_warp {
-        0 => {
-            // About two warps a resident slot, the rest of the rows a warp's serial work.
-            let slots = shared.props.sm_count as u64 * (shared.props.max_threads_per_sm / 32) as u64;
-            (nrows as u64).div_ceil(2 * slots).clamp(1, 32)
-        }
-        r => r.clamp(1, 32) as u64,
+    // Warps resident at once: a grid that fits them is launched cooperatively, and its
+    // warps write their answers to `out` themselves.
+    let resident_blocks = shared.props.sm_count as u64 * shared.loader.blocks_per_sm(short, p.warp_block)? as u64;
+    let resident_warps = resident_blocks * warps_a_block;
+    let fits = p.resident != 0 && (nrows as u64) <= 32 * resident_warps;
+    let per_warp = match (p.rows_per_warp, fits) {
+        (0, true) => (nrows as u64).div_ceil(resident_warps).max(1),
+        // About two warps a resident slot, the rest of the rows a warp's serial work.
+        (0, false) => (nrows as u64).div_ceil(2 * resident_warps).clamp(1, 32),
+        (r, _) => r.clamp(1, 32) as u64,
     };
-    let commit_in_block = nrows <= p.block_commit_max as usize;
+    let grid = (nrows as u64).div_ceil(warps_a_block * per_warp);
     let mut state = shared.lock()?;
     let stream = state.stream;
     let (counters, seq) = begin_call(&mut state)?;
@@ -234,35 +236,35 @@ pub fn segmented_select(
     // SAFETY: the pinned slot holds a Report; no kernel writes it now (the state lock
     // is held and the last user waited for its result).
     unsafe { std::ptr::write_volatile(std::ptr::addr_of_mut!((*slot).seq), 0) };
+    let args = |resident: bool| {
+        [
+            Arg::ptr(values.ptr),
+            Arg::size(len),
+            Arg::ptr(offsets.0.ptr),
+            Arg::ptr(ranks_ptr),
+            Arg::u32(flags),
+            Arg::size(nrows),
+            Arg::u32(per_warp as u32),
+            Arg::ptr(counters),
+            Arg::ptr(ids),
+            Arg::ptr(staged),
+            Arg::u32(resident as u32),
+            Arg::ptr(shared.result_slot.device),
+            Arg::u32(seq),
+            Arg::ptr(out.ptr),
+            Arg::u32(key_order),
+        ]
+    };
     // SAFETY: arguments match segsel_short and segsel_commit; offsets hold nrows + 1
     // entries and ranks nrows, the scratch CLASSES lists of nrows ids and nrows staged
     // answers, the counters COUNTERS_BYTES, the mapped slot a Report, out nrows
-    // elements. Either writes `out` only once every row is checked and none is bad.
+    // elements. Either writes `out` only once every row is checked and none is bad. A
+    // resident grid (every block at once, or the launch is refused and nothing runs)
+    // lets its warps wait for the verdict.
     unsafe {
-        launch(
-            short,
-            (nrows as u64).div_ceil(warps_a_block * per_warp),
-            p.warp_block,
-            stream,
-            &[
-                Arg::ptr(values.ptr),
-                Arg::size(len),
-                Arg::ptr(offsets.0.ptr),
-                Arg::ptr(ranks_ptr),
-                Arg::u32(flags),
-                Arg::size(nrows),
-                Arg::u32(per_warp as u32),
-                Arg::ptr(counters),
-                Arg::ptr(ids),
-                Arg::ptr(staged),
-                Arg::u32(commit_in_block as u32),
-                Arg::ptr(shared.result_slot.device),
-                Arg::u32(seq),
-                Arg::ptr(out.ptr),
-                Arg::u32(key_order),
-            ],
-        )?;
-        if !commit_in_block {
+        let resident = fits && grid <= resident_blocks && launch_cooperative(short, grid, p.warp_block, stream, &args(true))?;
+        if !resident {
+            launch(short, grid, p.warp_block, stream, &args(false))?;
             let blocks = (nrows as u64).div_ceil(COMMIT_BLOCK as u64).min(shared.props.sm_count as u64 * 16);
             launch(
                 commit,

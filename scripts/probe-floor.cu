@@ -1,0 +1,238 @@
+// probe-floor.cu: the floor under a call that launches and waits, on the GPU machine.
+//   nvcc -O2 -arch=sm_90 -Iinclude scripts/probe-floor.cu -L<lib> -lgpuprims -o probe-floor
+//   ./probe-floor [spin]
+// Prints medians (wall clock around each call, 501 calls after a warm-up) of bare
+// CUDA launches that wait in several ways, beside gpuprims_reduce of one element and
+// gpuprims_segmented_select of u16 rows of 1..100, so the distance between what the
+// driver allows and what a call of ours costs can be read off. With "spin" the device
+// is set to spin while it waits (cudaDeviceScheduleSpin) before anything else runs.
+#include <gpuprims.h>
+#include <cuda.h>
+#include <cuda_runtime.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <algorithm>
+#include <vector>
+
+static double now_us() {
+  timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
+}
+#define CK(x)                                                             \
+  do {                                                                    \
+    cudaError_t e = (x);                                                  \
+    if (e != cudaSuccess) {                                               \
+      printf("%s: %s\n", #x, cudaGetErrorString(e));                      \
+      exit(1);                                                            \
+    }                                                                     \
+  } while (0)
+
+__global__ void empty() {}
+__global__ void write_flag(volatile unsigned *flag, unsigned v) {
+  if (threadIdx.x == 0 && blockIdx.x == 0) *flag = v;
+}
+// Eight words, a system fence, then the flag (as a report is published).
+__global__ void write_fenced(volatile unsigned *flag, unsigned v) {
+  if (threadIdx.x == 0 && blockIdx.x == 0) {
+    for (int i = 1; i < 9; ++i) flag[i] = v + i;
+    __threadfence_system();
+    *flag = v;
+  }
+}
+// The last block to arrive writes the flag (a ticket, as segsel_short ends).
+__global__ void ticket_flag(unsigned *ticket, volatile unsigned *flag, unsigned v) {
+  __shared__ bool last;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    __threadfence();
+    last = atomicAdd(ticket, 1u) == gridDim.x - 1;
+  }
+  __syncthreads();
+  if (last && threadIdx.x == 0) {
+    *ticket = 0;
+    *flag = v;
+  }
+}
+// Every block waits for every other (all resident), then block 0 writes the flag.
+__global__ void barrier_flag(unsigned long long *arrived, unsigned long long target, volatile unsigned *flag,
+                             unsigned v) {
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    __threadfence();
+    atomicAdd(arrived, 1ull);
+    for (;;) {
+      unsigned long long seen;
+      asm volatile("ld.acquire.gpu.global.u64 %0, [%1];" : "=l"(seen) : "l"(arrived) : "memory");
+      if (seen >= target) break;
+      __nanosleep(32);
+    }
+  }
+  __syncthreads();
+  if (blockIdx.x == 0 && threadIdx.x == 0) *flag = v;
+}
+
+static std::vector<double> t(501);
+static double median() {
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+template <class F>
+static void measure(const char *label, F body) {
+  for (int r = 0; r < 50; ++r) body();
+  for (size_t r = 0; r < t.size(); ++r) {
+    double a = now_us();
+    body();
+    t[r] = now_us() - a;
+  }
+  double m = median();
+  printf("%-58s median %6.1f us  p10 %6.1f  p90 %6.1f\n", label, m, t[t.size() / 10], t[t.size() * 9 / 10]);
+}
+
+static uint64_t sm64(uint64_t *s) {
+  uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+static void bare_floors(cudaStream_t s) {
+  unsigned *flag_h, *flag_d, *ticket;
+  unsigned long long *arrived;
+  CK(cudaHostAlloc(&flag_h, 64, cudaHostAllocMapped | cudaHostAllocPortable));
+  CK(cudaHostGetDevicePointer(&flag_d, flag_h, 0));
+  CK(cudaMalloc(&ticket, 4));
+  CK(cudaMemset(ticket, 0, 4));
+  CK(cudaMalloc(&arrived, 8));
+  CK(cudaMemset(arrived, 0, 8));
+  unsigned seq = 0;
+  unsigned long long arrivals = 0;
+
+  measure("empty 1x32, stream sync", [&] { empty<<<1, 32, 0, s>>>(); cudaStreamSynchronize(s); });
+  {
+    cudaLaunchAttribute attr;
+    attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr.val.programmaticStreamSerializationAllowed = 1;
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3(1);
+    cfg.blockDim = dim3(32);
+    cfg.stream = s;
+    cfg.attrs = &attr;
+    cfg.numAttrs = 1;
+    measure("empty 1x32 programmatic (LaunchKernelEx), stream sync", [&] { cudaLaunchKernelEx(&cfg, empty); cudaStreamSynchronize(s); });
+  }
+  measure("write mapped 1x32, stream sync", [&] { write_flag<<<1, 32, 0, s>>>(flag_d, ++seq); cudaStreamSynchronize(s); });
+  measure("write mapped 1x32, host spins on the flag", [&] {
+    write_flag<<<1, 32, 0, s>>>(flag_d, ++seq);
+    while (*(volatile unsigned *)flag_h != seq) {}
+  });
+  typedef CUresult (*WriteValue)(CUstream, CUdeviceptr, cuuint32_t, unsigned);
+  WriteValue write_value = nullptr;
+  cudaDriverEntryPointQueryResult found;
+  CK(cudaGetDriverEntryPointByVersion("cuStreamWriteValue32", (void **)&write_value, 12000, cudaEnableDefault, &found));
+  measure("8 words, system fence, flag 1x32, host spins on the flag", [&] {
+    write_fenced<<<1, 32, 0, s>>>(flag_d, ++seq);
+    while (*(volatile unsigned *)flag_h != seq) {}
+  });
+  measure("empty 1x32, cuStreamWriteValue32, host spins on the flag", [&] {
+    empty<<<1, 32, 0, s>>>();
+    write_value(s, (CUdeviceptr)flag_d, ++seq, 0);
+    while (*(volatile unsigned *)flag_h != seq) {}
+  });
+  measure("empty 1250x256, stream sync", [&] { empty<<<1250, 256, 0, s>>>(); cudaStreamSynchronize(s); });
+  measure("ticket 1250x256 (last block writes mapped), stream sync", [&] { ticket_flag<<<1250, 256, 0, s>>>(ticket, flag_d, ++seq); cudaStreamSynchronize(s); });
+  measure("ticket 1250x256, host spins on the flag", [&] {
+    ticket_flag<<<1250, 256, 0, s>>>(ticket, flag_d, ++seq);
+    while (*(volatile unsigned *)flag_h != seq) {}
+  });
+  measure("ticket 625x256, stream sync", [&] { ticket_flag<<<625, 256, 0, s>>>(ticket, flag_d, ++seq); cudaStreamSynchronize(s); });
+  measure("barrier 625x256 (plain launch), stream sync", [&] {
+    arrivals += 625;
+    barrier_flag<<<625, 256, 0, s>>>(arrived, arrivals, flag_d, ++seq);
+    cudaStreamSynchronize(s);
+  });
+  {
+    measure("barrier 625x256 cooperative, stream sync", [&] {
+      arrivals += 625;
+      unsigned long long target = arrivals;
+      unsigned v = ++seq;
+      void *args[] = {&arrived, &target, &flag_d, &v};
+      cudaLaunchCooperativeKernel((void *)barrier_flag, dim3(625), dim3(256), args, 0, s);
+      cudaStreamSynchronize(s);
+    });
+  }
+  {
+    cudaEvent_t e0, e1;
+    CK(cudaEventCreate(&e0));
+    CK(cudaEventCreate(&e1));
+    std::vector<double> ev(501);
+    for (int r = -50; r < 501; ++r) {
+      cudaEventRecord(e0, s);
+      empty<<<1, 32, 0, s>>>();
+      cudaStreamSynchronize(s);
+      cudaEventRecord(e1, s);
+      cudaEventSynchronize(e1);
+      float ms;
+      cudaEventElapsedTime(&ms, e0, e1);
+      if (r >= 0) ev[r] = ms * 1e3;
+    }
+    std::sort(ev.begin(), ev.end());
+    printf("%-58s median %6.1f us (events, as the bench times)\n", "empty 1x32, stream sync", ev[250]);
+  }
+  CK(cudaGetLastError());
+
+}
+
+int main(int argc, char **argv) {
+  bool spin = argc > 1 && !strcmp(argv[1], "spin");
+  // "rows N": only the segmented select of N rows, a few calls (for ncu).
+  const size_t only_rows = argc > 2 && !strcmp(argv[1], "rows") ? strtoull(argv[2], 0, 0) : 0;
+  if (spin) CK(cudaSetDeviceFlags(cudaDeviceScheduleSpin));
+  CK(cudaFree(0));
+  printf("wait mode: %s\n", spin ? "spin" : "default (auto)");
+  cudaStream_t s;
+  CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  if (!only_rows) bare_floors(s);
+  if (only_rows) t.resize(5);
+  gpuprims_context *ctx;
+  if (gpuprims_context_create(GPUPRIMS_BACKEND_CUDA, 0, &ctx)) {
+    printf("no gpuprims context\n");
+    return 1;
+  }
+  if (gpuprims_context_set_stream(ctx, s)) printf("set_stream failed\n");
+  if (!only_rows) {
+    gpuprims_buffer *b;
+    uint32_t x = 1;
+    uint64_t out;
+    gpuprims_buffer_from_host(ctx, GPUPRIMS_DTYPE_U32, &x, 1, &b);
+    measure("gpuprims_reduce u32 sum of 1", [&] { gpuprims_reduce(ctx, b, GPUPRIMS_OP_SUM, &out); });
+    gpuprims_buffer_destroy(b);
+  }
+  size_t counts[] = {32, 1000, 10000, 100000};
+  for (size_t nrows : counts) {
+    if (only_rows) nrows = only_rows;
+    uint64_t st = 7;
+    std::vector<uint32_t> off(nrows + 1);
+    for (size_t i = 0; i < nrows; i++) off[i + 1] = off[i] + 1 + sm64(&st) % 100;
+    size_t n = off[nrows];
+    std::vector<uint16_t> v(n);
+    for (auto &x : v) x = (uint16_t)sm64(&st);
+    gpuprims_buffer *bv, *bo, *bout;
+    gpuprims_buffer_from_host(ctx, GPUPRIMS_DTYPE_U16, v.data(), n, &bv);
+    gpuprims_buffer_from_host(ctx, GPUPRIMS_DTYPE_U32, off.data(), nrows + 1, &bo);
+    gpuprims_buffer_create(ctx, GPUPRIMS_DTYPE_U16, nrows, &bout);
+    char label[96];
+    snprintf(label, sizeof label, "gpuprims_segmented_select u16 %zu rows of 1..100", nrows);
+    measure(label, [&] { gpuprims_segmented_select(ctx, bv, bo, NULL, bout); });
+    gpuprims_buffer_destroy(bv);
+    gpuprims_buffer_destroy(bo);
+    gpuprims_buffer_destroy(bout);
+    if (only_rows) break;
+  }
+  gpuprims_context_set_stream(ctx, NULL);
+  gpuprims_context_destroy(ctx);
+  return 0;
+}
