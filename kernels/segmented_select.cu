@@ -58,8 +58,11 @@ struct Counters {
     u64 ticket;
     // The call's number (low half) and its fault (high half; 0: none), once every row
     // is checked: the short rows' answers are written to `out` only under a clean one.
-    u64 verdict;
+    // On a cache line of its own: the warps waiting for it poll it, and the blocks'
+    // tickets should not queue behind their reads.
+    alignas(128) u64 verdict;
 };
+static_assert(sizeof(Counters) == 256, "COUNTERS_BYTES in src/backend/cuda/segmented_select.rs");
 
 // What the publishing block writes to the host's mapped memory, numbered by the call,
 // `seq` last (src/backend/cuda/segmented_select.rs reads the same layout).
@@ -87,10 +90,12 @@ __device__ __forceinline__ u32 length_class(u64 n) {
 __device__ __forceinline__ void publish(const Rows &rows, Counters *ctr, Report *report, u32 seq, bool flagged) {
     volatile Counters *c = ctr;
     volatile Report *r = report;
-    u64 fault = ~0ull;  // none
+    const u64 fault = flagged ? ~c->fault : ~0ull;  // all ones: none
+    const u32 code = fault != ~0ull ? (u32)(fault & 7) : 0u;
+    // The blocks waiting for it first.
+    c->verdict = (u64)code << 32 | seq;
     for (u32 k = 0; k < CLASSES; ++k) r->counts[k] = 0;
     if (flagged) {
-        fault = ~c->fault;
         for (u32 k = 0; k < CLASSES; ++k) {
             r->counts[k] = c->counts[k];
             c->counts[k] = 0;
@@ -98,8 +103,6 @@ __device__ __forceinline__ void publish(const Rows &rows, Counters *ctr, Report 
         c->fault = 0;
     }
     c->ticket = 0;
-    const u32 code = fault != ~0ull ? (u32)(fault & 7) : 0u;
-    c->verdict = (u64)code << 32 | seq;
     if (code) {
         const u64 row = fault >> 3, begin = rows.offset(row), end = rows.offset(row + 1);
         r->row = row;
@@ -115,9 +118,10 @@ __device__ __forceinline__ void publish(const Rows &rows, Counters *ctr, Report 
 }
 
 // The verdict of call `seq`: its fault (0: none), or ~0u while not every row is checked.
+// A relaxed read: nothing else is read on the strength of it, and an acquire would
+// invalidate the SM's L1 (other warps' keys and spills) at every poll.
 __device__ __forceinline__ u32 verdict(const Counters *ctr, u32 seq) {
-    u64 v;
-    asm volatile("ld.acquire.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(&ctr->verdict) : "memory");
+    const u64 v = *(const volatile u64 *)&ctr->verdict;
     return (u32)v == seq ? (u32)(v >> 32) : ~0u;
 }
 
@@ -255,7 +259,7 @@ segsel_short(const U *values, u64 len, const void *offsets, const void *ranks, u
     }
     u32 fault = 0;
     if (lane == 0)
-        while ((fault = verdict(ctr, seq)) == ~0u) __nanosleep(64);
+        while ((fault = verdict(ctr, seq)) == ~0u) __nanosleep(256);
     fault = __shfl_sync(gp::FULL_MASK, fault, 0);
     if (fault == 0 && cls == CLASS_WARP) out[row] = order.raw(found);
 }

@@ -36,8 +36,9 @@ const COMMIT_BLOCK: u32 = 256;
 const OFFSETS_U64: u32 = 1;
 const RANKS_GIVEN: u32 = 2;
 const RANKS_U64: u32 = 4;
-/// Bytes of the device counters the short-row launch leaves zeroed.
-const COUNTERS_BYTES: usize = 64;
+/// Bytes of the device counters (kernels/segmented_select.cu: struct Counters), zeroed
+/// once; the short-row launch leaves them so but for the verdict, tagged by call.
+const COUNTERS_BYTES: usize = 256;
 
 /// Block sizes and keys a thread of each class: rows up to 32 * warp_items keys take a
 /// warp (bit by bit, step_bits at a time, for keys up to bitwise_bytes wide, else a
