@@ -1,16 +1,16 @@
 // Per-row selection over ragged rows (gpuprims_segmented_select): for each row
 // [offsets[r], offsets[r + 1]) of `values`, its key of rank ks[r] (or the lower median).
 //
-//   segsel_short    one warp a few consecutive rows (a lane a row): checks them (the
-//                   first bad row, the lowest index, kept) and files the long ones
-//                   under their length class; the last block to have checked its rows
-//                   posts the verdict and writes the class counts and the fault to the
-//                   host's mapped report, which the host waits for (the call's one
-//                   wait). Meanwhile every warp selects its short rows (up to WARP *
-//                   WARP_ITEMS keys, in registers; common/warp_bitwise_select.cuh for
-//                   narrow keys, common/warp_radix_select.cuh for wide ones) and, under
-//                   a clean verdict, writes them to `out` (resident grids: a
-//                   cooperative launch) or stages them.
+//   segsel_short    its first blocks check the rows, a lane a row (the first bad row,
+//                   the lowest index, kept), and file the long ones under their length
+//                   class; the last of them posts the verdict and writes the class
+//                   counts and the fault to the host's mapped report, which the host
+//                   waits for (the call's one wait). Its other blocks select the short
+//                   rows meanwhile, a warp a few (up to WARP * WARP_ITEMS keys, in
+//                   registers; common/warp_bitwise_select.cuh for narrow keys,
+//                   common/warp_radix_select.cuh for wide ones) and, under a clean
+//                   verdict, write them to `out` (resident grids: a cooperative
+//                   launch) or stage them.
 //   segsel_commit   grids too large to be resident: the staged answers to `out`, when
 //                   no row is bad.
 //
@@ -64,15 +64,17 @@ struct Counters {
 };
 static_assert(sizeof(Counters) == 256, "COUNTERS_BYTES in src/backend/cuda/segmented_select.rs");
 
-// What the publishing block writes to the host's mapped memory, numbered by the call,
-// `seq` last (src/backend/cuda/segmented_select.rs reads the same layout).
+// What the publishing block writes to the host's mapped memory, numbered by the call
+// (src/backend/cuda/segmented_select.rs reads the same layout). A clean call with no
+// long rows is one 8-byte write, `status`; otherwise the fields before it are written
+// first and `status` says so.
 struct Report {
     u32 counts[CLASSES];
     u64 row;               // the first bad row
     u64 begin, end, rank;  // its offsets and rank
-    u32 fault;
-    u32 seq;
+    u64 status;            // the call's number (high half), DETAILED | the fault (low half)
 };
+constexpr u32 DETAILED = 1u << 8;  // counts, and for a fault its row, written
 
 __device__ __forceinline__ u32 length_class(u64 n) {
     return n <= WARP_MAX ? CLASS_WARP
@@ -94,27 +96,25 @@ __device__ __forceinline__ void publish(const Rows &rows, Counters *ctr, Report 
     const u32 code = fault != ~0ull ? (u32)(fault & 7) : 0u;
     // The blocks waiting for it first.
     c->verdict = (u64)code << 32 | seq;
-    for (u32 k = 0; k < CLASSES; ++k) r->counts[k] = 0;
     if (flagged) {
         for (u32 k = 0; k < CLASSES; ++k) {
             r->counts[k] = c->counts[k];
             c->counts[k] = 0;
         }
         c->fault = 0;
+        if (code) {
+            const u64 row = fault >> 3, begin = rows.offset(row), end = rows.offset(row + 1);
+            r->row = row;
+            r->begin = begin;
+            r->end = end;
+            r->rank = code == FAULT_RANK ? rows.rank(row, end - begin) : 0;
+        }
+        // The host spins on `status` and then reads the rest: the other fields reach
+        // host memory first.
+        __threadfence_system();
     }
     c->ticket = 0;
-    if (code) {
-        const u64 row = fault >> 3, begin = rows.offset(row), end = rows.offset(row + 1);
-        r->row = row;
-        r->begin = begin;
-        r->end = end;
-        r->rank = code == FAULT_RANK ? rows.rank(row, end - begin) : 0;
-    }
-    r->fault = code;
-    // The host spins on `seq` and then reads the rest: the other fields reach host
-    // memory first.
-    __threadfence_system();
-    r->seq = seq;
+    r->status = (u64)seq << 32 | (flagged ? DETAILED : 0u) | code;
 }
 
 // The verdict of call `seq`: its fault (0: none), or ~0u while not every row is checked.
@@ -158,63 +158,36 @@ __device__ __forceinline__ void load_row(U (&keys)[WARP_ITEMS], const U *values,
     }
 }
 
-// Each warp takes `per_warp` (1..32) consecutive rows, lane l the row first + l. First
-// the lanes check their rows side by side (offsets decreasing, past the end of the
-// buffer, an empty row, a rank past the row; the first bad row, the lowest index, is
-// kept) and file the long ones under their length class (row_ids holds CLASSES lists
-// of `nrows` entries; class c's rows go to list c); then the block takes its ticket,
-// and the last block to do so publishes the verdict and the host's report. Meanwhile
-// the warp selects its short rows (up to WARP_MAX keys, in registers) one after
-// another, the next row's keys loading while the current one is selected.
-//
-// `resident` (a cooperative launch: every block resident at once): the warp then
-// waits for the verdict, which every block reaches without needing this one's slot,
-// and writes its answers to `out` only if no row is bad. Otherwise (grids too large
-// for that) the answers go to `staged`, and segsel_commit copies them once this launch
-// has finished, under a clean verdict. Either way `out` is never written when a row is
-// bad, and only rows that passed the check are read, so no read leaves the buffer
-// whatever the offsets say.
-extern "C" __global__ void __launch_bounds__(WARP_BLOCK, WARP_MIN_BLOCKS)
-segsel_short(const U *values, u64 len, const void *offsets, const void *ranks, u32 flags, u64 nrows, u32 per_warp,
-             Counters *ctr, u32 *row_ids, U *staged, u32 resident, Report *report, u32 seq, U *out, u32 key_order) {
-    gp::wait_for_prior_grids();
+// The checking blocks (the grid's first `vblocks`): warp w checks rows 32w..32w+31, a
+// lane a row (offsets decreasing, past the end of the buffer, an empty row, a rank
+// past the row; the first bad row, the lowest index, is kept) and files the long ones
+// under their length class (row_ids holds CLASSES lists of `nrows` entries; class c's
+// rows go to list c); then the block takes its ticket, and the last to do so publishes
+// the verdict and the host's report. They are few and come first, so the report is
+// out while the selecting blocks are still at work.
+__device__ __forceinline__ void check_rows(const Rows &rows, u64 len, u64 nrows, u32 vblocks, Counters *ctr,
+                                           u32 *row_ids, Report *report, u32 seq) {
     constexpr int WARPS = WARP_BLOCK / gp::WARP;
-    __shared__ ShortStorage storage[WARPS];
     __shared__ u32 block_counts[CLASSES], block_base[CLASSES];
     __shared__ u32 block_flagged;
-    const Rows rows{offsets, ranks, flags};
     const u32 warp = threadIdx.x / gp::WARP, lane = threadIdx.x % gp::WARP;
-    const u64 row = ((u64)blockIdx.x * WARPS + warp) * per_warp + lane;
+    const u64 row = ((u64)blockIdx.x * WARPS + warp) * gp::WARP + lane;
     if (threadIdx.x < CLASSES) block_counts[threadIdx.x] = 0;
     if (threadIdx.x == 0) block_flagged = 0;
     __syncthreads();
-    u64 begin = 0, n = 0, rank = 0;
-    u32 cls = CLASSES;  // none: no row (CLASSES + 1: a bad one)
-    if (lane < per_warp && row < nrows) {
+    u32 cls = CLASSES;  // none: no row, a bad one or a short one
+    if (row < nrows) {
         const u64 b = rows.offset(row), e = rows.offset(row + 1);
         u32 bad = 0;
         if (e < b) bad = FAULT_DECREASING;
         else if (e > len) bad = FAULT_PAST_END;
         else if (e == b) bad = FAULT_EMPTY;
-        else if ((rank = rows.rank(row, e - b)) >= e - b) bad = FAULT_RANK;
-        if (bad) {
-            atomicMax((unsigned long long *)&ctr->fault, ~(row << 3 | bad));
-            cls = CLASSES + 1;  // flagged, selected by no one
-        } else {
-            begin = b;
-            n = e - b;
-            cls = length_class(n);
-        }
+        else if (rows.rank(row, e - b) >= e - b) bad = FAULT_RANK;
+        if (bad) atomicMax((unsigned long long *)&ctr->fault, ~(row << 3 | bad));
+        else cls = length_class(e - b);
+        // A bad row or a long one: the publishing block has counters to read back.
+        if (bad || cls != CLASS_WARP) atomicOr(&block_flagged, 1u);
     }
-    // A bad row or a long one: the publishing block has counters to read back.
-    if (__any_sync(gp::FULL_MASK, cls != CLASS_WARP && cls != CLASSES) && lane == 0) atomicOr(&block_flagged, 1u);
-    // The first short row's keys load while the block files its long rows and takes
-    // its ticket.
-    const KeyOrder order(key_order);
-    u32 todo = __ballot_sync(gp::FULL_MASK, cls == CLASS_WARP);
-    U found = 0, keys[WARP_ITEMS], next[WARP_ITEMS];
-    int at = todo ? __ffs(todo) - 1 : 0;
-    if (todo) load_row(keys, values, begin, n, at, order);
     // A long row's place in its list: its rank among the warp's rows of its class, after
     // the warp's share of the block's, after the block's share of the grid's.
     u32 place = 0;
@@ -236,13 +209,47 @@ segsel_short(const U *values, u64 len, const void *offsets, const void *ranks, u
     __threadfence();
     __syncthreads();
     if (threadIdx.x == 0) {
-        const u64 mine = 1ull | (u64)block_flagged << 32;
+        const u64 mine = 1ull | (u64)(block_flagged != 0) << 32;
         const u64 before = atomicAdd((unsigned long long *)&ctr->ticket, mine);
-        if ((u32)before == gridDim.x - 1) {
+        if ((u32)before == vblocks - 1) {
             __threadfence();  // every block's counts and faults, before they are read
             publish(rows, ctr, report, seq, (before + mine) >> 32 != 0);
         }
     }
+}
+
+// The selecting blocks (the rest of the grid): warp w takes `per_warp` (1..32) rows
+// from w * per_warp, lane l the row w * per_warp + l, and selects those of up to
+// WARP_MAX keys (in registers) one after another, the next row's keys loading while
+// the current one is selected. Each row is clamped to the buffer, and a rank past it
+// to its last key, so whatever the offsets say no read leaves the buffer; answers of
+// bad rows are dropped with the rest under the verdict.
+//
+// `resident` (a cooperative launch: every block resident at once): the warp waits for
+// the verdict, which the checking blocks reach without needing this one's slot, and
+// writes its answers to `out` only if no row is bad. Otherwise (grids too large for
+// that) the answers go to `staged`, and segsel_commit copies them once this launch has
+// finished, under a clean verdict. Either way `out` is never written when a row is bad.
+__device__ __forceinline__ void select_rows(const Rows &rows, const U *values, u64 len, u64 nrows, u32 per_warp,
+                                            u32 sblock, const Counters *ctr, U *staged, bool resident, u32 seq, U *out,
+                                            const KeyOrder &order) {
+    constexpr int WARPS = WARP_BLOCK / gp::WARP;
+    __shared__ ShortStorage storage[WARPS];
+    const u32 warp = threadIdx.x / gp::WARP, lane = threadIdx.x % gp::WARP;
+    const u64 row = ((u64)sblock * WARPS + warp) * per_warp + lane;
+    u64 begin = 0, n = 0, rank = 0;
+    if (lane < per_warp && row < nrows) {
+        const Row r = row_at(rows, row, len);
+        if (r.end > r.begin && r.end - r.begin <= WARP_MAX) {
+            begin = r.begin;
+            n = r.end - r.begin;
+            rank = r.rank < n ? r.rank : n - 1;
+        }
+    }
+    u32 todo = __ballot_sync(gp::FULL_MASK, n != 0);
+    U found = 0, keys[WARP_ITEMS], next[WARP_ITEMS];
+    int at = todo ? __ffs(todo) - 1 : 0;
+    if (todo) load_row(keys, values, begin, n, at, order);
     while (todo) {  // the same for the whole warp
         todo &= todo - 1;
         const int following = todo ? __ffs(todo) - 1 : 0;
@@ -254,14 +261,26 @@ segsel_short(const U *values, u64 len, const void *offsets, const void *ranks, u
         at = following;
     }
     if (!resident) {
-        if (cls == CLASS_WARP) staged[row] = order.raw(found);
+        if (n != 0) staged[row] = order.raw(found);
         return;
     }
     u32 fault = 0;
     if (lane == 0)
         while ((fault = verdict(ctr, seq)) == ~0u) __nanosleep(256);
     fault = __shfl_sync(gp::FULL_MASK, fault, 0);
-    if (fault == 0 && cls == CLASS_WARP) out[row] = order.raw(found);
+    if (fault == 0 && n != 0) out[row] = order.raw(found);
+}
+
+// The grid's first `vblocks` blocks check the rows, the others select the short ones.
+extern "C" __global__ void __launch_bounds__(WARP_BLOCK, WARP_MIN_BLOCKS)
+segsel_short(const U *values, u64 len, const void *offsets, const void *ranks, u32 flags, u64 nrows, u32 per_warp,
+             u32 vblocks, Counters *ctr, u32 *row_ids, U *staged, u32 resident, Report *report, u32 seq, U *out,
+             u32 key_order) {
+    gp::wait_for_prior_grids();
+    const Rows rows{offsets, ranks, flags};
+    if (blockIdx.x < vblocks) check_rows(rows, len, nrows, vblocks, ctr, row_ids, report, seq);
+    else select_rows(rows, values, len, nrows, per_warp, blockIdx.x - vblocks, ctr, staged, resident != 0, seq, out,
+                     KeyOrder(key_order));
 }
 
 // Grids too large to be resident at once: `staged` to `out` once segsel_short has found

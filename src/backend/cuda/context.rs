@@ -148,7 +148,7 @@ impl State {
     }
 }
 
-/// Knob wait.spin=0: wait_for_slot_word waits in cuStreamSynchronize alone (to
+/// Knob wait.spin=0: wait_for_slot_tag waits in cuStreamSynchronize alone (to
 /// compare; on by default).
 static SPIN_WAITS: once_cell::sync::Lazy<bool> = once_cell::sync::Lazy::new(|| super::tuning::knob("wait.spin", 1) != 0);
 
@@ -236,10 +236,10 @@ impl CudaShared {
         Ok(())
     }
 
-    /// Waits until the u32 at `offset` in the mapped result slot reads `value`, which a
-    /// kernel on `stream` writes last (after a system fence, so what it wrote to the
-    /// slot before is visible once the word is). The kernel may still be running then:
-    /// what follows it in stream order still waits for it.
+    /// Waits until the u64 at `offset` in the mapped result slot carries `tag` in its
+    /// high half, and returns it: a kernel on `stream` writes it last (in one 8-byte
+    /// store; what it wrote to the slot before, behind a system fence). The kernel may
+    /// still be running then: what follows it in stream order still waits for it.
     ///
     /// Reading the word as it changes returns about 3 µs sooner than
     /// cuStreamSynchronize, whose completion reaches the host later (H100: a one-block
@@ -247,22 +247,22 @@ impl CudaShared {
     /// queried between spins so a launch that failed is reported, not waited on
     /// forever; past SPIN_FOR the wait blocks in cuStreamSynchronize instead, so long
     /// launches do not keep a core busy.
-    pub fn wait_for_slot_word(&self, stream: CUstream, offset: usize, value: u32) -> Result<()> {
+    pub fn wait_for_slot_tag(&self, stream: CUstream, offset: usize, tag: u32) -> Result<u64> {
         use std::time::{Duration, Instant};
         const SPIN_FOR: Duration = Duration::from_micros(200);
         const QUERY_EVERY: Duration = Duration::from_micros(20);
-        assert!(offset + 4 <= RESULT_SLOT_BYTES && offset % 4 == 0);
-        // SAFETY: an aligned u32 inside the pinned slot, which outlives this call.
-        let word = unsafe { self.result_slot.host.add(offset) } as *const u32;
-        let seen = || {
+        assert!(offset + 8 <= RESULT_SLOT_BYTES && offset % 8 == 0);
+        // SAFETY: an aligned u64 inside the pinned slot, which outlives this call.
+        let word = unsafe { self.result_slot.host.add(offset) } as *const u64;
+        let tagged = || {
             // SAFETY: as above; the device writes it, so every read goes to memory.
-            let arrived = unsafe { std::ptr::read_volatile(word) } == value;
+            let w = unsafe { std::ptr::read_volatile(word) };
             // Reads of the slot's other fields come after this one.
             std::sync::atomic::fence(std::sync::atomic::Ordering::Acquire);
-            arrived
+            ((w >> 32) as u32 == tag).then_some(w)
         };
         // Once the stream has finished, the word is final.
-        let after_finish = || if seen() { Ok(()) } else { Err(internal("a kernel finished without writing its result")) };
+        let after_finish = || tagged().ok_or_else(|| internal("a kernel finished without writing its result"));
         if !*SPIN_WAITS {
             CudaShared::wait(stream)?;
             return after_finish();
@@ -271,8 +271,8 @@ impl CudaShared {
         let mut last_query = start;
         loop {
             for _ in 0..64 {
-                if seen() {
-                    return Ok(());
+                if let Some(w) = tagged() {
+                    return Ok(w);
                 }
                 std::hint::spin_loop();
             }

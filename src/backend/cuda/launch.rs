@@ -30,7 +30,7 @@ impl Arg {
     }
 }
 
-/// The most parameters any of our kernels takes (segsel_short: 15). A launch with more
+/// The most parameters any of our kernels takes (segsel_short: 16). A launch with more
 /// arguments fails as an internal error; the test below checks every kernel's
 /// signature against it.
 const MAX_ARGS: usize = 16;

@@ -1,15 +1,15 @@
 //! Planning and launching the segmented select (kernels/segmented_select.cu).
 //!
-//! One launch, one warp a few rows: checks every row and files the long ones under
-//! their length class; the last block to have checked its rows writes the class counts
-//! and the first bad row (if any) into the context's mapped result slot, which the host
-//! waits for (the call's one wait), and posts the verdict on the device. The warps go
-//! on selecting the short rows: in a grid resident at once (a cooperative launch) each
-//! warp waits for the verdict and writes its answers to `out` itself; a larger grid
-//! stages them, and a copy launch behind it writes them under a clean verdict. A bad
-//! row fails the call with `out` never written and nothing more launched; otherwise
-//! each non-empty class of long rows gets one launch, sized from its count. The
-//! offsets never travel to the host.
+//! One launch: its first blocks check every row (a lane a row) and file the long ones
+//! under their length class, and the last of them writes the class counts and the
+//! first bad row (if any) into the context's mapped result slot, which the host waits
+//! for (the call's one wait), and posts the verdict on the device. Its other blocks
+//! select the short rows, a warp a few: in a grid resident at once (a cooperative
+//! launch) each warp waits for the verdict and writes its answers to `out` itself; a
+//! larger grid stages them, and a copy launch behind it writes them under a clean
+//! verdict. A bad row fails the call with `out` never written and nothing more
+//! launched; otherwise each non-empty class of long rows gets one launch, sized from
+//! its count. The offsets never travel to the host.
 
 use cudarc::driver::result as drv;
 use cudarc::driver::sys::{CUdeviceptr, CUfunction, CUstream};
@@ -128,8 +128,8 @@ pub fn modules() -> Vec<Module> {
         .collect()
 }
 
-/// The report the short-row launch's last block writes (kernels/segmented_select.cu:
-/// struct Report), `seq` last.
+/// The report the short-row launch's publishing block writes (kernels/segmented_select.cu:
+/// struct Report): `status` last, alone when the call is clean and has no long rows.
 #[repr(C)]
 #[derive(Clone, Copy)]
 struct Report {
@@ -138,18 +138,24 @@ struct Report {
     begin: u64,
     end: u64,
     rank: u64,
-    fault: u32,
-    seq: u32,
+    /// The call's number (high half), DETAILED | the fault (low half).
+    status: u64,
 }
+
+/// The report's fields before `status` were written (kernels/segmented_select.cu).
+const DETAILED: u64 = 1 << 8;
 
 const _: () = assert!(std::mem::size_of::<Report>() <= RESULT_SLOT_BYTES);
 
-/// Waits for the report of the short-row launch numbered `seq` (its last block writes
-/// `seq` last) and reads it from the mapped slot.
+/// Waits for the report of the short-row launch numbered `seq` and reads it from the
+/// mapped slot (its fields but `status` only where they were written).
 fn wait_for_report(shared: &CudaShared, stream: CUstream, seq: u32) -> Result<Report> {
-    shared.wait_for_slot_word(stream, std::mem::offset_of!(Report, seq), seq)?;
+    let status = shared.wait_for_slot_tag(stream, std::mem::offset_of!(Report, status), seq)?;
+    if status & DETAILED == 0 {
+        return Ok(Report { counts: [0; CLASSES], row: 0, begin: 0, end: 0, rank: 0, status });
+    }
     // SAFETY: the slot is pinned host memory of RESULT_SLOT_BYTES >= size_of::<Report>(),
-    // aligned to a page; its writer wrote every field before `seq`.
+    // aligned to a page; its writer wrote every field before `status`.
     Ok(unsafe { std::ptr::read_volatile(shared.result_slot.host as *const Report) })
 }
 
@@ -206,16 +212,18 @@ pub fn segmented_select(
     let warps_a_block = (p.warp_block / 32) as u64;
     // Warps resident at once: a grid that fits them is launched cooperatively, and its
     // warps write their answers to `out` themselves.
+    // The grid's first blocks check the rows, a warp 32 of them (a lane a row).
+    let vblocks = (nrows as u64).div_ceil(32 * warps_a_block);
     let resident_blocks = shared.props.sm_count as u64 * shared.loader.blocks_per_sm(short, p.warp_block)? as u64;
-    let resident_warps = resident_blocks * warps_a_block;
-    let fits = p.resident != 0 && (nrows as u64) <= 32 * resident_warps;
+    let selecting_warps = resident_blocks.saturating_sub(vblocks) * warps_a_block;
+    let fits = p.resident != 0 && (nrows as u64) <= 32 * selecting_warps;
     let per_warp = match (p.rows_per_warp, fits) {
-        (0, true) => (nrows as u64).div_ceil(resident_warps).max(1),
+        (0, true) => (nrows as u64).div_ceil(selecting_warps).max(1),
         // About two warps a resident slot, the rest of the rows a warp's serial work.
-        (0, false) => (nrows as u64).div_ceil(2 * resident_warps).clamp(1, 32),
+        (0, false) => (nrows as u64).div_ceil(2 * resident_blocks * warps_a_block).clamp(1, 32),
         (r, _) => r.clamp(1, 32) as u64,
     };
-    let grid = (nrows as u64).div_ceil(warps_a_block * per_warp);
+    let grid = vblocks + (nrows as u64).div_ceil(warps_a_block * per_warp);
     let mut state = shared.lock()?;
     let stream = state.stream;
     let (counters, seq) = begin_call(&mut state)?;
@@ -236,7 +244,7 @@ pub fn segmented_select(
     let slot = shared.result_slot.host as *mut Report;
     // SAFETY: the pinned slot holds a Report; no kernel writes it now (the state lock
     // is held and the last user waited for its result).
-    unsafe { std::ptr::write_volatile(std::ptr::addr_of_mut!((*slot).seq), 0) };
+    unsafe { std::ptr::write_volatile(std::ptr::addr_of_mut!((*slot).status), 0) };
     let args = |resident: bool| {
         [
             Arg::ptr(values.ptr),
@@ -246,6 +254,7 @@ pub fn segmented_select(
             Arg::u32(flags),
             Arg::size(nrows),
             Arg::u32(per_warp as u32),
+            Arg::u32(vblocks as u32),
             Arg::ptr(counters),
             Arg::ptr(ids),
             Arg::ptr(staged),
@@ -277,7 +286,7 @@ pub fn segmented_select(
         }
     }
     let report = wait_for_report(shared, stream, seq)?;
-    if let Some(fault) = RowFault::from_code(report.fault) {
+    if let Some(fault) = RowFault::from_code((report.status & 7) as u32) {
         return Err(fault.error(report.row, report.begin, report.end, report.rank, len));
     }
     // The short rows are done; the long ones, checked, go by class.
