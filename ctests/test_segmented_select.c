@@ -103,10 +103,10 @@ static layout make_layout(env_t *e) {
   return l;
 }
 
-/* Short rows only (up to 256 elements, a warp's on CUDA: no long class is launched
- * after the rows' check), the edges 1, 31..33, 63..65, 255, 256 among random lengths. */
+/* Short rows only (up to 256 elements: on CUDA up to 192 a warp's, the rest a block's),
+ * the edges 1, 31..33, 63..65, 191..193, 255, 256 among random lengths. */
 static layout make_short_layout(env_t *e) {
-  static const size_t edges[] = {1, 2, 31, 32, 33, 63, 64, 65, 255, 256};
+  static const size_t edges[] = {1, 2, 31, 32, 33, 63, 64, 65, 191, 192, 193, 255, 256};
   layout l;
   size_t cap = 1024, i, rows = e->quick ? 200 : 2000;
   l.nrows = 0;
@@ -115,6 +115,21 @@ static layout make_short_layout(env_t *e) {
   for (i = 0; i < rows; i++)
     add_row(&l, &cap, i % 7 == 3 ? edges[(i / 7) % TU_ARRAY_LEN(edges)] : 1 + (size_t)tu_below(&e->rng, 256));
   l.len = (size_t)l.offsets[l.nrows] + tu_below(&e->rng, 3);
+  return l;
+}
+
+/* Many short rows (1..100 elements): more than the selecting warps of a grid resident
+ * at once take on an H100 (32 rows a warp), so the CUDA backend stages the answers
+ * and copies them in a second launch, where smaller calls have each warp write its
+ * own. Quick runs keep a few thousand. */
+static layout make_many_layout(env_t *e) {
+  layout l;
+  size_t cap = 1024, i, rows = e->quick ? 3000 : 300000;
+  l.nrows = 0;
+  l.offsets = (uint64_t *)tu_xmalloc(cap * sizeof(uint64_t));
+  l.offsets[0] = 0;
+  for (i = 0; i < rows; i++) add_row(&l, &cap, 1 + (size_t)tu_below(&e->rng, 100));
+  l.len = (size_t)l.offsets[l.nrows];
   return l;
 }
 
@@ -360,6 +375,11 @@ int main(void) {
   l = make_short_layout(&e);
   printf("%zu short rows over %zu elements\n", l.nrows, l.len);
   for (i = 0; i < TU_NUM_DTYPES; i++) check_dtype(&e, &tu_dtypes()[i], &l);
+  free(l.offsets);
+  l = make_many_layout(&e);
+  printf("%zu rows of 1..100 over %zu elements (u16, f32)\n", l.nrows, l.len);
+  for (i = 0; i < TU_NUM_DTYPES; i++)
+    if (tu_dtypes()[i].id == GPUPRIMS_DTYPE_U16 || tu_dtypes()[i].id == GPUPRIMS_DTYPE_F32) check_dtype(&e, &tu_dtypes()[i], &l);
   free(l.offsets);
   gpuprims_context_destroy(e.ctx);
   return tu_finish();

@@ -1,7 +1,7 @@
 // Per-row selection over ragged rows (gpuprims_segmented_select): for each row
 // [offsets[r], offsets[r + 1]) of `values`, its key of rank ks[r] (or the lower median).
 //
-//   segsel_short    its first blocks check the rows, a lane a row (the first bad row,
+//   segsel_short    its first blocks check the rows, a lane a few (the first bad row,
 //                   the lowest index, kept), and file the long ones under their length
 //                   class; the last of them posts the verdict and writes the class
 //                   counts and the fault to the host's mapped report, which the host
@@ -158,53 +158,50 @@ __device__ __forceinline__ void load_row(U (&keys)[WARP_ITEMS], const U *values,
     }
 }
 
-// The checking blocks (the grid's first `vblocks`): warp w checks rows 32w..32w+31, a
-// lane a row (offsets decreasing, past the end of the buffer, an empty row, a rank
-// past the row; the first bad row, the lowest index, is kept) and files the long ones
-// under their length class (row_ids holds CLASSES lists of `nrows` entries; class c's
-// rows go to list c); then the block takes its ticket, and the last to do so publishes
-// the verdict and the host's report. They are few and come first, so the report is
-// out while the selecting blocks are still at work.
+// The checking blocks (the grid's first `vblocks`): their warps check the rows, a lane
+// every 32nd of a warp's run of rows (offsets decreasing, past the end of the buffer,
+// an empty row, a rank past the row; the first bad row, the lowest index, is kept) and
+// file the long ones under their length class (row_ids holds CLASSES lists of `nrows`
+// entries; class c's rows go to list c); then the block takes its ticket, and the last
+// to do so publishes the verdict and the host's report. They are few and come first,
+// so the report is out while the selecting blocks are still at work; the host sizes
+// their runs (more rows a lane for larger calls, where the checking blocks would
+// otherwise take many of the resident slots).
 __device__ __forceinline__ void check_rows(const Rows &rows, u64 len, u64 nrows, u32 vblocks, Counters *ctr,
                                            u32 *row_ids, Report *report, u32 seq) {
     constexpr int WARPS = WARP_BLOCK / gp::WARP;
-    __shared__ u32 block_counts[CLASSES], block_base[CLASSES];
     __shared__ u32 block_flagged;
     const u32 warp = threadIdx.x / gp::WARP, lane = threadIdx.x % gp::WARP;
-    const u64 row = ((u64)blockIdx.x * WARPS + warp) * gp::WARP + lane;
-    if (threadIdx.x < CLASSES) block_counts[threadIdx.x] = 0;
+    const u64 run = (nrows + (u64)vblocks * WARP_BLOCK - 1) / ((u64)vblocks * WARP_BLOCK);  // rows a lane
+    const u64 first = ((u64)blockIdx.x * WARPS + warp) * gp::WARP * run;
     if (threadIdx.x == 0) block_flagged = 0;
     __syncthreads();
-    u32 cls = CLASSES;  // none: no row, a bad one or a short one
-    if (row < nrows) {
-        const u64 b = rows.offset(row), e = rows.offset(row + 1);
-        u32 bad = 0;
-        if (e < b) bad = FAULT_DECREASING;
-        else if (e > len) bad = FAULT_PAST_END;
-        else if (e == b) bad = FAULT_EMPTY;
-        else if (rows.rank(row, e - b) >= e - b) bad = FAULT_RANK;
-        if (bad) atomicMax((unsigned long long *)&ctr->fault, ~(row << 3 | bad));
-        else cls = length_class(e - b);
-        // A bad row or a long one: the publishing block has counters to read back.
-        if (bad || cls != CLASS_WARP) atomicOr(&block_flagged, 1u);
+    for (u64 row = first + lane; row < first + gp::WARP * run; row += gp::WARP) {  // the same for the whole warp
+        u32 cls = CLASSES;  // none: no row, a bad one or a short one
+        if (row < nrows) {
+            const u64 b = rows.offset(row), e = rows.offset(row + 1);
+            u32 bad = 0;
+            if (e < b) bad = FAULT_DECREASING;
+            else if (e > len) bad = FAULT_PAST_END;
+            else if (e == b) bad = FAULT_EMPTY;
+            else if (rows.rank(row, e - b) >= e - b) bad = FAULT_RANK;
+            if (bad) atomicMax((unsigned long long *)&ctr->fault, ~(row << 3 | bad));
+            else cls = length_class(e - b);
+            // A bad row or a long one: the publishing block has counters to read back.
+            if (bad || cls != CLASS_WARP) atomicOr(&block_flagged, 1u);
+        }
+        // A long row's place in its list: after the rows of its class that came before
+        // the warp's (one count a class and warp), its rank among the warp's.
+        for (u32 k = CLASS_WARP + 1; k < CLASSES; ++k) {
+            const u32 peers = __ballot_sync(gp::FULL_MASK, cls == k);
+            if (!peers) continue;  // the same for the whole warp
+            const int leader = __ffs(peers) - 1;
+            u32 base = 0;
+            if (lane == leader) base = atomicAdd(&ctr->counts[k], __popc(peers));
+            base = __shfl_sync(gp::FULL_MASK, base, leader);
+            if (cls == k) row_ids[k * nrows + base + __popc(peers & ((1u << lane) - 1))] = (u32)row;
+        }
     }
-    // A long row's place in its list: its rank among the warp's rows of its class, after
-    // the warp's share of the block's, after the block's share of the grid's.
-    u32 place = 0;
-    for (u32 k = CLASS_WARP + 1; k < CLASSES; ++k) {
-        const u32 peers = __ballot_sync(gp::FULL_MASK, cls == k);
-        if (!peers) continue;  // the same for the whole warp
-        const int leader = __ffs(peers) - 1;
-        u32 base = 0;
-        if (lane == leader) base = atomicAdd(&block_counts[k], __popc(peers));
-        base = __shfl_sync(gp::FULL_MASK, base, leader);
-        if (cls == k) place = base + __popc(peers & ((1u << lane) - 1));
-    }
-    __syncthreads();
-    if (threadIdx.x < CLASSES && block_counts[threadIdx.x])
-        block_base[threadIdx.x] = atomicAdd(&ctr->counts[threadIdx.x], block_counts[threadIdx.x]);
-    __syncthreads();
-    if (cls != CLASS_WARP && cls < CLASSES) row_ids[cls * nrows + block_base[cls] + place] = (u32)row;
     // The ticket: the block's faults and filings are visible before it counts in.
     __threadfence();
     __syncthreads();

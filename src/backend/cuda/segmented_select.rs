@@ -1,6 +1,6 @@
 //! Planning and launching the segmented select (kernels/segmented_select.cu).
 //!
-//! One launch: its first blocks check every row (a lane a row) and file the long ones
+//! One launch: its first blocks check every row (a lane a few) and file the long ones
 //! under their length class, and the last of them writes the class counts and the
 //! first bad row (if any) into the context's mapped result slot, which the host waits
 //! for (the call's one wait), and posts the verdict on the device. Its other blocks
@@ -63,14 +63,26 @@ struct Policy {
     /// Rows a warp (1..32; 0: as few as keep the grid resident, or, for more rows than
     /// that allows, enough for about two warps a resident slot).
     rows_per_warp: u32,
+    /// Checking warps an SM the rows' checks aim at (each lane a run of rows, up to
+    /// max_checks): a call whose rows need more of them takes longer runs instead.
+    checking_warps: u32,
+    max_checks: u32,
     /// 0: never the cooperative launch (every grid stages its answers for segsel_commit).
     resident: u32,
 }
 
-fn policy() -> Policy {
+/// The policy, read once a process (knobs do not change in between).
+fn policy() -> &'static Policy {
+    static POLICY: once_cell::sync::Lazy<Policy> = once_cell::sync::Lazy::new(read_policy);
+    &POLICY
+}
+
+fn read_policy() -> Policy {
     Policy {
         warp_block: knob("segsel.warp_block", 256),
-        warp_items: knob("segsel.warp_items", 8),
+        // 6 (rows up to 192 a warp's): the 1M-row median 0.443-0.456 ms against
+        // 0.463-0.466 with 8 (H100, 2026-11-24).
+        warp_items: knob("segsel.warp_items", 6),
         mid_block: knob("segsel.mid_block", 128),
         mid_items: knob("segsel.mid_items", 8),
         wide_block: knob("segsel.wide_block", 256),
@@ -83,6 +95,8 @@ fn policy() -> Policy {
         warp_min_warps: knob("segsel.warp_min_warps", 64),
         rows_per_warp: knob("segsel.rows_per_warp", 0),
         resident: knob("segsel.resident", 1),
+        checking_warps: knob("segsel.checking_warps", 4),
+        max_checks: knob("segsel.max_checks", 8),
     }
 }
 
@@ -212,9 +226,13 @@ pub fn segmented_select(
     let warps_a_block = (p.warp_block / 32) as u64;
     // Warps resident at once: a grid that fits them is launched cooperatively, and its
     // warps write their answers to `out` themselves.
-    // The grid's first blocks check the rows, a warp 32 of them (a lane a row).
-    let vblocks = (nrows as u64).div_ceil(32 * warps_a_block);
-    let resident_blocks = shared.props.sm_count as u64 * shared.loader.blocks_per_sm(short, p.warp_block)? as u64;
+    // The grid's first blocks check the rows, a lane a run of them: one row for calls
+    // up to a few checking warps an SM, longer runs past that (up to max_checks), so
+    // that the checking blocks take few of the resident slots.
+    let sms = shared.props.sm_count as u64;
+    let run = (nrows as u64).div_ceil(32 * p.checking_warps as u64 * sms).clamp(1, p.max_checks.max(1) as u64);
+    let vblocks = (nrows as u64).div_ceil(run * 32 * warps_a_block);
+    let resident_blocks = sms * shared.loader.blocks_per_sm(short, p.warp_block)? as u64;
     let selecting_warps = resident_blocks.saturating_sub(vblocks) * warps_a_block;
     let fits = p.resident != 0 && (nrows as u64) <= 32 * selecting_warps;
     let per_warp = match (p.rows_per_warp, fits) {
