@@ -129,24 +129,26 @@ __device__ __forceinline__ u32 verdict(const Counters *ctr, u32 seq) {
 // no shared memory) or digit by digit through a shared histogram (wide keys, which
 // mostly stop after a digit or two).
 #if GP_WARP_BITWISE
-typedef gp::WarpBitwiseSelect<U, WARP_ITEMS, GP_STEP_BITS> ShortSelect;
+typedef gp::WarpBitwiseSelect<U, WARP_ITEMS> ShortSelect;
+typedef ShortSelect::Held Held;
 struct ShortStorage {};
-constexpr U MISSING = U(~U(0));  // the largest pattern, below no candidate
-__device__ __forceinline__ U short_select(const U (&keys)[WARP_ITEMS], u32 n, u32 rank, ShortStorage &) {
+constexpr Held MISSING = ShortSelect::MISSING;  // the largest pattern, below no candidate
+__device__ __forceinline__ U short_select(const Held (&keys)[WARP_ITEMS], u32 n, u32 rank, ShortStorage &) {
     return ShortSelect::select(keys, n, rank);
 }
 #else
 typedef gp::WarpRadixSelect<U, WARP_ITEMS, RADIX_BITS> ShortSelect;
+typedef U Held;
 typedef ShortSelect::Storage ShortStorage;
-constexpr U MISSING = U(0);  // ignored: past the count
-__device__ __forceinline__ U short_select(const U (&keys)[WARP_ITEMS], u32 n, u32 rank, ShortStorage &s) {
+constexpr Held MISSING = U(0);  // ignored: past the count
+__device__ __forceinline__ U short_select(const Held (&keys)[WARP_ITEMS], u32 n, u32 rank, ShortStorage &s) {
     return ShortSelect::select(keys, n, rank, s);
 }
 #endif
 
 // The keys of lane `owner`'s row (begin, n <= WARP_MAX: every lane passes its own) into
 // the warp's registers, ordered.
-__device__ __forceinline__ void load_row(U (&keys)[WARP_ITEMS], const U *values, u64 begin, u64 n, int owner,
+__device__ __forceinline__ void load_row(Held (&keys)[WARP_ITEMS], const U *values, u64 begin, u64 n, int owner,
                                          const KeyOrder &order) {
     const int lane = threadIdx.x % gp::WARP;
     const u64 b = gp::shfl(begin, owner);
@@ -154,7 +156,7 @@ __device__ __forceinline__ void load_row(U (&keys)[WARP_ITEMS], const U *values,
 #pragma unroll
     for (int j = 0; j < WARP_ITEMS; ++j) {
         const u32 at = j * gp::WARP + lane;
-        keys[j] = at < count ? order.ordered(values[b + at]) : MISSING;
+        keys[j] = at < count ? Held(order.ordered(values[b + at])) : MISSING;
     }
 }
 
@@ -244,7 +246,8 @@ __device__ __forceinline__ void select_rows(const Rows &rows, const U *values, u
         }
     }
     u32 todo = __ballot_sync(gp::FULL_MASK, n != 0);
-    U found = 0, keys[WARP_ITEMS], next[WARP_ITEMS];
+    U found = 0;
+    Held keys[WARP_ITEMS], next[WARP_ITEMS];
     int at = todo ? __ffs(todo) - 1 : 0;
     if (todo) load_row(keys, values, begin, n, at, order);
     while (todo) {  // the same for the whole warp

@@ -41,8 +41,8 @@ const RANKS_U64: u32 = 4;
 const COUNTERS_BYTES: usize = 256;
 
 /// Block sizes and keys a thread of each class: rows up to 32 * warp_items keys take a
-/// warp (bit by bit, step_bits at a time, for keys up to bitwise_bytes wide, else a
-/// digit at a time), up to mid_block * mid_items, wide_block * wide_items and wider_block *
+/// warp (bit by bit, two bits a step, for keys up to bitwise_bytes wide, else a digit
+/// at a time), up to mid_block * mid_items, wide_block * wide_items and wider_block *
 /// wider_items a block holding them in registers, longer ones a block reading the row
 /// once a digit.
 struct Policy {
@@ -56,7 +56,6 @@ struct Policy {
     wider_items: u32,
     long_block: u32,
     bitwise_bytes: u32,
-    step_bits: u32,
     /// Warps of the short-row kernel resident an SM, for keys up to 4 bytes (its
     /// register limit).
     warp_min_warps: u32,
@@ -91,7 +90,6 @@ fn read_policy() -> Policy {
         wider_items: knob("segsel.wider_items", 16),
         long_block: knob("segsel.long_block", 1024),
         bitwise_bytes: knob("segsel.bitwise_bytes", 4),
-        step_bits: knob("segsel.step_bits", 2),
         warp_min_warps: knob("segsel.warp_min_warps", 64),
         rows_per_warp: knob("segsel.rows_per_warp", 0),
         resident: knob("segsel.resident", 1),
@@ -113,7 +111,6 @@ pub fn module(source: Source, key_bytes: usize, float_keys: bool) -> ModuleSpec 
             format!("-DGP_COMMIT_BLOCK={COMMIT_BLOCK}"),
             format!("-DGP_WARP_MIN_WARPS={}", p.warp_min_warps),
             format!("-DGP_WARP_BITWISE={}", (key_bytes as u32 <= p.bitwise_bytes) as u32),
-            format!("-DGP_STEP_BITS={}", p.step_bits),
             format!("-DGP_WARP_BLOCK={}", p.warp_block),
             format!("-DGP_WARP_ITEMS={}", p.warp_items),
             format!("-DGP_MID_BLOCK={}", p.mid_block),
