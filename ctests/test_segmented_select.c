@@ -4,10 +4,11 @@
  * -inf < ... < -0.0 < +0.0 < ... < +inf < NaN, every NaN one value), the element of rank
  * k read from there.
  *
- * Rows: random lengths 1..100, 1..5000, the edges of the CUDA length classes (256, 257,
- * 1024, 1025, 4096, 4097, 8192, 8193) and a few long rows mixed in; the first row starts past 0 and
- * the last ends before the buffer does. Then short rows only (up to 256: CUDA's warp rows,
- * with no long-row launch after them). Row contents: random bits, the type's special
+ * Rows: random lengths 1..100, 1..5000, the edges of the CUDA length classes (192, 193,
+ * 1024, 1025, 4096, 4097, 8192, 8193, among others) and a few long rows mixed in; the first
+ * row starts past 0 and the last ends before the buffer does. Then short rows only (up to
+ * 256: on CUDA a warp's up to 192, a block's above). Then 300,000 rows of 1..100 (u16 and
+ * f32: on CUDA more than a resident grid takes, so they are staged). Row contents: random bits, the type's special
  * values (NaNs of both signs, infinities, signed zeros, extremes) among random ones, all
  * equal, 4 distinct values, a ramp. Offsets U32 and U64; ranks NULL (lower median), all
  * 0, each row's last, random (U32 and U64). `out` is poisoned before every call, so an
@@ -82,7 +83,7 @@ static void add_row(layout *l, size_t *cap, size_t n) {
 }
 
 static layout make_layout(env_t *e) {
-  static const size_t edges[] = {1, 2, 31, 32, 33, 255, 256, 257, 1023, 1024, 1025, 4095, 4096, 4097, 8191, 8192, 8193};
+  static const size_t edges[] = {1, 2, 31, 32, 33, 191, 192, 193, 255, 256, 257, 1023, 1024, 1025, 4095, 4096, 4097, 8191, 8192, 8193};
   layout l;
   size_t cap = 1024, i, shorts = e->quick ? 300 : 3000, mids = e->quick ? 20 : 200;
   l.nrows = 0;

@@ -37,8 +37,8 @@ constexpr int WARP_BLOCK = GP_WARP_BLOCK;
 // Short rows are many and each is a chain of dependent steps: GP_WARP_MIN_WARPS warps
 // resident an SM (64: every slot) for keys up to 4 bytes, in the registers that leaves
 // (wider keys would spill).
-constexpr int WARP_MIN_BLOCKS = GP_KEY_BYTES <= 4 ? GP_WARP_MIN_WARPS * gp::WARP / WARP_BLOCK : 1;
-static_assert(GP_KEY_BYTES > 4 || WARP_MIN_BLOCKS >= 1, "a whole block of warps resident");
+constexpr int WARP_MIN_BLOCKS =
+    GP_KEY_BYTES <= 4 && GP_WARP_MIN_WARPS * gp::WARP >= WARP_BLOCK ? GP_WARP_MIN_WARPS * gp::WARP / WARP_BLOCK : 1;
 
 // What is wrong with a row (the report's `fault`; 0: nothing). The order is the order
 // in which a row is checked.
@@ -283,9 +283,10 @@ segsel_short(const U *values, u64 len, const void *offsets, const void *ranks, u
                      KeyOrder(key_order));
 }
 
-// Grids too large to be resident at once: `staged` to `out` once segsel_short has found
-// no bad row (its verdict, final at this launch). Entries of long rows are overwritten
-// by their class's launch.
+// Grids not launched cooperatively (too large to be resident at once, a refused
+// cooperative launch, segsel.resident=0): `staged` to `out` once segsel_short has found
+// no bad row (its verdict, final at this launch). Entries of long rows, which no one
+// staged, are overwritten by their class's launch after this one.
 extern "C" __global__ void __launch_bounds__(COMMIT_BLOCK)
 segsel_commit(const U *staged, u64 nrows, const Counters *ctr, U *out) {
     gp::wait_for_prior_grids();

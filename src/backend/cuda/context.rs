@@ -117,7 +117,8 @@ impl Scratch {
 }
 
 /// The segmented select's device counters (allocated and zeroed on first use; each
-/// call's kernels leave them zeroed) and its calls so far, which number the reports.
+/// call's kernels leave them zeroed but for the verdict, which carries the call's
+/// number) and its calls so far, which number the reports.
 pub struct SegselState {
     pub counters: CUdeviceptr,
     pub calls: u32,
@@ -252,13 +253,12 @@ impl CudaShared {
         const SPIN_FOR: Duration = Duration::from_micros(200);
         const QUERY_EVERY: Duration = Duration::from_micros(20);
         assert!(offset + 8 <= RESULT_SLOT_BYTES && offset % 8 == 0);
-        // SAFETY: an aligned u64 inside the pinned slot, which outlives this call.
-        let word = unsafe { self.result_slot.host.add(offset) } as *const u64;
+        // SAFETY: an aligned u64 inside the pinned slot, which outlives this call and
+        // which the host only reads while a kernel may write it.
+        let word = unsafe { std::sync::atomic::AtomicU64::from_ptr(self.result_slot.host.add(offset) as *mut u64) };
         let tagged = || {
-            // SAFETY: as above; the device writes it, so every read goes to memory.
-            let w = unsafe { std::ptr::read_volatile(word) };
-            // Reads of the slot's other fields come after this one.
-            std::sync::atomic::fence(std::sync::atomic::Ordering::Acquire);
+            // Acquire: reads of the slot's other fields come after this one.
+            let w = word.load(std::sync::atomic::Ordering::Acquire);
             ((w >> 32) as u32 == tag).then_some(w)
         };
         // Once the stream has finished, the word is final.

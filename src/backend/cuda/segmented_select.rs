@@ -7,9 +7,9 @@
 //! select the short rows, a warp a few: in a grid resident at once (a cooperative
 //! launch) each warp waits for the verdict and writes its answers to `out` itself; a
 //! larger grid stages them, and a copy launch behind it writes them under a clean
-//! verdict. A bad row fails the call with `out` never written and nothing more
-//! launched; otherwise each non-empty class of long rows gets one launch, sized from
-//! its count. The offsets never travel to the host.
+//! verdict. A bad row fails the call with `out` never written (a copy launch already
+//! queued finds the verdict bad and writes nothing) and nothing more launched;
+//! otherwise each non-empty class of long rows gets one launch, sized from its count. The offsets never travel to the host.
 
 use cudarc::driver::result as drv;
 use cudarc::driver::sys::{CUdeviceptr, CUfunction, CUstream};
@@ -78,7 +78,8 @@ fn policy() -> &'static Policy {
 
 fn read_policy() -> Policy {
     Policy {
-        warp_block: knob("segsel.warp_block", 256),
+        // Whole warps, up to 1,024 threads.
+        warp_block: knob("segsel.warp_block", 256).clamp(32, 1024) / 32 * 32,
         // 6 (rows up to 192 a warp's): the 1M-row median 0.443-0.456 ms against
         // 0.463-0.466 with 8 (H100, 2026-11-24).
         warp_items: knob("segsel.warp_items", 6),
@@ -90,10 +91,10 @@ fn read_policy() -> Policy {
         wider_items: knob("segsel.wider_items", 16),
         long_block: knob("segsel.long_block", 1024),
         bitwise_bytes: knob("segsel.bitwise_bytes", 4),
-        warp_min_warps: knob("segsel.warp_min_warps", 64),
+        warp_min_warps: knob("segsel.warp_min_warps", 64).clamp(1, 64),
         rows_per_warp: knob("segsel.rows_per_warp", 0),
         resident: knob("segsel.resident", 1),
-        checking_warps: knob("segsel.checking_warps", 4),
+        checking_warps: knob("segsel.checking_warps", 4).max(1),
         max_checks: knob("segsel.max_checks", 8),
     }
 }
@@ -171,7 +172,8 @@ fn wait_for_report(shared: &CudaShared, stream: CUstream, seq: u32) -> Result<Re
 }
 
 /// The device counters (allocated and zeroed on first use; every short-row launch
-/// leaves them zeroed) and the number of this call.
+/// leaves them zeroed but for the verdict, tagged with its call's number) and the
+/// number of this call.
 fn begin_call(state: &mut State) -> Result<(CUdeviceptr, u32)> {
     if state.segsel.counters == 0 {
         // SAFETY: stream-ordered allocation and clear on the context's stream.
@@ -258,7 +260,8 @@ pub fn segmented_select(
     // No earlier content of the slot may pass for this call's report.
     let slot = shared.result_slot.host as *mut Report;
     // SAFETY: the pinned slot holds a Report; no kernel writes it now (the state lock
-    // is held and the last user waited for its result).
+    // is held, and the last user saw its result: a kernel still running behind it
+    // has written the slot for the last time).
     unsafe { std::ptr::write_volatile(std::ptr::addr_of_mut!((*slot).status), 0) };
     let args = |resident: bool| {
         [
