@@ -288,9 +288,9 @@ segsel_short(const U *values, u64 len, const void *offsets, const void *ranks, u
 // no bad row (its verdict, final at this launch). Entries of long rows, which no one
 // staged, are overwritten by their class's launch after this one.
 extern "C" __global__ void __launch_bounds__(COMMIT_BLOCK)
-segsel_commit(const U *staged, u64 nrows, const Counters *ctr, U *out) {
+segsel_commit(const U *staged, u64 nrows, const Counters *ctr, u32 seq, U *out) {
     gp::wait_for_prior_grids();
-    if (*(const volatile u64 *)&ctr->verdict >> 32 != 0) return;
+    if (verdict(ctr, seq) != 0) return;  // a bad row (never unposted here: stream order)
     for (u64 i = (u64)blockIdx.x * COMMIT_BLOCK + threadIdx.x; i < nrows; i += (u64)gridDim.x * COMMIT_BLOCK)
         out[i] = staged[i];
 }

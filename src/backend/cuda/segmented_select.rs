@@ -9,7 +9,8 @@
 //! larger grid stages them, and a copy launch behind it writes them under a clean
 //! verdict. A bad row fails the call with `out` never written (a copy launch already
 //! queued finds the verdict bad and writes nothing) and nothing more launched;
-//! otherwise each non-empty class of long rows gets one launch, sized from its count. The offsets never travel to the host.
+//! otherwise each non-empty class of long rows gets one launch, sized from its count.
+//! The offsets never travel to the host.
 
 use cudarc::driver::result as drv;
 use cudarc::driver::sys::{CUdeviceptr, CUfunction, CUstream};
@@ -95,7 +96,7 @@ fn read_policy() -> Policy {
         rows_per_warp: knob("segsel.rows_per_warp", 0),
         resident: knob("segsel.resident", 1),
         checking_warps: knob("segsel.checking_warps", 4).max(1),
-        max_checks: knob("segsel.max_checks", 8),
+        max_checks: knob("segsel.max_checks", 8).max(1),
     }
 }
 
@@ -220,17 +221,16 @@ pub fn segmented_select(
     let (short_spec, long_spec) = (spec(SOURCES[0]), spec(SOURCES[1]));
     precompile::compile_unloaded(shared, &[(SOURCES[0], v, &short_spec), (SOURCES[1], v, &long_spec)])?;
     let short = function(shared, SOURCES[0], key_bytes, float_keys, "segsel_short")?;
-    let commit = function(shared, SOURCES[0], key_bytes, float_keys, "segsel_commit")?;
     let p = policy();
     let warps_a_block = (p.warp_block / 32) as u64;
-    // Warps resident at once: a grid that fits them is launched cooperatively, and its
-    // warps write their answers to `out` themselves.
     // The grid's first blocks check the rows, a lane a run of them: one row for calls
     // up to a few checking warps an SM, longer runs past that (up to max_checks), so
     // that the checking blocks take few of the resident slots.
     let sms = shared.props.sm_count as u64;
-    let run = (nrows as u64).div_ceil(32 * p.checking_warps as u64 * sms).clamp(1, p.max_checks.max(1) as u64);
+    let run = (nrows as u64).div_ceil(32 * p.checking_warps as u64 * sms).clamp(1, p.max_checks as u64);
     let vblocks = (nrows as u64).div_ceil(run * 32 * warps_a_block);
+    // Blocks resident at once: a grid that fits them is launched cooperatively, and its
+    // warps write their answers to `out` themselves.
     let resident_blocks = sms * shared.loader.blocks_per_sm(short, p.warp_block)? as u64;
     let selecting_warps = resident_blocks.saturating_sub(vblocks) * warps_a_block;
     let fits = p.resident != 0 && (nrows as u64) <= 32 * selecting_warps;
@@ -293,13 +293,14 @@ pub fn segmented_select(
         let resident = fits && grid <= resident_blocks && launch_cooperative(short, grid, p.warp_block, stream, &args(true))?;
         if !resident {
             launch(short, grid, p.warp_block, stream, &args(false))?;
-            let blocks = (nrows as u64).div_ceil(COMMIT_BLOCK as u64).min(shared.props.sm_count as u64 * 16);
+            let commit = function(shared, SOURCES[0], key_bytes, float_keys, "segsel_commit")?;
+            let blocks = (nrows as u64).div_ceil(COMMIT_BLOCK as u64).min(sms * 16);
             launch(
                 commit,
                 blocks,
                 COMMIT_BLOCK,
                 stream,
-                &[Arg::ptr(staged), Arg::size(nrows), Arg::ptr(counters), Arg::ptr(out.ptr)],
+                &[Arg::ptr(staged), Arg::size(nrows), Arg::ptr(counters), Arg::u32(seq), Arg::ptr(out.ptr)],
             )?;
         }
     }
