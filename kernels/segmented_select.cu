@@ -147,16 +147,17 @@ __device__ __forceinline__ U short_select(const Held (&keys)[WARP_ITEMS], u32 n,
 #endif
 
 // The keys of lane `owner`'s row (begin, n <= WARP_MAX: every lane passes its own) into
-// the warp's registers, ordered.
+// the warp's first ceil(n / WARP) registers, ordered (the selection reads no others).
 __device__ __forceinline__ void load_row(Held (&keys)[WARP_ITEMS], const U *values, u64 begin, u64 n, int owner,
                                          const KeyOrder &order) {
     const int lane = threadIdx.x % gp::WARP;
-    const u64 b = gp::shfl(begin, owner);
+    const U *row = values + gp::shfl(begin, owner);
     const u32 count = (u32)gp::shfl(n, owner);
 #pragma unroll
     for (int j = 0; j < WARP_ITEMS; ++j) {
+        if (j * gp::WARP >= (int)count) break;  // the same for the whole warp
         const u32 at = j * gp::WARP + lane;
-        keys[j] = at < count ? Held(order.ordered(values[b + at])) : MISSING;
+        keys[j] = at < count ? Held(order.ordered(row[at])) : MISSING;
     }
 }
 

@@ -6,6 +6,12 @@
 // three candidates' counts travel packed in one u32 through one warp reduction a step:
 // no shared memory, no barrier, a short dependent chain (8 steps for u16 keys), which
 // suits short rows of narrow keys (a segmented select's).
+//
+// Each step is as few instructions as the warp can issue it in, since short rows are
+// many and a step is most of a row's work: the search is compiled once per number of
+// registers a lane holds (a row of 40 keys steps over 2, not ITEMS), a key costs a
+// compare and an add a candidate (for narrow keys, the sign of a difference), and the digit is read off the packed counts at once
+// (guard bits: every field compared with the rank in one subtraction).
 #pragma once
 #include "common/types.cuh"
 #include "common/warp.cuh"
@@ -21,10 +27,13 @@ struct WarpBitwiseSelect {
     typedef typename BitsOf<(sizeof(U) <= 4 ? 4 : 8)>::type Held;
     // The largest pattern of U: below no candidate, so it pads a row.
     static constexpr Held MISSING = Held(U(~U(0)));
-    // Three counts of up to WARP * ITEMS keys share a u32: 10 bits each.
+    // The three counts of up to WARP * ITEMS keys share a u32, 10 bits each, whose top
+    // bit stays clear (a guard bit for comparing every field with the rank at once).
     static constexpr int FIELD = 10;
     static constexpr u32 MASK = (1u << FIELD) - 1;
-    static_assert(WARP * ITEMS < (1 << FIELD), "a count fits its field");
+    static constexpr u32 ONES = 1u | 1u << FIELD | 1u << 2 * FIELD;  // 1 in each field
+    static constexpr u32 GUARDS = ONES << (FIELD - 1);
+    static_assert(WARP * ITEMS < (1 << (FIELD - 1)), "a count fits its field below the guard bit");
 
     __device__ __forceinline__ static u32 warp_sum(u32 v) {
 #if __CUDA_ARCH__ >= 800
@@ -35,56 +44,86 @@ struct WarpBitwiseSelect {
 #endif
     }
 
-    // The smallest key whose bits from `shift` up equal found's: with exactly one real
-    // key there, that key (a padding key, the largest pattern, can only tie with it).
-    __device__ __forceinline__ static U only_key(const Held (&keys)[ITEMS], u32 count, Held found, int shift) {
-        u32 least = ~0u;
-#pragma unroll
-        for (int j = 0; j < ITEMS; ++j) {
-            if (j * WARP >= (int)count) break;
-            if ((u32(keys[j]) >> shift) == (u32(found) >> shift) && u32(keys[j]) < least) least = u32(keys[j]);
-        }
+    __device__ __forceinline__ static u32 warp_min(u32 v) {
 #if __CUDA_ARCH__ >= 800
-        return U(__reduce_min_sync(FULL_MASK, least));
+        return __reduce_min_sync(FULL_MASK, v);
 #else
-        for (int m = WARP / 2; m > 0; m /= 2) least = min(least, __shfl_xor_sync(FULL_MASK, least, m));
-        return U(least);
+        for (int m = WARP / 2; m > 0; m /= 2) v = min(v, __shfl_xor_sync(FULL_MASK, v, m));
+        return v;
 #endif
     }
 
-    // Called by a whole warp. keys[j] of lane l is one of the `count` keys when
-    // j * WARP + l < count; the others must be MISSING. rank < count. Every lane
-    // receives the ordered key of that rank (0-based, ascending).
+    // The one real key at or above `found` below found + 2^shift (keys of up to 4
+    // bytes): the smallest key at or above found, as its distance from found (keys
+    // below found wrap around to large distances; padding, the largest pattern, can
+    // only tie with the answer).
+    template <int N>
+    __device__ __forceinline__ static U only_key(const Held (&keys)[ITEMS], Held found) {
+        u32 least = ~0u;
+#pragma unroll
+        for (int j = 0; j < N; ++j) least = min(least, u32(keys[j]) - u32(found));
+        return U(warp_min(least) + u32(found));
+    }
+
+    // The search over rows of up to WARP * N keys: keys[j] for j >= N is never read.
     //
-    // The warp also tracks the keys below the answer so far (lo) and below its next
-    // value (hi), which the counts give anyway: once one key is left between them, the
-    // answer is that key, found by one warp minimum instead of the remaining steps
-    // (for short rows of spread keys, after a few bits).
-    __device__ __forceinline__ static U select(const Held (&keys)[ITEMS], u32 count, u32 rank) {
+    // Besides the answer so far, the warp tracks the keys below it (lo) and below its
+    // next value (hi), which the counts give anyway: once one key is left between
+    // them, the answer is that key, found by one warp minimum instead of the remaining
+    // steps (for short rows of spread keys, after a few bits).
+    template <int N>
+    __device__ __forceinline__ static U select_items(const Held (&keys)[ITEMS], u32 count, u32 rank) {
         constexpr bool EARLY_EXIT = sizeof(U) <= 4;
+        // rank + 1 in each field: a field's guard bit survives subtracting it from the
+        // field (guard bit set) exactly when the count is past the rank.
+        const u32 rank_in_fields = (rank + 1) * ONES;
         Held found = 0;
         u32 lo = 0, hi = count;
 #pragma unroll 1
         for (int shift = BITS - STEP_BITS; shift >= 0; shift -= STEP_BITS) {
             const Held step = Held(1) << shift;
-            const Held t1 = found | step, t2 = t1 + step, t3 = t2 + step;
-            u32 below = 0;
+            const Held t1 = found + step, t2 = t1 + step, t3 = t2 + step;
+            u32 below1 = 0, below2 = 0, below3 = 0;
 #pragma unroll
-            for (int j = 0; j < ITEMS; ++j) {
-                if (j * WARP >= (int)count) break;  // the same for the whole warp
-                below += (keys[j] < t1 ? 1u : 0u) + (keys[j] < t2 ? 1u << FIELD : 0u) + (keys[j] < t3 ? 1u << (2 * FIELD) : 0u);
+            for (int j = 0; j < N; ++j) {
+                if constexpr (sizeof(U) <= 2) {
+                    // Keys and candidates below 2^31: the difference's sign bit is the
+                    // compare, added in one instruction.
+                    below1 += u32(keys[j] - t1) >> 31;
+                    below2 += u32(keys[j] - t2) >> 31;
+                    below3 += u32(keys[j] - t3) >> 31;
+                } else {
+                    below1 += keys[j] < t1;
+                    below2 += keys[j] < t2;
+                    below3 += keys[j] < t3;
+                }
             }
-            below = warp_sum(below);
-            // The counts rise with the candidate: the digit is how many are <= rank,
-            // lo the last of those (or lo), hi the first past it (or hi).
-            const u32 c1 = below & MASK, c2 = (below >> FIELD) & MASK, c3 = below >> (2 * FIELD);
-            const u32 digit = (c1 <= rank) + (c2 <= rank) + (c3 <= rank);
-            found |= Held(digit) << shift;
-            lo = c3 <= rank ? c3 : c2 <= rank ? c2 : c1 <= rank ? c1 : lo;
-            hi = c1 > rank ? c1 : c2 > rank ? c2 : c3 > rank ? c3 : hi;
-            if (EARLY_EXIT && hi - lo == 1 && shift > 0) return only_key(keys, count, found, shift);
+            const u32 below = warp_sum(below1 | below2 << FIELD | below3 << 2 * FIELD);
+            // The counts rise with the candidate: the digit is how many are <= rank.
+            const u32 past = ((below | GUARDS) - rank_in_fields) & GUARDS;
+            const u32 digit = 3 - __popc(past);
+            found += Held(digit) << shift;
+            // The keys below the new answer and below its next value: counts digit and
+            // digit + 1 of lo, the three counts, hi.
+            const u64 counts = u64(lo) | u64(below) << FIELD | u64(hi) << 4 * FIELD;
+            const u64 from = counts >> (digit * FIELD);
+            lo = u32(from) & MASK;
+            hi = u32(from >> FIELD) & MASK;
+            if (EARLY_EXIT && hi - lo == 1 && shift > 0) return only_key<N>(keys, found);
         }
         return U(found);
+    }
+
+    // Called by a whole warp. keys[j] of lane l is one of the `count` keys when
+    // j * WARP + l < count; the others of the first ceil(count / WARP) registers must
+    // be MISSING (later ones are not read). 0 < count <= WARP * ITEMS, rank < count.
+    // Every lane receives the ordered key of that rank (0-based, ascending).
+    template <int N = 1>
+    __device__ __forceinline__ static U select(const Held (&keys)[ITEMS], u32 count, u32 rank) {
+        if constexpr (N < ITEMS) {
+            if (count > u32(N * WARP)) return select<N + 1>(keys, count, rank);  // the same for the whole warp
+        }
+        return select_items<N>(keys, count, rank);
     }
 };
 
