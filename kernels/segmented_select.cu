@@ -148,16 +148,18 @@ __device__ __forceinline__ U short_select(const Held (&keys)[WARP_ITEMS], u32 n,
 
 // The keys of lane `owner`'s row (begin, n <= WARP_MAX: every lane passes its own) into
 // the warp's first ceil(n / WARP) registers, ordered (the selection reads no others).
-__device__ __forceinline__ void load_row(Held (&keys)[WARP_ITEMS], const U *values, u64 begin, u64 n, int owner,
+__device__ __forceinline__ void load_row(Held (&keys)[WARP_ITEMS], const U *values, u64 begin, u32 n, int owner,
                                          const KeyOrder &order) {
     const int lane = threadIdx.x % gp::WARP;
-    const U *row = values + gp::shfl(begin, owner);
-    const u32 count = (u32)gp::shfl(n, owner);
+    const U *row = values + gp::shfl(begin, owner), *mine = row + lane;
+    const int count = (int)gp::shfl(n, owner);
 #pragma unroll
     for (int j = 0; j < WARP_ITEMS; ++j) {
-        if (j * gp::WARP >= (int)count) break;  // the same for the whole warp
-        const u32 at = j * gp::WARP + lane;
-        keys[j] = at < count ? Held(order.ordered(row[at])) : MISSING;
+        if (count <= j * gp::WARP) break;  // the same for the whole warp
+        // Lanes past the row read its first key (no branch around the load), then pad.
+        const bool in = j * gp::WARP + lane < count;
+        const Held key = Held(order.ordered(*(in ? mine + j * gp::WARP : row)));
+        keys[j] = in ? key : MISSING;
     }
 }
 
@@ -237,13 +239,15 @@ __device__ __forceinline__ void select_rows(const Rows &rows, const U *values, u
     __shared__ ShortStorage storage[WARPS];
     const u32 warp = threadIdx.x / gp::WARP, lane = threadIdx.x % gp::WARP;
     const u64 row = ((u64)sblock * WARPS + warp) * per_warp + lane;
-    u64 begin = 0, n = 0, rank = 0;
+    u64 begin = 0;
+    u32 n = 0, rank = 0;  // a short row's count and rank fit 32 bits (registers are tight)
     if (lane < per_warp && row < nrows) {
         const Row r = row_at(rows, row, len);
-        if (r.end > r.begin && r.end - r.begin <= WARP_MAX) {
+        const u64 size = r.end - r.begin;
+        if (size - 1 < WARP_MAX) {  // 1..WARP_MAX keys (0 wraps around)
             begin = r.begin;
-            n = r.end - r.begin;
-            rank = r.rank < n ? r.rank : n - 1;
+            n = (u32)size;
+            rank = r.rank < size ? (u32)r.rank : n - 1;
         }
     }
     u32 todo = __ballot_sync(gp::FULL_MASK, n != 0);
@@ -255,7 +259,7 @@ __device__ __forceinline__ void select_rows(const Rows &rows, const U *values, u
         todo &= todo - 1;
         const int following = todo ? __ffs(todo) - 1 : 0;
         if (todo) load_row(next, values, begin, n, following, order);
-        const U f = short_select(keys, (u32)gp::shfl(n, at), (u32)gp::shfl(rank, at), storage[warp]);
+        const U f = short_select(keys, gp::shfl(n, at), gp::shfl(rank, at), storage[warp]);
         if ((int)lane == at) found = f;
 #pragma unroll
         for (int j = 0; j < WARP_ITEMS; ++j) keys[j] = next[j];

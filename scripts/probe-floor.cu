@@ -92,6 +92,29 @@ static void measure(const char *label, F body) {
   printf("%-58s median %6.1f us  p10 %6.1f  p90 %6.1f\n", label, m, t[t.size() / 10], t[t.size() * 9 / 10]);
 }
 
+// As the bench times a call: CUDA events on the stream around it (the end event's
+// time is the later of the call's return and the end of what it launched).
+template <class F>
+static void measure_events(const char *label, cudaStream_t s, F body) {
+  cudaEvent_t e0, e1;
+  CK(cudaEventCreate(&e0));
+  CK(cudaEventCreate(&e1));
+  std::vector<double> ev(201);
+  for (int r = -20; r < (int)ev.size(); ++r) {
+    cudaEventRecord(e0, s);
+    body();
+    cudaEventRecord(e1, s);
+    cudaEventSynchronize(e1);
+    float ms;
+    cudaEventElapsedTime(&ms, e0, e1);
+    if (r >= 0) ev[r] = ms * 1e3;
+  }
+  std::sort(ev.begin(), ev.end());
+  printf("%-58s median %6.1f us  p10 %6.1f  p90 %6.1f (events)\n", label, ev[100], ev[20], ev[180]);
+  cudaEventDestroy(e0);
+  cudaEventDestroy(e1);
+}
+
 static uint64_t sm64(uint64_t *s) {
   uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
@@ -181,6 +204,10 @@ static void bare_floors(cudaStream_t s) {
     }
     std::sort(ev.begin(), ev.end());
     printf("%-58s median %6.1f us (events, as the bench times)\n", "empty 1x32, stream sync", ev[250]);
+    measure_events("write mapped 1x32, host spins on the flag", s, [&] {
+      write_flag<<<1, 32, 0, s>>>(flag_d, ++seq);
+      while (*(volatile unsigned *)flag_h != seq) {}
+    });
   }
   CK(cudaGetLastError());
 
@@ -227,6 +254,7 @@ int main(int argc, char **argv) {
     char label[96];
     snprintf(label, sizeof label, "gpuprims_segmented_select u16 %zu rows of 1..100", nrows);
     measure(label, [&] { gpuprims_segmented_select(ctx, bv, bo, NULL, bout); });
+    if (!only_rows) measure_events(label, s, [&] { gpuprims_segmented_select(ctx, bv, bo, NULL, bout); });
     gpuprims_buffer_destroy(bv);
     gpuprims_buffer_destroy(bo);
     gpuprims_buffer_destroy(bout);

@@ -53,24 +53,51 @@ struct WarpBitwiseSelect {
 #endif
     }
 
-    // The one real key at or above `found` below found + 2^shift (keys of up to 4
-    // bytes): the smallest key at or above found, as its distance from found (keys
-    // below found wrap around to large distances; padding, the largest pattern, can
-    // only tie with the answer).
+    __device__ __forceinline__ static u32 warp_max(u32 v) {
+#if __CUDA_ARCH__ >= 800
+        return __reduce_max_sync(FULL_MASK, v);
+#else
+        for (int m = WARP / 2; m > 0; m /= 2) v = max(v, __shfl_xor_sync(FULL_MASK, v, m));
+        return v;
+#endif
+    }
+
+    // The key of rank `r` among the `size` (1..3) real keys in [found, found + 2^shift)
+    // (keys of up to 4 bytes), read off their distances from found: the least (keys
+    // below found wrap around to larger distances than any in the bucket, those above
+    // it are farther; padding, the largest pattern, can only tie with the answer), the
+    // greatest, or the one between them (their sum less both). Padding lanes (only in
+    // register N - 1) are left out of the greatest and the sum.
     template <int N>
-    __device__ __forceinline__ static U only_key(const Held (&keys)[ITEMS], Held found) {
+    __device__ __forceinline__ static U finish(const Held (&keys)[ITEMS], u32 count, Held found, int shift, u32 r,
+                                               u32 size) {
+        const u32 base = u32(found);
         u32 least = ~0u;
 #pragma unroll
-        for (int j = 0; j < N; ++j) least = min(least, u32(keys[j]) - u32(found));
-        return U(warp_min(least) + u32(found));
+        for (int j = 0; j < N; ++j) least = min(least, u32(keys[j]) - base);
+        least = warp_min(least);
+        if (r == 0) return U(base + least);  // the same for the whole warp
+        const int lane = threadIdx.x % WARP;
+        u32 most = 0, sum = 0;
+#pragma unroll
+        for (int j = 0; j < N; ++j) {
+            const u32 d = u32(keys[j]) - base;
+            const bool in = (d >> shift) == 0 && (j < N - 1 || (N - 1) * WARP + lane < (int)count);
+            most = in ? max(most, d) : most;
+            sum += in ? d : 0u;
+        }
+        most = warp_max(most);
+        if (r == size - 1) return U(base + most);
+        return U(base + warp_sum(sum) - least - most);
     }
 
     // The search over rows of up to WARP * N keys: keys[j] for j >= N is never read.
     //
     // Besides the answer so far, the warp tracks the keys below it (lo) and below its
-    // next value (hi), which the counts give anyway: once one key is left between
-    // them, the answer is that key, found by one warp minimum instead of the remaining
-    // steps (for short rows of spread keys, after a few bits).
+    // next value (hi), which the counts give anyway: once three keys or fewer are left
+    // between them, the answer is one of those, found by a warp reduction or three
+    // instead of the remaining steps (for short rows of spread keys, after a few bits:
+    // u16 rows of 1..100, 2.5 steps a row against 3.6 when waiting for one key).
     template <int N>
     __device__ __forceinline__ static U select_items(const Held (&keys)[ITEMS], u32 count, u32 rank) {
         constexpr bool EARLY_EXIT = sizeof(U) <= 4;
@@ -109,7 +136,7 @@ struct WarpBitwiseSelect {
             const u64 from = counts >> (digit * FIELD);
             lo = u32(from) & MASK;
             hi = u32(from >> FIELD) & MASK;
-            if (EARLY_EXIT && hi - lo == 1 && shift > 0) return only_key<N>(keys, found);
+            if (EARLY_EXIT && hi - lo <= 3 && shift > 0) return finish<N>(keys, count, found, shift, rank - lo, hi - lo);
         }
         return U(found);
     }
