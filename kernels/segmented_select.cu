@@ -175,12 +175,11 @@ __device__ __forceinline__ void load_row(Held (&keys)[WARP_ITEMS], const U *valu
 __device__ __forceinline__ void check_rows(const Rows &rows, u64 len, u64 nrows, u32 vblocks, Counters *ctr,
                                            u32 *row_ids, Report *report, u32 seq) {
     constexpr int WARPS = WARP_BLOCK / gp::WARP;
-    __shared__ u32 block_flagged;
     const u32 warp = threadIdx.x / gp::WARP, lane = threadIdx.x % gp::WARP;
     const u64 run = (nrows + (u64)vblocks * WARP_BLOCK - 1) / ((u64)vblocks * WARP_BLOCK);  // rows a lane
     const u64 first = ((u64)blockIdx.x * WARPS + warp) * gp::WARP * run;
-    if (threadIdx.x == 0) block_flagged = 0;
-    __syncthreads();
+    // This thread found a bad row or a long one (and wrote the counters or a row id).
+    bool flagged = false;
     for (u64 row = first + lane; row < first + gp::WARP * run; row += gp::WARP) {  // the same for the whole warp
         u32 cls = CLASSES;  // none: no row, a bad one or a short one
         if (row < nrows) {
@@ -193,7 +192,7 @@ __device__ __forceinline__ void check_rows(const Rows &rows, u64 len, u64 nrows,
             if (bad) atomicMax((unsigned long long *)&ctr->fault, ~(row << 3 | bad));
             else cls = length_class(e - b);
             // A bad row or a long one: the publishing block has counters to read back.
-            if (bad || cls != CLASS_WARP) atomicOr(&block_flagged, 1u);
+            flagged |= bad || cls != CLASS_WARP;
         }
         // A long row's place in its list: after the rows of its class that came before
         // the warp's (one count a class and warp), its rank among the warp's.
@@ -207,15 +206,18 @@ __device__ __forceinline__ void check_rows(const Rows &rows, u64 len, u64 nrows,
             if (cls == k) row_ids[k * nrows + base + __popc(peers & ((1u << lane) - 1))] = (u32)row;
         }
     }
-    // The ticket: the block's faults and filings are visible before it counts in.
-    __threadfence();
-    __syncthreads();
+    // The ticket: the block's faults and filings are visible before it counts in. Only
+    // threads that wrote something fence (a clean block of short rows wrote nothing, and
+    // a fence costs a round trip to L2 even then).
+    if (flagged) __threadfence();
+    const bool block_flagged = __syncthreads_or(flagged);
     if (threadIdx.x == 0) {
-        const u64 mine = 1ull | (u64)(block_flagged != 0) << 32;
+        const u64 mine = 1ull | (u64)block_flagged << 32;
         const u64 before = atomicAdd((unsigned long long *)&ctr->ticket, mine);
         if ((u32)before == vblocks - 1) {
-            __threadfence();  // every block's counts and faults, before they are read
-            publish(rows, ctr, report, seq, (before + mine) >> 32 != 0);
+            const bool any = (before + mine) >> 32 != 0;
+            if (any) __threadfence();  // every block's counts and faults, before they are read
+            publish(rows, ctr, report, seq, any);
         }
     }
 }

@@ -213,6 +213,67 @@ static void bare_floors(cudaStream_t s) {
 
 }
 
+// "timeline": with a build of the short-row kernel that stamps %globaltimer into `out`
+// instead of answering (not part of the library: a scratch patch), where the
+// 10,000-row call's blocks spend their time, relative to the first block's start.
+static int timeline(gpuprims_context *ctx) {
+  const size_t nrows = 10000;
+  uint64_t st = 7;
+  std::vector<uint32_t> off(nrows + 1);
+  for (size_t i = 0; i < nrows; i++) off[i + 1] = off[i] + 1 + sm64(&st) % 100;
+  std::vector<uint16_t> v(off[nrows]);
+  for (auto &x : v) x = (uint16_t)sm64(&st);
+  gpuprims_buffer *bv, *bo, *bout;
+  gpuprims_buffer_from_host(ctx, GPUPRIMS_DTYPE_U16, v.data(), v.size(), &bv);
+  gpuprims_buffer_from_host(ctx, GPUPRIMS_DTYPE_U32, off.data(), nrows + 1, &bo);
+  gpuprims_buffer_create(ctx, GPUPRIMS_DTYPE_U16, nrows, &bout);
+  std::vector<uint32_t> tl(nrows / 2);
+  // Stamps a block (kernel scratch patch): 0 start, 3 SM; checking blocks: 4 rows
+  // checked, 1 before the ticket, 5 ticket back, 2 report published (the last);
+  // selecting blocks: 1 last warp done, 2 last warp saw the verdict.
+  const char *names[] = {"last block start", "checking: rows checked (median block)", "checking: rows checked (last)",
+                         "checking: before ticket (last)", "checking: ticket back (last)", "report published",
+                         "selecting: block done (median)", "selecting: block done (p90)", "selecting: last block done",
+                         "selecting: last verdict seen"};
+  const int C = 10;
+  std::vector<std::vector<double>> cols(C);
+  for (int call = 0; call < 60; ++call) {
+    gpuprims_segmented_select(ctx, bv, bo, NULL, bout);
+    gpuprims_context_synchronize(ctx);
+    gpuprims_buffer_read(bout, 0, tl.data(), nrows);
+    const uint32_t g = tl[0], vb = tl[1];
+    const uint32_t *at[7];
+    for (int k = 0; k < 7; ++k) at[k] = &tl[2 + k * g];
+    uint32_t t0 = at[0][0];
+    for (uint32_t b = 0; b < g; ++b) t0 = (int32_t)(at[0][b] - t0) < 0 ? at[0][b] : t0;
+    auto rel = [&](int k, uint32_t b) { return (double)(int32_t)(at[k][b] - t0); };
+    std::vector<double> checked, before, back, done;
+    double last_start = 0, publish = 0, seen = 0;
+    for (uint32_t b = 0; b < g; ++b) {
+      last_start = std::max(last_start, rel(0, b));
+      if (b < vb) {
+        checked.push_back(rel(4, b));
+        before.push_back(rel(1, b));
+        back.push_back(rel(5, b));
+        if (at[2][b]) publish = rel(2, b);
+      } else {
+        done.push_back(rel(1, b));
+        seen = std::max(seen, rel(2, b));
+      }
+    }
+    for (auto *x : {&checked, &before, &back, &done}) std::sort(x->begin(), x->end());
+    double row[C] = {last_start, checked[checked.size() / 2], checked.back(), before.back(), back.back(), publish,
+                     done[done.size() / 2], done[done.size() * 9 / 10], done.back(), seen};
+    for (int c = 0; c < C; ++c) cols[c].push_back(row[c]);
+  }
+  printf("timeline of the 10,000-row call (ns after the first block starts; median over 60 calls, p10, p90):\n");
+  for (int c = 0; c < C; ++c) {
+    std::sort(cols[c].begin(), cols[c].end());
+    printf("  %-40s %6.0f  (%.0f, %.0f)\n", names[c], cols[c][30], cols[c][6], cols[c][54]);
+  }
+  return 0;
+}
+
 int main(int argc, char **argv) {
   bool spin = argc > 1 && !strcmp(argv[1], "spin");
   // "rows N": only the segmented select of N rows, a few calls (for ncu).
@@ -222,7 +283,7 @@ int main(int argc, char **argv) {
   printf("wait mode: %s\n", spin ? "spin" : "default (auto)");
   cudaStream_t s;
   CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-  if (!only_rows) bare_floors(s);
+  if (!only_rows && !(argc > 1 && !strcmp(argv[1], "timeline"))) bare_floors(s);
   if (only_rows) t.resize(5);
   gpuprims_context *ctx;
   if (gpuprims_context_create(GPUPRIMS_BACKEND_CUDA, 0, &ctx)) {
@@ -230,6 +291,7 @@ int main(int argc, char **argv) {
     return 1;
   }
   if (gpuprims_context_set_stream(ctx, s)) printf("set_stream failed\n");
+  if (argc > 1 && !strcmp(argv[1], "timeline")) return timeline(ctx);
   if (!only_rows) {
     gpuprims_buffer *b;
     uint32_t x = 1;
