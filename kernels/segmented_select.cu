@@ -240,7 +240,8 @@ __device__ __forceinline__ void select_rows(const Rows &rows, const U *values, u
     constexpr int WARPS = WARP_BLOCK / gp::WARP;
     __shared__ ShortStorage storage[WARPS];
     const u32 warp = threadIdx.x / gp::WARP, lane = threadIdx.x % gp::WARP;
-    const u64 row = ((u64)sblock * WARPS + warp) * per_warp + lane;
+    // Below nrows + WARPS * per_warp <= 2^31 + 1024 (the host caps nrows at 2^31 - 1): a u32.
+    const u32 row = (sblock * WARPS + warp) * per_warp + lane;
     u64 begin = 0;
     u32 n = 0, rank = 0;  // a short row's count and rank fit 32 bits (registers are tight)
     if (lane < per_warp && row < nrows) {
@@ -256,11 +257,15 @@ __device__ __forceinline__ void select_rows(const Rows &rows, const U *values, u
     U found = 0;
     Held keys[WARP_ITEMS], next[WARP_ITEMS];
     int at = todo ? __ffs(todo) - 1 : 0;
+    // The verdict as lane 0 last read it: read once while the warp's last row is being
+    // selected (the checking blocks are mostly done by then), its round trip hidden.
+    u32 fault = ~0u;
     if (todo) load_row(keys, values, begin, n, at, order);
     while (todo) {  // the same for the whole warp
         todo &= todo - 1;
         const int following = todo ? __ffs(todo) - 1 : 0;
         if (todo) load_row(next, values, begin, n, following, order);
+        else if (resident && lane == 0) fault = verdict(ctr, seq);
         const U f = short_select(keys, gp::shfl(n, at), gp::shfl(rank, at), storage[warp]);
         if ((int)lane == at) found = f;
 #pragma unroll
@@ -271,8 +276,7 @@ __device__ __forceinline__ void select_rows(const Rows &rows, const U *values, u
         if (n != 0) staged[row] = order.raw(found);
         return;
     }
-    u32 fault = 0;
-    if (lane == 0)
+    if (lane == 0 && fault == ~0u)
         while ((fault = verdict(ctr, seq)) == ~0u) __nanosleep(256);
     fault = __shfl_sync(gp::FULL_MASK, fault, 0);
     if (fault == 0 && n != 0) out[row] = order.raw(found);
