@@ -222,12 +222,20 @@ __device__ __forceinline__ void check_rows(const Rows &rows, u64 len, u64 nrows,
     }
 }
 
-// The selecting blocks (the rest of the grid): warp w takes `per_warp` (1..32) rows
-// from w * per_warp, lane l the row w * per_warp + l, and selects those of up to
-// WARP_MAX keys (in registers) one after another, the next row's keys loading while
-// the current one is selected. Each row is clamped to the buffer, and a rank past it
-// to its last key, so whatever the offsets say no read leaves the buffer; answers of
-// bad rows are dropped with the rest under the verdict.
+// A short row as a selecting block holds it: its count (0: not a short row, or past
+// the rows: nothing to select), the rank wanted, and where its keys start.
+struct ShortRow {
+    u32 n, rank;
+    u64 begin;
+};
+
+// The selecting blocks (the rest of the grid): the block's threads read its rows'
+// offsets and ranks into shared memory, a thread a row; warp w takes `per_warp`
+// (1..32) of them from w * per_warp, lane l the row w * per_warp + l, and selects
+// those of up to WARP_MAX keys (in registers) one after another, the next row's keys
+// loading while the current one is selected. Each row is clamped to the buffer, and a
+// rank past it to its last key, so whatever the offsets say no read leaves the buffer;
+// answers of bad rows are dropped with the rest under the verdict.
 //
 // `resident` (a cooperative launch: every block resident at once): the warp waits for
 // the verdict, which the checking blocks reach without needing this one's slot, and
@@ -239,19 +247,33 @@ __device__ __forceinline__ void select_rows(const Rows &rows, const U *values, u
                                             const KeyOrder &order) {
     constexpr int WARPS = WARP_BLOCK / gp::WARP;
     __shared__ ShortStorage storage[WARPS];
+    __shared__ ShortRow held[WARP_BLOCK];
     const u32 warp = threadIdx.x / gp::WARP, lane = threadIdx.x % gp::WARP;
-    // Below nrows + WARPS * per_warp <= 2^31 + 1024 (the host caps nrows at 2^31 - 1): a u32.
-    const u32 row = (sblock * WARPS + warp) * per_warp + lane;
+    // The block's rows, one a thread (up to WARP_BLOCK: per_warp <= 32), read once for
+    // all its warps: with two rows a warp, one warp's lanes instead of every warp's
+    // pair of lanes running the same instructions. Rows are below nrows + WARPS *
+    // per_warp <= 2^31 + 1024 (the host caps nrows at 2^31 - 1): a u32.
+    const u32 block_rows = WARPS * per_warp, first = sblock * block_rows;
+    if (threadIdx.x < block_rows) {
+        ShortRow mine{0, 0, 0};
+        if (first + threadIdx.x < nrows) {
+            const Row r = row_at(rows, first + threadIdx.x, len);
+            const u64 size = r.end - r.begin;
+            if (size - 1 < WARP_MAX)  // 1..WARP_MAX keys (0 wraps around)
+                mine = ShortRow{(u32)size, r.rank < size ? (u32)r.rank : (u32)size - 1, r.begin};
+        }
+        held[threadIdx.x] = mine;
+    }
+    __syncthreads();
+    // Lane l of warp w: row w * per_warp + l.
+    const u32 row = first + warp * per_warp + lane;
     u64 begin = 0;
     u32 n = 0, rank = 0;  // a short row's count and rank fit 32 bits (registers are tight)
-    if (lane < per_warp && row < nrows) {
-        const Row r = row_at(rows, row, len);
-        const u64 size = r.end - r.begin;
-        if (size - 1 < WARP_MAX) {  // 1..WARP_MAX keys (0 wraps around)
-            begin = r.begin;
-            n = (u32)size;
-            rank = r.rank < size ? (u32)r.rank : n - 1;
-        }
+    if (lane < per_warp) {
+        const ShortRow mine = held[warp * per_warp + lane];
+        begin = mine.begin;
+        n = mine.n;
+        rank = mine.rank;
     }
     u32 todo = __ballot_sync(gp::FULL_MASK, n != 0);
     U found = 0;
