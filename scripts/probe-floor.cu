@@ -1,11 +1,13 @@
 // probe-floor.cu: the floor under a call that launches and waits, on the GPU machine.
 //   nvcc -O2 -arch=sm_90 -Iinclude scripts/probe-floor.cu -L<lib> -lgpuprims -o probe-floor
-//   ./probe-floor [spin]
-// Prints medians (wall clock around each call, 501 calls after a warm-up) of bare
-// CUDA launches that wait in several ways, beside gpuprims_reduce of one element and
-// gpuprims_segmented_select of u16 rows of 1..100, so the distance between what the
-// driver allows and what a call of ours costs can be read off. With "spin" the device
-// is set to spin while it waits (cudaDeviceScheduleSpin) before anything else runs.
+//   ./probe-floor [spin | rows N | timeline]
+// Prints medians (wall clock around each call, 501 calls after a warm-up; rows marked
+// "events" timed as the bench does) of bare CUDA launches that wait in several ways,
+// beside gpuprims_reduce of one element and gpuprims_segmented_select of u16 rows of
+// 1..100, so the distance between what the driver allows and what a call of ours costs
+// can be read off. With "spin" the device is set to spin while it waits
+// (cudaDeviceScheduleSpin) before anything else runs; "rows N" makes a few calls of N
+// rows only (for ncu); "timeline" reads a scratch build's stamps (see timeline()).
 #include <gpuprims.h>
 #include <cuda.h>
 #include <cuda_runtime.h>
@@ -214,8 +216,9 @@ static void bare_floors(cudaStream_t s) {
 }
 
 // "timeline": with a build of the short-row kernel that stamps %globaltimer into `out`
-// instead of answering (not part of the library: a scratch patch), where the
-// 10,000-row call's blocks spend their time, relative to the first block's start.
+// instead of answering (scripts/segsel-timeline.py patches the kernel for a scratch
+// build), where the 10,000-row call's blocks spend their time, relative to the first
+// block's start.
 static int timeline(gpuprims_context *ctx) {
   const size_t nrows = 10000;
   uint64_t st = 7;
