@@ -189,30 +189,12 @@ static void bare_floors(cudaStream_t s) {
       cudaStreamSynchronize(s);
     });
   }
-  {
-    cudaEvent_t e0, e1;
-    CK(cudaEventCreate(&e0));
-    CK(cudaEventCreate(&e1));
-    std::vector<double> ev(501);
-    for (int r = -50; r < 501; ++r) {
-      cudaEventRecord(e0, s);
-      empty<<<1, 32, 0, s>>>();
-      cudaStreamSynchronize(s);
-      cudaEventRecord(e1, s);
-      cudaEventSynchronize(e1);
-      float ms;
-      cudaEventElapsedTime(&ms, e0, e1);
-      if (r >= 0) ev[r] = ms * 1e3;
-    }
-    std::sort(ev.begin(), ev.end());
-    printf("%-58s median %6.1f us (events, as the bench times)\n", "empty 1x32, stream sync", ev[250]);
-    measure_events("write mapped 1x32, host spins on the flag", s, [&] {
-      write_flag<<<1, 32, 0, s>>>(flag_d, ++seq);
-      while (*(volatile unsigned *)flag_h != seq) {}
-    });
-  }
+  measure_events("empty 1x32, stream sync", s, [&] { empty<<<1, 32, 0, s>>>(); cudaStreamSynchronize(s); });
+  measure_events("write mapped 1x32, host spins on the flag", s, [&] {
+    write_flag<<<1, 32, 0, s>>>(flag_d, ++seq);
+    while (*(volatile unsigned *)flag_h != seq) {}
+  });
   CK(cudaGetLastError());
-
 }
 
 // "timeline": with a build of the short-row kernel that stamps %globaltimer into `out`

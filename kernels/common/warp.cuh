@@ -1,5 +1,6 @@
 // Warp-level building blocks on shuffles: any element type (1 to 8 bytes), a
-// butterfly reduction (every lane gets the same, order-fixed result) and an inclusive
+// butterfly reduction (every lane gets the same, order-fixed result), the u32 sum,
+// least and greatest in one instruction where the hardware has it, and an inclusive
 // Kogge-Stone scan.
 #pragma once
 #include "common/types.cuh"
@@ -63,6 +64,32 @@ __device__ __forceinline__ T warp_reduce(T v, Op op) {
 #pragma unroll
     for (int m = 16; m >= 1; m >>= 1) v = op(v, shfl_xor(v, m));
     return v;
+}
+
+// Every lane receives the sum, the least or the greatest of the lanes' u32s: one
+// REDUX instruction on sm_80 and later, the butterfly before.
+__device__ __forceinline__ u32 warp_sum_u32(u32 v) {
+#if __CUDA_ARCH__ >= 800
+    return __reduce_add_sync(FULL_MASK, v);
+#else
+    return warp_reduce(v, [](u32 a, u32 b) { return a + b; });
+#endif
+}
+
+__device__ __forceinline__ u32 warp_min_u32(u32 v) {
+#if __CUDA_ARCH__ >= 800
+    return __reduce_min_sync(FULL_MASK, v);
+#else
+    return warp_reduce(v, [](u32 a, u32 b) { return min(a, b); });
+#endif
+}
+
+__device__ __forceinline__ u32 warp_max_u32(u32 v) {
+#if __CUDA_ARCH__ >= 800
+    return __reduce_max_sync(FULL_MASK, v);
+#else
+    return warp_reduce(v, [](u32 a, u32 b) { return max(a, b); });
+#endif
 }
 
 // Lane i receives op over lanes 0..i.

@@ -10,8 +10,9 @@
 // Each step is as few instructions as the warp can issue it in, since short rows are
 // many and a step is most of a row's work: the search is compiled once per number of
 // registers a lane holds (a row of 40 keys steps over 2, not ITEMS), a key costs a
-// compare and an add a candidate (for narrow keys, the sign of a difference), and the digit is read off the packed counts at once
-// (guard bits: every field compared with the rank in one subtraction).
+// compare and an add a candidate (for narrow keys, the sign of a difference), and the
+// digit is read off the packed counts at once (guard bits: every field compared with
+// the rank in one subtraction).
 #pragma once
 #include "common/types.cuh"
 #include "common/warp.cuh"
@@ -35,33 +36,6 @@ struct WarpBitwiseSelect {
     static constexpr u32 GUARDS = ONES << (FIELD - 1);
     static_assert(WARP * ITEMS < (1 << (FIELD - 1)), "a count fits its field below the guard bit");
 
-    __device__ __forceinline__ static u32 warp_sum(u32 v) {
-#if __CUDA_ARCH__ >= 800
-        return __reduce_add_sync(FULL_MASK, v);
-#else
-        for (int m = WARP / 2; m > 0; m /= 2) v += __shfl_xor_sync(FULL_MASK, v, m);
-        return v;
-#endif
-    }
-
-    __device__ __forceinline__ static u32 warp_min(u32 v) {
-#if __CUDA_ARCH__ >= 800
-        return __reduce_min_sync(FULL_MASK, v);
-#else
-        for (int m = WARP / 2; m > 0; m /= 2) v = min(v, __shfl_xor_sync(FULL_MASK, v, m));
-        return v;
-#endif
-    }
-
-    __device__ __forceinline__ static u32 warp_max(u32 v) {
-#if __CUDA_ARCH__ >= 800
-        return __reduce_max_sync(FULL_MASK, v);
-#else
-        for (int m = WARP / 2; m > 0; m /= 2) v = max(v, __shfl_xor_sync(FULL_MASK, v, m));
-        return v;
-#endif
-    }
-
     // The key of rank `r` among the `size` (1..3) real keys in [found, found + 2^shift)
     // (keys of up to 4 bytes), read off their distances from found: the least (keys
     // below found wrap around to larger distances than any in the bucket, those above
@@ -75,7 +49,7 @@ struct WarpBitwiseSelect {
         u32 least = ~0u;
 #pragma unroll
         for (int j = 0; j < N; ++j) least = min(least, u32(keys[j]) - base);
-        least = warp_min(least);
+        least = warp_min_u32(least);
         if (r == 0) return U(base + least);  // the same for the whole warp
         const int lane = threadIdx.x % WARP;
         u32 most = 0, sum = 0;
@@ -86,9 +60,9 @@ struct WarpBitwiseSelect {
             most = in ? max(most, d) : most;
             sum += in ? d : 0u;
         }
-        most = warp_max(most);
+        most = warp_max_u32(most);
         if (r == size - 1) return U(base + most);
-        return U(base + warp_sum(sum) - least - most);
+        return U(base + warp_sum_u32(sum) - least - most);
     }
 
     // The search over rows of up to WARP * N keys: keys[j] for j >= N is never read.
@@ -125,7 +99,7 @@ struct WarpBitwiseSelect {
                     below3 += keys[j] < t3;
                 }
             }
-            const u32 below = warp_sum(below1 | below2 << FIELD | below3 << 2 * FIELD);
+            const u32 below = warp_sum_u32(below1 | below2 << FIELD | below3 << 2 * FIELD);
             // The counts rise with the candidate: the digit is how many are <= rank.
             const u32 past = ((below | GUARDS) - rank_in_fields) & GUARDS;
             const u32 digit = 3 - __popc(past);

@@ -83,7 +83,9 @@ fn read_policy() -> Policy {
         warp_block: knob("segsel.warp_block", 256).clamp(32, 1024) / 32 * 32,
         // 6 (rows up to 192 a warp's): the 1M-row median 0.443-0.456 ms against
         // 0.463-0.466 with 8 (H100, 2026-11-24).
-        warp_items: knob("segsel.warp_items", 6),
+        // Up to 15: a warp's count of keys fits below the guard bit of a 10-bit field
+        // (kernels/common/warp_bitwise_select.cuh).
+        warp_items: knob("segsel.warp_items", 6).clamp(1, 15),
         mid_block: knob("segsel.mid_block", 128),
         mid_items: knob("segsel.mid_items", 8),
         wide_block: knob("segsel.wide_block", 256),
