@@ -8,11 +8,12 @@
  * 1024, 1025, 4096, 4097, 8192, 8193, among others) and a few long rows mixed in; the first
  * row starts past 0 and the last ends before the buffer does. Then short rows only (up to
  * 256: on CUDA a warp's up to 192, a block's above). Then 300,000 rows of 1..100 (u16 and
- * f32: on CUDA more than a resident grid takes, so they are staged). Row contents: random bits, the type's special
- * values (NaNs of both signs, infinities, signed zeros, extremes) among random ones, all
- * equal, 4 distinct values, a ramp. Offsets U32 and U64; ranks NULL (lower median), all
- * 0, each row's last, random (U32 and U64). `out` is poisoned before every call, so an
- * element never written fails; values must come back unchanged.
+ * f32: on CUDA more than a resident grid takes, so they are staged). Row contents: random
+ * bits, the type's special values (NaNs of both signs, infinities, signed zeros,
+ * extremes) among random ones, all equal, 4 distinct values, a ramp. Offsets U32 and
+ * U64; ranks NULL (lower median), all 0, each row's last, random (U32 and U64). `out` is
+ * poisoned before every call, so an element never written fails; values must come back
+ * unchanged.
  *
  * Errors: every bad row (offsets decreasing, a row past the end of values, an empty row,
  * a rank past its row) is INVALID_ARGUMENT whose message names the first bad row, with
