@@ -47,6 +47,12 @@ constexpr u32 FAULT_PAST_END = 2;
 constexpr u32 FAULT_EMPTY = 3;
 constexpr u32 FAULT_RANK = 4;
 
+// The verdict word: the call's number above the fault (fault codes fit 3 bits), so a
+// warp's early look at it is one 32-bit register until it is read.
+constexpr u32 VERDICT_FAULT_BITS = 3;
+constexpr u32 VERDICT_FAULT_MASK = (1u << VERDICT_FAULT_BITS) - 1;
+static_assert(FAULT_RANK <= VERDICT_FAULT_MASK, "every fault code fits the verdict word");
+
 // Device counters: counts, fault and ticket are zero before a call and left zero by
 // the block that publishes its report; the verdict is tagged with the call's number.
 struct Counters {
@@ -56,11 +62,11 @@ struct Counters {
     // bad row or a long one (high half): the last block learns from its own ticket
     // whether there is anything to read back.
     u64 ticket;
-    // The call's number (low half) and its fault (high half; 0: none), once every row
-    // is checked: the short rows' answers are written to `out` only under a clean one.
+    // The call's number and its fault (0: none; verdict_in), once every row is
+    // checked: the short rows' answers are written to `out` only under a clean one.
     // On a cache line of its own: the warps waiting for it poll it, and the blocks'
     // tickets should not queue behind their reads.
-    alignas(128) u64 verdict;
+    alignas(128) u32 verdict;
 };
 static_assert(sizeof(Counters) == 256, "COUNTERS_BYTES in src/backend/cuda/segmented_select.rs");
 
@@ -95,7 +101,7 @@ __device__ __forceinline__ void publish(const Rows &rows, Counters *ctr, Report 
     const u64 fault = flagged ? ~c->fault : ~0ull;  // all ones: none
     const u32 code = fault != ~0ull ? (u32)(fault & 7) : 0u;
     // The blocks waiting for it first.
-    c->verdict = (u64)code << 32 | seq;
+    c->verdict = seq << VERDICT_FAULT_BITS | code;
     if (flagged) {
         for (u32 k = 0; k < CLASSES; ++k) {
             r->counts[k] = c->counts[k];
@@ -117,12 +123,23 @@ __device__ __forceinline__ void publish(const Rows &rows, Counters *ctr, Report 
     r->status = (u64)seq << 32 | (flagged ? DETAILED : 0u) | code;
 }
 
-// The verdict of call `seq`: its fault (0: none), or ~0u while not every row is checked.
-// A relaxed read: nothing else is read on the strength of it, and an acquire would
-// invalidate the SM's L1 (other warps' keys and spills) at every poll.
+// The verdict word as it stands. A relaxed read: nothing else is read on the strength
+// of it, and an acquire would invalidate the SM's L1 (other warps' keys and spills) at
+// every poll.
+__device__ __forceinline__ u32 verdict_word(const Counters *ctr) {
+    return *(const volatile u32 *)&ctr->verdict;
+}
+
+// The verdict of call `seq` in a verdict word: its fault (0: none), or ~0u while not
+// every row is checked. The host numbers calls 1..2^29 - 1 (segmented_select.rs:
+// LAST_CALL_NUMBER), so the word's 29 bits hold the whole number, and a word of 0 (not
+// read yet, or never written) matches no call.
+__device__ __forceinline__ u32 verdict_in(u32 word, u32 seq) {
+    return word >> VERDICT_FAULT_BITS == (seq & (~0u >> VERDICT_FAULT_BITS)) ? word & VERDICT_FAULT_MASK : ~0u;
+}
+
 __device__ __forceinline__ u32 verdict(const Counters *ctr, u32 seq) {
-    const u64 v = *(const volatile u64 *)&ctr->verdict;
-    return (u32)v == seq ? (u32)(v >> 32) : ~0u;
+    return verdict_in(verdict_word(ctr), seq);
 }
 
 // The short rows' selection: bit by bit through warp sums (narrow keys: a few steps,
@@ -148,17 +165,21 @@ __device__ __forceinline__ U short_select(const Held (&keys)[WARP_ITEMS], u32 n,
 
 // The keys of lane `owner`'s row (begin, n <= WARP_MAX: every lane passes its own) into
 // the warp's first ceil(n / WARP) registers, ordered (the selection reads no others).
+// Lanes past the row read its first key (no branch around the load), then pad.
 __device__ __forceinline__ void load_row(Held (&keys)[WARP_ITEMS], const U *values, u64 begin, u32 n, int owner,
                                          const KeyOrder &order) {
-    const int lane = threadIdx.x % gp::WARP;
-    const U *row = values + gp::shfl(begin, owner), *mine = row + lane;
-    const int count = (int)gp::shfl(n, owner);
+    const u32 lane = threadIdx.x % gp::WARP;
+    const U *row = values + gp::shfl(begin, owner);
+    // Kept a pointer (not folded back into values plus a 64-bit index): a register's
+    // address is then one multiply-add of a 32-bit index.
+    asm("" : "+l"(row));
+    const u32 count = gp::shfl(n, owner);
 #pragma unroll
     for (int j = 0; j < WARP_ITEMS; ++j) {
-        if (count <= j * gp::WARP) break;  // the same for the whole warp
-        // Lanes past the row read its first key (no branch around the load), then pad.
-        const bool in = j * gp::WARP + lane < count;
-        const Held key = Held(order.ordered(*(in ? mine + j * gp::WARP : row)));
+        if (count <= u32(j * gp::WARP)) break;  // the same for the whole warp
+        const u32 at = j * gp::WARP + lane;
+        const bool in = at < count;
+        const Held key = Held(order.ordered(__ldg(row + (in ? at : 0u))));
         keys[j] = in ? key : MISSING;
     }
 }
@@ -279,15 +300,16 @@ __device__ __forceinline__ void select_rows(const Rows &rows, const U *values, u
     U found = 0;
     Held keys[WARP_ITEMS], next[WARP_ITEMS];
     int at = todo ? __ffs(todo) - 1 : 0;
-    // The verdict as lane 0 last read it: read once while the warp's last row is being
-    // selected (the checking blocks are mostly done by then), its round trip hidden.
-    u32 fault = ~0u;
+    // The verdict word as lane 0 read it while the warp's last row was selected (the
+    // checking blocks are mostly done by then): looked at only after the selection, so
+    // the warp does not wait for its round trip first (0: not read).
+    u32 peek = 0;
     if (todo) load_row(keys, values, begin, n, at, order);
     while (todo) {  // the same for the whole warp
         todo &= todo - 1;
         const int following = todo ? __ffs(todo) - 1 : 0;
         if (todo) load_row(next, values, begin, n, following, order);
-        else if (resident && lane == 0) fault = verdict(ctr, seq);
+        else if (resident && lane == 0) peek = verdict_word(ctr);
         const U f = short_select(keys, gp::shfl(n, at), gp::shfl(rank, at), storage[warp]);
         if ((int)lane == at) found = f;
 #pragma unroll
@@ -298,6 +320,7 @@ __device__ __forceinline__ void select_rows(const Rows &rows, const U *values, u
         if (n != 0) staged[row] = order.raw(found);
         return;
     }
+    u32 fault = verdict_in(peek, seq);
     if (lane == 0 && fault == ~0u)
         while ((fault = verdict(ctr, seq)) == ~0u) __nanosleep(256);
     fault = __shfl_sync(gp::FULL_MASK, fault, 0);

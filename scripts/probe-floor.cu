@@ -215,12 +215,14 @@ static int timeline(gpuprims_context *ctx) {
   std::vector<uint32_t> tl(nrows / 2);
   // Stamps a block (kernel scratch patch): 0 start, 3 SM; checking blocks: 4 rows
   // checked, 1 before the ticket, 5 ticket back, 2 report published (the last);
-  // selecting blocks: 1 last warp done, 2 last warp saw the verdict.
+  // selecting blocks: 4 rows read into shared memory, 5 last warp done with its first
+  // row, 1 last warp done, 2 last warp saw the verdict.
   const char *names[] = {"last block start", "checking: rows checked (median block)", "checking: rows checked (last)",
                          "checking: before ticket (last)", "checking: ticket back (last)", "report published",
+                         "selecting: rows read (median block)", "selecting: first rows done (median block)",
                          "selecting: block done (median)", "selecting: block done (p90)", "selecting: last block done",
                          "selecting: last verdict seen"};
-  const int C = 10;
+  const int C = 12;
   std::vector<std::vector<double>> cols(C);
   for (int call = 0; call < 60; ++call) {
     gpuprims_segmented_select(ctx, bv, bo, NULL, bout);
@@ -232,7 +234,7 @@ static int timeline(gpuprims_context *ctx) {
     uint32_t t0 = at[0][0];
     for (uint32_t b = 0; b < g; ++b) t0 = (int32_t)(at[0][b] - t0) < 0 ? at[0][b] : t0;
     auto rel = [&](int k, uint32_t b) { return (double)(int32_t)(at[k][b] - t0); };
-    std::vector<double> checked, before, back, done;
+    std::vector<double> checked, before, back, done, read, first;
     double last_start = 0, publish = 0, seen = 0;
     for (uint32_t b = 0; b < g; ++b) {
       last_start = std::max(last_start, rel(0, b));
@@ -243,12 +245,14 @@ static int timeline(gpuprims_context *ctx) {
         if (at[2][b]) publish = rel(2, b);
       } else {
         done.push_back(rel(1, b));
+        read.push_back(rel(4, b));
+        first.push_back(rel(5, b));
         seen = std::max(seen, rel(2, b));
       }
     }
-    for (auto *x : {&checked, &before, &back, &done}) std::sort(x->begin(), x->end());
+    for (auto *x : {&checked, &before, &back, &done, &read, &first}) std::sort(x->begin(), x->end());
     double row[C] = {last_start, checked[checked.size() / 2], checked.back(), before.back(), back.back(), publish,
-                     done[done.size() / 2], done[done.size() * 9 / 10], done.back(), seen};
+                     read[read.size() / 2], first[first.size() / 2], done[done.size() / 2], done[done.size() * 9 / 10], done.back(), seen};
     for (int c = 0; c < C; ++c) cols[c].push_back(row[c]);
   }
   printf("timeline of the 10,000-row call (ns after the first block starts; median over 60 calls, p10, p90):\n");

@@ -9,7 +9,8 @@
 # instead of its answers, a u32 a block per stamp: the grid and the number of
 # checking blocks first, then per block its start, for checking blocks the time its
 # rows are checked, its ticket taken and back, and the report published (the last
-# one), for selecting blocks its last warp done and its last warp past the verdict.
+# one), for selecting blocks its rows read into shared memory, its last warp done with
+# a row before its last, its last warp done and its last warp past the verdict.
 # probe-floor reads them back and prints medians over 60 calls. The anchors below are
 # lines of the kernel: when they change, this fails loudly instead of stamping wrong.
 import sys
@@ -36,9 +37,15 @@ rep("""    if (threadIdx.x == 0) {
         TL(2) = 0;""")
 rep("""            publish(rows, ctr, report, seq, any);""","""            publish(rows, ctr, report, seq, any);
             TL(2) = gp_stamp();""")
+rep("""    __syncthreads();
+    // Lane l of warp w""","""    __syncthreads();
+    void *tl_out = out;
+    if (threadIdx.x == 0) TL(4) = gp_stamp();
+    // Lane l of warp w""")
+rep("""        if ((int)lane == at) found = f;""","""        if ((int)lane == at) found = f;
+        if (todo && lane == 0) atomicMax(&TL(5), gp_stamp());""")
 rep("""    if (lane == 0 && fault == ~0u)
-        while ((fault = verdict(ctr, seq)) == ~0u) __nanosleep(256);""","""    void *tl_out = out;
-    if (lane == 0) atomicMax(&TL(1), gp_stamp());
+        while ((fault = verdict(ctr, seq)) == ~0u) __nanosleep(256);""","""    if (lane == 0) atomicMax(&TL(1), gp_stamp());
     if (lane == 0 && fault == ~0u)
         while ((fault = verdict(ctr, seq)) == ~0u) __nanosleep(256);
     if (lane == 0) atomicMax(&TL(2), gp_stamp());
@@ -46,7 +53,7 @@ rep("""    if (lane == 0 && fault == ~0u)
 rep("""    gp::wait_for_prior_grids();
     const Rows rows{offsets, ranks, flags};
     if (blockIdx.x < vblocks) check_rows(rows, len, nrows, vblocks, ctr, row_ids, report, seq);""","""    void *tl_out = out;
-    if (threadIdx.x == 0) { TL(0) = gp_stamp(); TL(3) = gp_smid(); TL(1) = 0; TL(2) = 0; if (blockIdx.x == 0) { ((u32 *)tl_out)[0] = gridDim.x; ((u32 *)tl_out)[1] = vblocks; } }
+    if (threadIdx.x == 0) { TL(0) = gp_stamp(); TL(3) = gp_smid(); TL(1) = 0; TL(2) = 0; TL(5) = 0; if (blockIdx.x == 0) { ((u32 *)tl_out)[0] = gridDim.x; ((u32 *)tl_out)[1] = vblocks; } }
     gp::wait_for_prior_grids();
     const Rows rows{offsets, ranks, flags};
     if (blockIdx.x < vblocks) check_rows(rows, len, nrows, vblocks, ctr, row_ids, report, seq, out);""")

@@ -72,12 +72,19 @@ struct WarpBitwiseSelect {
     // between them, the answer is one of those, found by a warp reduction or three
     // instead of the remaining steps (for short rows of spread keys, after a few bits:
     // u16 rows of 1..100, 2.5 steps a row against 3.6 when waiting for one key).
+    //
+    // A step's decision runs once a warp but is a chain of dependent instructions, so
+    // it is kept short: the counts are packed highest candidate first, and the number
+    // of candidates past the rank (one popcount) gives both the next answer (t3 less
+    // that many steps) and, as a shift, the new hi and lo. (Unrolling the steps of
+    // narrow keys took more instructions out but doubled the code, and the short-row
+    // kernel then ran no faster.)
     template <int N>
     __device__ __forceinline__ static U select_items(const Held (&keys)[ITEMS], u32 count, u32 rank) {
         constexpr bool EARLY_EXIT = sizeof(U) <= 4;
-        // rank + 1 in each field: a field's guard bit survives subtracting it from the
-        // field (guard bit set) exactly when the count is past the rank.
-        const u32 rank_in_fields = (rank + 1) * ONES;
+        // Added to a field (its guard bit clear: a count is below it), this leaves the
+        // guard bit set exactly when the count is past the rank.
+        const u32 past_rank = GUARDS - (rank + 1) * ONES;
         Held found = 0;
         u32 lo = 0, hi = count;
 #pragma unroll 1
@@ -99,17 +106,17 @@ struct WarpBitwiseSelect {
                     below3 += keys[j] < t3;
                 }
             }
-            const u32 below = warp_sum_u32(below1 | below2 << FIELD | below3 << 2 * FIELD);
-            // The counts rise with the candidate: the digit is how many are <= rank.
-            const u32 past = ((below | GUARDS) - rank_in_fields) & GUARDS;
-            const u32 digit = 3 - __popc(past);
-            found += Held(digit) << shift;
-            // The keys below the new answer and below its next value: counts digit and
-            // digit + 1 of lo, the three counts, hi.
-            const u64 counts = u64(lo) | u64(below) << FIELD | u64(hi) << 4 * FIELD;
-            const u64 from = counts >> (digit * FIELD);
-            lo = u32(from) & MASK;
-            hi = u32(from >> FIELD) & MASK;
+            // Fields from the lowest: keys below t3, t2, t1.
+            const u32 below = warp_sum_u32(below3 | below2 << FIELD | below1 << 2 * FIELD);
+            // The counts rise with the candidate: the digit is 3 less those past the rank.
+            const u32 past = __popc((below + past_rank) & GUARDS);
+            found = t3 - (Held(past) << shift);
+            // hi, the three counts, lo: the new hi and lo are fields `past` and
+            // `past` + 1.
+            const u64 bounds = u64(hi) | u64(below) << FIELD | u64(lo) << 4 * FIELD;
+            const u32 from = u32(bounds >> (past * FIELD));
+            hi = from & MASK;
+            lo = (from >> FIELD) & MASK;
             if (EARLY_EXIT && hi - lo <= 3 && shift > 0) return finish<N>(keys, count, found, shift, rank - lo, hi - lo);
         }
         return U(found);

@@ -37,6 +37,15 @@ const COMMIT_BLOCK: u32 = 256;
 const OFFSETS_U64: u32 = 1;
 const RANKS_GIVEN: u32 = 2;
 const RANKS_U64: u32 = 4;
+/// Calls are numbered 1..=LAST_CALL_NUMBER, then from 1 again: the kernel's verdict word
+/// keeps the low 29 bits of the number (kernels/segmented_select.cu: VERDICT_FAULT_BITS),
+/// and a word of 0 stands there for one not read yet, which no call's number matches.
+const LAST_CALL_NUMBER: u32 = (1 << 29) - 1;
+
+/// The number of the call after call `n` (0: none yet).
+fn next_call_number(n: u32) -> u32 {
+    n % LAST_CALL_NUMBER + 1
+}
 /// Bytes of the device counters (kernels/segmented_select.cu: struct Counters), zeroed
 /// once; the short-row launch leaves them so but for the verdict, tagged by call.
 const COUNTERS_BYTES: usize = 256;
@@ -186,7 +195,7 @@ fn begin_call(state: &mut State) -> Result<(CUdeviceptr, u32)> {
             state.segsel.counters = ptr;
         }
     }
-    state.segsel.calls = state.segsel.calls.wrapping_add(1).max(1);
+    state.segsel.calls = next_call_number(state.segsel.calls);
     Ok((state.segsel.counters, state.segsel.calls))
 }
 
@@ -335,4 +344,21 @@ pub fn segmented_select(
         unsafe { launch(f, count, blocks[class], stream, &args)? };
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn call_numbers_stay_in_the_verdict_words_bits_and_never_repeat_back_to_back() {
+        assert_eq!(next_call_number(0), 1);
+        assert_eq!(next_call_number(1), 2);
+        assert_eq!(next_call_number(LAST_CALL_NUMBER - 1), LAST_CALL_NUMBER);
+        assert_eq!(next_call_number(LAST_CALL_NUMBER), 1);
+        for n in [0, 1, 12345, LAST_CALL_NUMBER - 1, LAST_CALL_NUMBER] {
+            let next = next_call_number(n);
+            assert!(next != 0 && next < 1 << 29 && next != n);
+        }
+    }
 }
