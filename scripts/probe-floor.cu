@@ -215,8 +215,9 @@ static int timeline(gpuprims_context *ctx) {
   std::vector<uint32_t> tl(nrows / 2);
   // Stamps a block (kernel scratch patch): 0 start, 3 SM; checking blocks: 4 rows
   // checked, 1 before the ticket, 5 ticket back, 2 report published (the last);
-  // selecting blocks: 4 rows read into shared memory, 5 last warp done with its first
-  // row, 1 last warp done, 2 last warp saw the verdict.
+  // selecting blocks: 4 rows read into shared memory, 5 last warp done with a row
+  // before its last (with two rows a warp, its first), 1 last warp done, 2 last warp
+  // saw the verdict.
   const char *names[] = {"last block start", "checking: rows checked (median block)", "checking: rows checked (last)",
                          "checking: before ticket (last)", "checking: ticket back (last)", "report published",
                          "selecting: rows read (median block)", "selecting: first rows done (median block)",
@@ -251,8 +252,10 @@ static int timeline(gpuprims_context *ctx) {
       }
     }
     for (auto *x : {&checked, &before, &back, &done, &read, &first}) std::sort(x->begin(), x->end());
-    double row[C] = {last_start, checked[checked.size() / 2], checked.back(), before.back(), back.back(), publish,
-                     read[read.size() / 2], first[first.size() / 2], done[done.size() / 2], done[done.size() * 9 / 10], done.back(), seen};
+    double row[C] = {last_start,           checked[checked.size() / 2], checked.back(),
+                     before.back(),        back.back(),                 publish,
+                     read[read.size() / 2], first[first.size() / 2],    done[done.size() / 2],
+                     done[done.size() * 9 / 10], done.back(),           seen};
     for (int c = 0; c < C; ++c) cols[c].push_back(row[c]);
   }
   printf("timeline of the 10,000-row call (ns after the first block starts; median over 60 calls, p10, p90):\n");

@@ -12,7 +12,7 @@
 // registers a lane holds (a row of 40 keys steps over 2, not ITEMS), a key costs a
 // compare and an add a candidate (for narrow keys, the sign of a difference), and the
 // digit is read off the packed counts at once (guard bits: every field compared with
-// the rank in one subtraction).
+// the rank in one addition and a popcount).
 #pragma once
 #include "common/types.cuh"
 #include "common/warp.cuh"

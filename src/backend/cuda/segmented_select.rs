@@ -46,6 +46,7 @@ const LAST_CALL_NUMBER: u32 = (1 << 29) - 1;
 fn next_call_number(n: u32) -> u32 {
     n % LAST_CALL_NUMBER + 1
 }
+
 /// Bytes of the device counters (kernels/segmented_select.cu: struct Counters), zeroed
 /// once; the short-row launch leaves them so but for the verdict, tagged by call.
 const COUNTERS_BYTES: usize = 256;
