@@ -10,7 +10,7 @@ use std::ffi::c_void;
 use std::sync::{Mutex, MutexGuard};
 
 use cudarc::driver::result as drv;
-use cudarc::driver::sys::{self, CUcontext, CUdevice, CUdeviceptr, CUstream};
+use cudarc::driver::sys::{self, CUcontext, CUdevice, CUdeviceptr, CUfunction, CUstream};
 
 use super::driver::{DeviceProps, DriverContext};
 use super::loader::Loader;
@@ -118,10 +118,20 @@ impl Scratch {
 
 /// The segmented select's device counters (allocated and zeroed on first use; each
 /// call's kernels leave them zeroed but for the verdict, which carries the call's
-/// number) and its calls so far, which number the reports.
+/// number), its calls so far, which number the reports, and its short-row kernels
+/// looked up so far.
 pub struct SegselState {
     pub counters: CUdeviceptr,
     pub calls: u32,
+    pub short_kernels: Vec<ShortKernel>,
+}
+
+/// The segmented select's short-row kernel of one module variant (key width, float
+/// keys) and how many of its blocks the GPU holds at once.
+pub struct ShortKernel {
+    pub variant: u32,
+    pub function: CUfunction,
+    pub resident_blocks: u64,
 }
 
 /// What may change after the context is created; guarded by one lock.
@@ -210,7 +220,7 @@ impl CudaShared {
                 sync: SyncState { ptr: 0, word_capacity: 0, epoch: 1, tickets_issued: 0 },
                 scratch: Scratch { ptr: 0, bytes: 0 },
                 step_scratch: Scratch { ptr: 0, bytes: 0 },
-                segsel: SegselState { counters: 0, calls: 0 },
+                segsel: SegselState { counters: 0, calls: 0, short_kernels: Vec::new() },
                 side: None,
             }),
         })

@@ -15,7 +15,7 @@
 use cudarc::driver::result as drv;
 use cudarc::driver::sys::{CUdeviceptr, CUfunction, CUstream};
 
-use super::context::{round_up, CudaShared, State, RESULT_SLOT_BYTES};
+use super::context::{round_up, CudaShared, ShortKernel, State, RESULT_SLOT_BYTES};
 use super::driver::DriverContext;
 use super::launch::{launch, launch_cooperative, Arg};
 use super::loader::ModuleSpec;
@@ -200,6 +200,25 @@ fn begin_call(state: &mut State) -> Result<(CUdeviceptr, u32)> {
     Ok((state.segsel.counters, state.segsel.calls))
 }
 
+/// The short-row kernel for (key width, float keys) and how many of its blocks the GPU
+/// holds at once, looked up once a context. The module, function and occupancy lookups
+/// took about 0.3 us of every call's host time before its launch, and that time counts
+/// in the call's latency. The first call of a key width compiles both modules side by
+/// side, with the context's lock held (other calls on the context wait for it once).
+fn short_kernel(shared: &CudaShared, state: &mut State, key_bytes: usize, float_keys: bool) -> Result<(CUfunction, u64)> {
+    let v = select::variant(key_bytes, float_keys);
+    if let Some(k) = state.segsel.short_kernels.iter().find(|k| k.variant == v) {
+        return Ok((k.function, k.resident_blocks));
+    }
+    let spec = |source: Source| move || module(source, key_bytes, float_keys);
+    let (short_spec, long_spec) = (spec(SOURCES[0]), spec(SOURCES[1]));
+    precompile::compile_unloaded(shared, &[(SOURCES[0], v, &short_spec), (SOURCES[1], v, &long_spec)])?;
+    let function = function(shared, SOURCES[0], key_bytes, float_keys, "segsel_short")?;
+    let resident_blocks = shared.props.sm_count as u64 * shared.loader.blocks_per_sm(function, policy().warp_block)? as u64;
+    state.segsel.short_kernels.push(ShortKernel { variant: v, function, resident_blocks });
+    Ok((function, resident_blocks))
+}
+
 fn function(shared: &CudaShared, source: Source, key_bytes: usize, float_keys: bool, kernel: &'static str) -> Result<CUfunction> {
     shared.loader.function(source, select::variant(key_bytes, float_keys), kernel, || module(source, key_bytes, float_keys))
 }
@@ -227,12 +246,8 @@ pub fn segmented_select(
     }
     let key_bytes = dtype.size();
     let float_keys = dtype.is_float();
-    // On the first call the two modules compile side by side.
-    let v = select::variant(key_bytes, float_keys);
-    let spec = |source: Source| move || module(source, key_bytes, float_keys);
-    let (short_spec, long_spec) = (spec(SOURCES[0]), spec(SOURCES[1]));
-    precompile::compile_unloaded(shared, &[(SOURCES[0], v, &short_spec), (SOURCES[1], v, &long_spec)])?;
-    let short = function(shared, SOURCES[0], key_bytes, float_keys, "segsel_short")?;
+    let mut state = shared.lock()?;
+    let (short, resident_blocks) = short_kernel(shared, &mut state, key_bytes, float_keys)?;
     let p = policy();
     let warps_a_block = (p.warp_block / 32) as u64;
     // The grid's first blocks check the rows, a lane a run of them: one row for calls
@@ -241,9 +256,8 @@ pub fn segmented_select(
     let sms = shared.props.sm_count as u64;
     let run = (nrows as u64).div_ceil(32 * p.checking_warps as u64 * sms).clamp(1, p.max_checks as u64);
     let vblocks = (nrows as u64).div_ceil(run * 32 * warps_a_block);
-    // Blocks resident at once: a grid that fits them is launched cooperatively, and its
-    // warps write their answers to `out` themselves.
-    let resident_blocks = sms * shared.loader.blocks_per_sm(short, p.warp_block)? as u64;
+    // Blocks resident at once (resident_blocks): a grid that fits them is launched
+    // cooperatively, and its warps write their answers to `out` themselves.
     let selecting_warps = resident_blocks.saturating_sub(vblocks) * warps_a_block;
     let fits = p.resident != 0 && (nrows as u64) <= 32 * selecting_warps;
     let per_warp = match (p.rows_per_warp, fits) {
@@ -253,7 +267,6 @@ pub fn segmented_select(
         (r, _) => r.clamp(1, 32) as u64,
     };
     let grid = vblocks + (nrows as u64).div_ceil(warps_a_block * per_warp);
-    let mut state = shared.lock()?;
     let stream = state.stream;
     let (counters, seq) = begin_call(&mut state)?;
     // CLASSES lists of nrows ids, one after another (the kernel's row_ids), then the
