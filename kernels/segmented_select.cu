@@ -47,17 +47,17 @@ constexpr u32 FAULT_PAST_END = 2;
 constexpr u32 FAULT_EMPTY = 3;
 constexpr u32 FAULT_RANK = 4;
 
-// The verdict word: the call's number above the fault (fault codes fit 3 bits), so a
-// warp's early look at it is one 32-bit register until it is read.
-constexpr u32 VERDICT_FAULT_BITS = 3;
-constexpr u32 VERDICT_FAULT_MASK = (1u << VERDICT_FAULT_BITS) - 1;
-static_assert(FAULT_RANK <= VERDICT_FAULT_MASK, "every fault code fits the verdict word");
+// A fault code fits the low FAULT_BITS of a word, with a row number (the counters'
+// fault) or the call's number (the verdict) above it.
+constexpr u32 FAULT_BITS = 3;
+constexpr u32 FAULT_MASK = (1u << FAULT_BITS) - 1;
+static_assert(FAULT_RANK <= FAULT_MASK, "every fault code fits FAULT_BITS");
 
 // Device counters: counts, fault and ticket are zero before a call and left zero by
 // the block that publishes its report; the verdict is tagged with the call's number.
 struct Counters {
     u32 counts[CLASSES];
-    u64 fault;  // max over bad rows of ~(row << 3 | fault): the lowest row wins
+    u64 fault;  // max over bad rows of ~(row << FAULT_BITS | fault): the lowest row wins
     // Blocks that have checked their rows (low half) and those among them that found a
     // bad row or a long one (high half): the last block learns from its own ticket
     // whether there is anything to read back.
@@ -99,9 +99,9 @@ __device__ __forceinline__ void publish(const Rows &rows, Counters *ctr, Report 
     volatile Counters *c = ctr;
     volatile Report *r = report;
     const u64 fault = flagged ? ~c->fault : ~0ull;  // all ones: none
-    const u32 code = fault != ~0ull ? (u32)(fault & 7) : 0u;
+    const u32 code = fault != ~0ull ? (u32)(fault & FAULT_MASK) : 0u;
     // The blocks waiting for it first.
-    c->verdict = seq << VERDICT_FAULT_BITS | code;
+    c->verdict = seq << FAULT_BITS | code;
     if (flagged) {
         for (u32 k = 0; k < CLASSES; ++k) {
             r->counts[k] = c->counts[k];
@@ -109,7 +109,7 @@ __device__ __forceinline__ void publish(const Rows &rows, Counters *ctr, Report 
         }
         c->fault = 0;
         if (code) {
-            const u64 row = fault >> 3, begin = rows.offset(row), end = rows.offset(row + 1);
+            const u64 row = fault >> FAULT_BITS, begin = rows.offset(row), end = rows.offset(row + 1);
             r->row = row;
             r->begin = begin;
             r->end = end;
@@ -135,7 +135,7 @@ __device__ __forceinline__ u32 verdict_word(const Counters *ctr) {
 // LAST_CALL_NUMBER), so the word's 29 bits hold the whole number, and a word of 0 (not
 // read yet, or never written) matches no call.
 __device__ __forceinline__ u32 verdict_in(u32 word, u32 seq) {
-    return word >> VERDICT_FAULT_BITS == (seq & (~0u >> VERDICT_FAULT_BITS)) ? word & VERDICT_FAULT_MASK : ~0u;
+    return word >> FAULT_BITS == (seq & (~0u >> FAULT_BITS)) ? word & FAULT_MASK : ~0u;
 }
 
 __device__ __forceinline__ u32 verdict(const Counters *ctr, u32 seq) {
@@ -210,7 +210,7 @@ __device__ __forceinline__ void check_rows(const Rows &rows, u64 len, u64 nrows,
             else if (e > len) bad = FAULT_PAST_END;
             else if (e == b) bad = FAULT_EMPTY;
             else if (rows.rank(row, e - b) >= e - b) bad = FAULT_RANK;
-            if (bad) atomicMax((unsigned long long *)&ctr->fault, ~(row << 3 | bad));
+            if (bad) atomicMax((unsigned long long *)&ctr->fault, ~(row << FAULT_BITS | bad));
             else cls = length_class(e - b);
             // A bad row or a long one: the publishing block has counters to read back.
             flagged |= bad || cls != CLASS_WARP;

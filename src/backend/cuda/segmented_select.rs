@@ -38,7 +38,7 @@ const OFFSETS_U64: u32 = 1;
 const RANKS_GIVEN: u32 = 2;
 const RANKS_U64: u32 = 4;
 /// Calls are numbered 1..=LAST_CALL_NUMBER, then from 1 again: the kernel's verdict word
-/// keeps the low 29 bits of the number (kernels/segmented_select.cu: VERDICT_FAULT_BITS),
+/// keeps the low 29 bits of the number (kernels/segmented_select.cu: FAULT_BITS),
 /// and a word of 0 stands there for one not read yet, which no call's number matches.
 const LAST_CALL_NUMBER: u32 = (1 << 29) - 1;
 
@@ -169,6 +169,8 @@ struct Report {
 
 /// The report's fields before `status` were written (kernels/segmented_select.cu).
 const DETAILED: u64 = 1 << 8;
+/// The fault code in the report's status (kernels/segmented_select.cu: FAULT_MASK).
+const FAULT_MASK: u64 = 7;
 
 const _: () = assert!(std::mem::size_of::<Report>() <= RESULT_SLOT_BYTES);
 
@@ -330,7 +332,7 @@ pub fn segmented_select(
         }
     }
     let report = wait_for_report(shared, stream, seq)?;
-    if let Some(fault) = RowFault::from_code((report.status & 7) as u32) {
+    if let Some(fault) = RowFault::from_code((report.status & FAULT_MASK) as u32) {
         return Err(fault.error(report.row, report.begin, report.end, report.rank, len));
     }
     // The short rows are done; the long ones, checked, go by class.
