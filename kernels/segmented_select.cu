@@ -3,9 +3,9 @@
 //
 //   segsel_short    its first blocks check the rows, a lane a few (the first bad row,
 //                   the lowest index, kept), and file the long ones under their length
-//                   class; the last of them posts the verdict and writes the class
-//                   counts and the fault to the host's mapped report, which the host
-//                   waits for (the call's one wait). Its other blocks select the short
+//                   class; the last of them (a lone one at once) posts the verdict and
+//                   writes the class counts and the fault to the host's mapped report,
+//                   which the host waits for (the call's one wait). Its other blocks select the short
 //                   rows meanwhile, a warp a few (up to WARP * WARP_ITEMS keys, in
 //                   registers; common/warp_bitwise_select.cuh for narrow keys,
 //                   common/warp_radix_select.cuh for wide ones) and, under a clean
@@ -184,62 +184,77 @@ __device__ __forceinline__ void load_row(Held (&keys)[WARP_ITEMS], const U *valu
     }
 }
 
-// The checking blocks (the grid's first `vblocks`): their warps check the rows, a lane
-// every 32nd of a warp's run of rows (offsets decreasing, past the end of the buffer,
-// an empty row, a rank past the row; the first bad row, the lowest index, is kept) and
-// file the long ones under their length class (row_ids holds CLASSES lists of `nrows`
-// entries; class c's rows go to list c); then the block takes its ticket, and the last
-// to do so publishes the verdict and the host's report. They are few and come first,
-// so the report is out while the selecting blocks are still at work; the host sizes
-// their runs (more rows a lane for larger calls, where the checking blocks would
-// otherwise take many of the resident slots).
-__device__ __forceinline__ void check_rows(const Rows &rows, u64 len, u64 nrows, u32 vblocks, Counters *ctr,
+// A warp's long rows into their class's list (row_ids holds CLASSES lists of `nrows`
+// entries; class c's rows go to list c): after the rows of the class that came before
+// the warp's (one count a class and warp), by rank among the warp's.
+__device__ __forceinline__ void file_long_rows(u32 cls, u32 row, u32 nrows, Counters *ctr, u32 *row_ids) {
+    const u32 lane = threadIdx.x % gp::WARP;
+    for (u32 k = CLASS_WARP + 1; k < CLASSES; ++k) {
+        const u32 peers = __ballot_sync(gp::FULL_MASK, cls == k);
+        if (!peers) continue;  // the same for the whole warp
+        const int leader = __ffs(peers) - 1;
+        u32 base = 0;
+        if (lane == leader) base = atomicAdd(&ctr->counts[k], __popc(peers));
+        base = __shfl_sync(gp::FULL_MASK, base, leader);
+        if (cls == k) row_ids[k * (u64)nrows + base + __popc(peers & ((1u << lane) - 1))] = row;
+    }
+}
+
+// The checking blocks (the grid's first): their warps check the rows, a lane every
+// 32nd of a warp's run of rows (offsets decreasing, past the end of the buffer, an
+// empty row, a rank past the row; the first bad row, the lowest index, is kept) and
+// file the long ones under their length class; then the block takes its ticket, and
+// the last to do so (or a lone checking block, at once) publishes the verdict and the
+// host's report. They are few and come first, so the report is out while the selecting
+// blocks are still at work; the host sizes their runs (more rows a lane for larger
+// calls, where the checking blocks would otherwise take many of the resident slots).
+//
+// The report waits on the slowest checking warp, which shares its scheduler with
+// selecting warps that are then issuing every cycle: the path is kept short (rows in
+// 32 bits, nrows < 2^31; the long-row filing only in warps that have one).
+__device__ __forceinline__ void check_rows(const Rows &rows, u64 len, u32 nrows, u32 vblocks, Counters *ctr,
                                            u32 *row_ids, Report *report, u32 seq) {
     constexpr int WARPS = WARP_BLOCK / gp::WARP;
     const u32 warp = threadIdx.x / gp::WARP, lane = threadIdx.x % gp::WARP;
-    const u64 run = (nrows + (u64)vblocks * WARP_BLOCK - 1) / ((u64)vblocks * WARP_BLOCK);  // rows a lane
-    const u64 first = ((u64)blockIdx.x * WARPS + warp) * gp::WARP * run;
+    const u32 run = rows.flags >> CHECK_RUN_SHIFT;  // rows a lane
+    const u32 first = (blockIdx.x * WARPS + warp) * gp::WARP * run + lane;
     // This thread found a bad row or a long one (and wrote the counters or a row id).
     bool flagged = false;
-    for (u64 row = first + lane; row < first + gp::WARP * run; row += gp::WARP) {  // the same for the whole warp
-        u32 cls = CLASSES;  // none: no row, a bad one or a short one
+    for (u32 i = 0; i < run; ++i) {  // the same for the whole warp
+        const u32 row = first + i * gp::WARP;
+        u32 cls = CLASSES, bad = 0;  // cls CLASSES: no row, a bad one or a short one
         if (row < nrows) {
             const u64 b = rows.offset(row), e = rows.offset(row + 1);
-            u32 bad = 0;
             if (e < b) bad = FAULT_DECREASING;
             else if (e > len) bad = FAULT_PAST_END;
             else if (e == b) bad = FAULT_EMPTY;
             else if (rows.rank(row, e - b) >= e - b) bad = FAULT_RANK;
-            if (bad) atomicMax((unsigned long long *)&ctr->fault, ~(row << FAULT_BITS | bad));
+            if (bad) atomicMax((unsigned long long *)&ctr->fault, ~((u64)row << FAULT_BITS | bad));
             else cls = length_class(e - b);
-            // A bad row or a long one: the publishing block has counters to read back.
-            flagged |= bad || cls != CLASS_WARP;
         }
-        // A long row's place in its list: after the rows of its class that came before
-        // the warp's (one count a class and warp), its rank among the warp's.
-        for (u32 k = CLASS_WARP + 1; k < CLASSES; ++k) {
-            const u32 peers = __ballot_sync(gp::FULL_MASK, cls == k);
-            if (!peers) continue;  // the same for the whole warp
-            const int leader = __ffs(peers) - 1;
-            u32 base = 0;
-            if (lane == leader) base = atomicAdd(&ctr->counts[k], __popc(peers));
-            base = __shfl_sync(gp::FULL_MASK, base, leader);
-            if (cls == k) row_ids[k * nrows + base + __popc(peers & ((1u << lane) - 1))] = (u32)row;
-        }
+        // A bad row or a long one: the publishing block has counters to read back.
+        const bool long_row = cls - 1 < CLASSES - 1;  // CLASS_WARP < cls < CLASSES
+        flagged |= bad || long_row;
+        if (__any_sync(gp::FULL_MASK, long_row)) file_long_rows(cls, row, nrows, ctr, row_ids);
     }
-    // The ticket: the block's faults and filings are visible before it counts in. Only
-    // threads that wrote something fence (a clean block of short rows wrote nothing, and
-    // a fence costs a round trip to L2 even then).
+    // The block's faults and filings are visible before it counts in. Only threads
+    // that wrote something fence (a clean block of short rows wrote nothing, and a
+    // fence costs a round trip to L2 even then).
     if (flagged) __threadfence();
     const bool block_flagged = __syncthreads_or(flagged);
-    if (threadIdx.x == 0) {
-        const u64 mine = 1ull | (u64)block_flagged << 32;
-        const u64 before = atomicAdd((unsigned long long *)&ctr->ticket, mine);
-        if ((u32)before == vblocks - 1) {
-            const bool any = (before + mine) >> 32 != 0;
-            if (any) __threadfence();  // every block's counts and faults, before they are read
-            publish(rows, ctr, report, seq, any);
-        }
+    if (threadIdx.x != 0) return;
+    // A lone checking block has seen every row (its threads' atomics are visible
+    // past the barrier): no ticket.
+    if (vblocks == 1) {
+        publish(rows, ctr, report, seq, block_flagged);
+        return;
+    }
+    const u64 mine = 1ull | (u64)block_flagged << 32;
+    const u64 before = atomicAdd((unsigned long long *)&ctr->ticket, mine);
+    if ((u32)before == vblocks - 1) {
+        const bool any = (before + mine) >> 32 != 0;
+        if (any) __threadfence();  // every block's counts and faults, before they are read
+        publish(rows, ctr, report, seq, any);
     }
 }
 
@@ -334,7 +349,7 @@ segsel_short(const U *values, u64 len, const void *offsets, const void *ranks, u
              u32 key_order) {
     gp::wait_for_prior_grids();
     const Rows rows{offsets, ranks, flags};
-    if (blockIdx.x < vblocks) check_rows(rows, len, nrows, vblocks, ctr, row_ids, report, seq);
+    if (blockIdx.x < vblocks) check_rows(rows, len, (u32)nrows, vblocks, ctr, row_ids, report, seq);
     else select_rows(rows, values, len, nrows, per_warp, blockIdx.x - vblocks, ctr, staged, resident != 0, seq, out,
                      KeyOrder(key_order));
 }

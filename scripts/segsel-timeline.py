@@ -25,18 +25,20 @@ __device__ __forceinline__ u32 gp_smid() { u32 t; asm volatile("mov.u32 %0, %%sm
 #define TL(k) (((u32 *)tl_out)[2 + (k) * gridDim.x + blockIdx.x])
 constexpr int COMMIT_BLOCK = GP_COMMIT_BLOCK;''')
 rep("""                                           u32 *row_ids, Report *report, u32 seq) {""","""                                           u32 *row_ids, Report *report, u32 seq, void *tl_out) {""")
-rep("""    // The ticket: the block's faults""","""    if (threadIdx.x == 0) TL(4) = gp_stamp();
-    // The ticket: the block's faults""")
-rep("""    if (threadIdx.x == 0) {
-        const u64 mine = 1ull | (u64)block_flagged << 32;
-        const u64 before = atomicAdd((unsigned long long *)&ctr->ticket, mine);""","""    if (threadIdx.x == 0) {
-        TL(1) = gp_stamp();
-        const u64 mine = 1ull | (u64)block_flagged << 32;
-        const u64 before = atomicAdd((unsigned long long *)&ctr->ticket, mine);
-        TL(5) = gp_stamp();
-        TL(2) = 0;""")
-rep("""            publish(rows, ctr, report, seq, any);""","""            publish(rows, ctr, report, seq, any);
-            TL(2) = gp_stamp();""")
+rep("""    // The block's faults and filings are visible""","""    if (threadIdx.x == 0) TL(4) = gp_stamp();
+    // The block's faults and filings are visible""")
+rep("""    if (threadIdx.x != 0) return;""","""    if (threadIdx.x != 0) return;
+    TL(1) = gp_stamp();
+    TL(2) = 0;""")
+rep("""        publish(rows, ctr, report, seq, block_flagged);
+        return;""","""        TL(5) = TL(1);
+        publish(rows, ctr, report, seq, block_flagged);
+        TL(2) = gp_stamp();
+        return;""")
+rep("""    const u64 before = atomicAdd((unsigned long long *)&ctr->ticket, mine);""","""    const u64 before = atomicAdd((unsigned long long *)&ctr->ticket, mine);
+    TL(5) = gp_stamp();""")
+rep("""        publish(rows, ctr, report, seq, any);""","""        publish(rows, ctr, report, seq, any);
+        TL(2) = gp_stamp();""")
 rep("""    __syncthreads();
     // Lane l of warp w""","""    __syncthreads();
     void *tl_out = out;
@@ -52,9 +54,9 @@ rep("""    if (lane == 0 && fault == ~0u)
     if (lane == 0) fault = 7;""")
 rep("""    gp::wait_for_prior_grids();
     const Rows rows{offsets, ranks, flags};
-    if (blockIdx.x < vblocks) check_rows(rows, len, nrows, vblocks, ctr, row_ids, report, seq);""","""    void *tl_out = out;
+    if (blockIdx.x < vblocks) check_rows(rows, len, (u32)nrows, vblocks, ctr, row_ids, report, seq);""","""    void *tl_out = out;
     if (threadIdx.x == 0) { TL(0) = gp_stamp(); TL(3) = gp_smid(); TL(1) = 0; TL(2) = 0; TL(5) = 0; if (blockIdx.x == 0) { ((u32 *)tl_out)[0] = gridDim.x; ((u32 *)tl_out)[1] = vblocks; } }
     gp::wait_for_prior_grids();
     const Rows rows{offsets, ranks, flags};
-    if (blockIdx.x < vblocks) check_rows(rows, len, nrows, vblocks, ctr, row_ids, report, seq, out);""")
+    if (blockIdx.x < vblocks) check_rows(rows, len, (u32)nrows, vblocks, ctr, row_ids, report, seq, out);""")
 open(p,'w').write(s)

@@ -33,10 +33,12 @@ use crate::error::{unsupported, Result};
 /// Length classes (kernels/segmented_select.cu: CLASS_*), in the report's order.
 const CLASSES: usize = 5;
 const COMMIT_BLOCK: u32 = 256;
-/// Flags of the rows (kernels/segmented_select.cu).
+/// Flags of the rows (kernels/segmented_select_rows.cuh), and where segsel_short's
+/// flags carry the rows each checking lane checks.
 const OFFSETS_U64: u32 = 1;
 const RANKS_GIVEN: u32 = 2;
 const RANKS_U64: u32 = 4;
+const CHECK_RUN_SHIFT: u32 = 8;
 /// Calls are numbered 1..=LAST_CALL_NUMBER, then from 1 again: the kernel's verdict word
 /// keeps the low 29 bits of the number (kernels/segmented_select.cu: FAULT_BITS),
 /// and a word of 0 stands there for one not read yet, which no call's number matches.
@@ -108,7 +110,7 @@ fn read_policy() -> Policy {
         rows_per_warp: knob("segsel.rows_per_warp", 0),
         resident: knob("segsel.resident", 1),
         checking_warps: knob("segsel.checking_warps", 4).max(1),
-        max_checks: knob("segsel.max_checks", 8).max(1),
+        max_checks: knob("segsel.max_checks", 8).clamp(1, 255),
     }
 }
 
@@ -290,13 +292,14 @@ pub fn segmented_select(
     // is held, and the last user saw its result: a kernel still running behind it
     // has written the slot for the last time).
     unsafe { std::ptr::write_volatile(std::ptr::addr_of_mut!((*slot).status), 0) };
+    let short_flags = flags | (run as u32) << CHECK_RUN_SHIFT;
     let args = |resident: bool| {
         [
             Arg::ptr(values.ptr),
             Arg::size(len),
             Arg::ptr(offsets.0.ptr),
             Arg::ptr(ranks_ptr),
-            Arg::u32(flags),
+            Arg::u32(short_flags),
             Arg::size(nrows),
             Arg::u32(per_warp as u32),
             Arg::u32(vblocks as u32),
