@@ -1,6 +1,6 @@
 // probe-ab.cu: two builds of libgpuprims compared in one process, on the GPU machine.
 //   nvcc -O2 -arch=sm_90 -Iinclude scripts/probe-ab.cu -ldl -o probe-ab
-//   ./probe-ab <build A>/libgpuprims.so <build B>/libgpuprims.so
+//   ./probe-ab <build A>/libgpuprims.so <build B>/libgpuprims.so [rows,rows,...]
 // On the lent VM the floor under a call that launches and waits (a one-block kernel
 // writing a mapped word while the host spins, timed by events) moves by up to 3 µs from
 // one process to the next, more than most changes to the segmented select move its
@@ -65,7 +65,14 @@ int main(int argc, char **argv) {
   cudaHostGetDevicePointer(&flag_d, flag_h, 0);
   Lib L[2] = {open_lib(argv[1], s), open_lib(argv[2], s)};
   if ((void *)L[0].segsel == (void *)L[1].segsel) { printf("same library loaded twice\n"); return 1; }
-  size_t sizes[] = {32, 1000, 10000, 100000, 1000000};
+  std::vector<size_t> sizes = {32, 1000, 10000, 100000, 1000000};
+  if (argc > 3) {
+    sizes.clear();
+    for (char *p = argv[3]; *p;) {
+      sizes.push_back(strtoull(p, &p, 10));
+      if (*p == ',') ++p;
+    }
+  }
   printf("floor, then per size A B (µs, events median of 101), cycles:\n");
   for (size_t nrows : sizes) {
     uint64_t st = 7;
