@@ -36,14 +36,14 @@ struct WarpBitwiseSelect {
     static constexpr u32 GUARDS = ONES << (FIELD - 1);
     static_assert(WARP * ITEMS < (1 << (FIELD - 1)), "a count fits its field below the guard bit");
 
-    // The key of rank `r` among the `size` (1..3) real keys in [found, found + 2^shift)
+    // The key of rank `r` among the `size` (1..3) real keys in [found, found + step)
     // (keys of up to 4 bytes), read off their distances from found: the least (keys
     // below found wrap around to larger distances than any in the bucket, those above
     // it are farther; padding, the largest pattern, can only tie with the answer), the
     // greatest, or the one between them (their sum less both). Padding lanes (only in
     // register N - 1) are left out of the greatest and the sum.
     template <int N>
-    __device__ __forceinline__ static U finish(const Held (&keys)[ITEMS], u32 count, Held found, int shift, u32 r,
+    __device__ __forceinline__ static U finish(const Held (&keys)[ITEMS], u32 count, Held found, Held step, u32 r,
                                                u32 size) {
         const u32 base = u32(found);
         u32 least = ~0u;
@@ -56,7 +56,7 @@ struct WarpBitwiseSelect {
 #pragma unroll
         for (int j = 0; j < N; ++j) {
             const u32 d = u32(keys[j]) - base;
-            const bool in = (d >> shift) == 0 && (j < N - 1 || (N - 1) * WARP + lane < (int)count);
+            const bool in = d < u32(step) && (j < N - 1 || (N - 1) * WARP + lane < (int)count);
             most = in ? max(most, d) : most;
             sum += in ? d : 0u;
         }
@@ -87,9 +87,10 @@ struct WarpBitwiseSelect {
         const u32 past_rank = GUARDS - (rank + 1) * ONES;
         Held found = 0;
         u32 lo = 0, hi = count;
+        // The step halves twice a round, down to 1 (the last bits); a bucket of one value
+        // that ends the search early is finished like any other.
 #pragma unroll 1
-        for (int shift = BITS - STEP_BITS; shift >= 0; shift -= STEP_BITS) {
-            const Held step = Held(1) << shift;
+        for (Held step = Held(1) << (BITS - STEP_BITS); step != 0; step >>= STEP_BITS) {
             const Held t1 = found + step, t2 = t1 + step, t3 = t2 + step;
             u32 below1 = 0, below2 = 0, below3 = 0;
 #pragma unroll
@@ -110,14 +111,14 @@ struct WarpBitwiseSelect {
             const u32 below = warp_sum_u32(below3 | below2 << FIELD | below1 << 2 * FIELD);
             // The counts rise with the candidate: the digit is 3 less those past the rank.
             const u32 past = __popc((below + past_rank) & GUARDS);
-            found = t3 - (Held(past) << shift);
+            found = t3 - Held(past) * step;
             // hi, the three counts, lo: the new hi and lo are fields `past` and
             // `past` + 1.
             const u64 bounds = u64(hi) | u64(below) << FIELD | u64(lo) << 4 * FIELD;
             const u32 from = u32(bounds >> (past * FIELD));
             hi = from & MASK;
             lo = (from >> FIELD) & MASK;
-            if (EARLY_EXIT && hi - lo <= 3 && shift > 0) return finish<N>(keys, count, found, shift, rank - lo, hi - lo);
+            if (EARLY_EXIT && hi - lo <= 3) return finish<N>(keys, count, found, step, rank - lo, hi - lo);
         }
         return U(found);
     }
