@@ -5,11 +5,11 @@
 //                   the lowest index, kept), and file the long ones under their length
 //                   class; the last of them (a lone one at once) posts the verdict and
 //                   writes the class counts and the fault to the host's mapped report,
-//                   which the host waits for (the call's one wait). Its other blocks select the short
-//                   rows meanwhile, a warp a few (up to WARP * WARP_ITEMS keys, in
-//                   registers; common/warp_bitwise_select.cuh for narrow keys,
-//                   common/warp_radix_select.cuh for wide ones) and, under a clean
-//                   verdict, write them to `out` (resident grids: a cooperative
+//                   which the host waits for (the call's one wait). Its other blocks
+//                   select the short rows meanwhile, a warp a few (up to WARP *
+//                   WARP_ITEMS keys, in registers; common/warp_bitwise_select.cuh for
+//                   narrow keys, common/warp_radix_select.cuh for wide ones) and, under
+//                   a clean verdict, write them to `out` (resident grids: a cooperative
 //                   launch) or stage them.
 //   segsel_commit   grids too large to be resident: the staged answers to `out`, when
 //                   no row is bad.
