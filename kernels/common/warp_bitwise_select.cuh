@@ -91,7 +91,9 @@ struct WarpBitwiseSelect {
         // that ends the search early is finished like any other.
 #pragma unroll 1
         for (Held step = Held(1) << (BITS - STEP_BITS); step != 0; step >>= STEP_BITS) {
-            const Held t1 = found + step, t2 = t1 + step, t3 = t2 + step;
+            // Each candidate straight from `found` (not one from the other): the
+            // search is a chain of dependent steps, and this keeps it two adds shorter.
+            const Held t1 = found + step, t2 = found + 2 * step, t3 = found + 3 * step;
             u32 below1 = 0, below2 = 0, below3 = 0;
 #pragma unroll
             for (int j = 0; j < N; ++j) {
