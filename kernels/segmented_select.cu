@@ -48,8 +48,8 @@ constexpr u32 FAULT_EMPTY = 3;
 constexpr u32 FAULT_RANK = 4;
 
 // A fault code fits the low FAULT_BITS of a word, with a row number (the counters'
-// fault) or the call's number (the verdict) above it.
-constexpr u32 FAULT_BITS = 3;
+// fault) or the call's number (the verdict) above it (the host's FAULT_BITS).
+constexpr u32 FAULT_BITS = GP_FAULT_BITS;
 constexpr u32 FAULT_MASK = (1u << FAULT_BITS) - 1;
 static_assert(FAULT_RANK <= FAULT_MASK, "every fault code fits FAULT_BITS");
 

@@ -33,16 +33,22 @@ use crate::error::{unsupported, Result};
 /// Length classes (kernels/segmented_select.cu: CLASS_*), in the report's order.
 const CLASSES: usize = 5;
 const COMMIT_BLOCK: u32 = 256;
-/// Flags of the rows (kernels/segmented_select_rows.cuh), and where segsel_short's
-/// flags carry the rows each checking lane checks.
+/// Flags of the rows (kernels/segmented_select_rows.cuh).
 const OFFSETS_U64: u32 = 1;
 const RANKS_GIVEN: u32 = 2;
 const RANKS_U64: u32 = 4;
+/// Where segsel_short's flags carry the rows each checking lane checks (passed to the
+/// kernels as GP_CHECK_RUN_SHIFT).
 const CHECK_RUN_SHIFT: u32 = 8;
+/// The low bits of a word that hold a row's fault code, the row's number or the
+/// call's above them (passed to the kernels as GP_FAULT_BITS): the report's status,
+/// the counters' fault and the verdict.
+const FAULT_BITS: u32 = 3;
+const FAULT_MASK: u64 = (1 << FAULT_BITS) - 1;
 /// Calls are numbered 1..=LAST_CALL_NUMBER, then from 1 again: the kernel's verdict word
-/// keeps the low 29 bits of the number (kernels/segmented_select.cu: FAULT_BITS),
-/// and a word of 0 stands there for one not read yet, which no call's number matches.
-const LAST_CALL_NUMBER: u32 = (1 << 29) - 1;
+/// keeps the number above its fault code, and a word of 0 stands there for one not read
+/// yet, which no call's number matches.
+const LAST_CALL_NUMBER: u32 = (1 << (32 - FAULT_BITS)) - 1;
 
 /// The number of the call after call `n` (0: none yet).
 fn next_call_number(n: u32) -> u32 {
@@ -125,6 +131,8 @@ pub fn module(source: Source, key_bytes: usize, float_keys: bool) -> ModuleSpec 
             format!("-DGP_KEY_BYTES={key_bytes}"),
             format!("-DGP_KEY_FLOAT={}", float_keys as u32),
             format!("-DGP_COMMIT_BLOCK={COMMIT_BLOCK}"),
+            format!("-DGP_CHECK_RUN_SHIFT={CHECK_RUN_SHIFT}"),
+            format!("-DGP_FAULT_BITS={FAULT_BITS}"),
             format!("-DGP_WARP_MIN_WARPS={}", p.warp_min_warps),
             format!("-DGP_WARP_BITWISE={}", (key_bytes as u32 <= p.bitwise_bytes) as u32),
             format!("-DGP_WARP_BLOCK={}", p.warp_block),
@@ -171,8 +179,6 @@ struct Report {
 
 /// The report's fields before `status` were written (kernels/segmented_select.cu).
 const DETAILED: u64 = 1 << 8;
-/// The fault code in the report's status (kernels/segmented_select.cu: FAULT_MASK).
-const FAULT_MASK: u64 = 7;
 
 const _: () = assert!(std::mem::size_of::<Report>() <= RESULT_SLOT_BYTES);
 
