@@ -26,13 +26,14 @@ constexpr u64 MID_MAX = (u64)MID_BLOCK * MID_ITEMS;
 constexpr u64 WIDE_MAX = (u64)WIDE_BLOCK * WIDE_ITEMS;
 constexpr u64 WIDER_MAX = (u64)WIDER_BLOCK * WIDER_ITEMS;
 
-// Flags from the host: the layout of offsets and ranks, and (segsel_short's checking
-// blocks) from bit CHECK_RUN_SHIFT (the host's) the rows each checking lane checks.
-constexpr u32 OFFSETS_U64 = 1;
-constexpr u32 RANKS_GIVEN = 2;
-constexpr u32 RANKS_U64 = 4;
+// Flags from the host, which defines their bits: the layout of offsets and ranks, and
+// (segsel_short's checking blocks) from bit CHECK_RUN_SHIFT the rows each checking
+// lane checks.
+constexpr u32 OFFSETS_U64 = GP_OFFSETS_U64;
+constexpr u32 RANKS_GIVEN = GP_RANKS_GIVEN;
+constexpr u32 RANKS_U64 = GP_RANKS_U64;
 constexpr u32 CHECK_RUN_SHIFT = GP_CHECK_RUN_SHIFT;
-static_assert(CHECK_RUN_SHIFT >= 3, "the run sits above the layout flags");
+static_assert((OFFSETS_U64 | RANKS_GIVEN | RANKS_U64) < (1u << CHECK_RUN_SHIFT), "the run sits above the layout flags");
 
 struct Rows {
     const void *offsets;

@@ -33,13 +33,15 @@ use crate::error::{unsupported, Result};
 /// Length classes (kernels/segmented_select.cu: CLASS_*), in the report's order.
 const CLASSES: usize = 5;
 const COMMIT_BLOCK: u32 = 256;
-/// Flags of the rows (kernels/segmented_select_rows.cuh).
+/// Flags of the rows' layout (passed to the kernels as GP_OFFSETS_U64, GP_RANKS_GIVEN
+/// and GP_RANKS_U64: kernels/segmented_select_rows.cuh).
 const OFFSETS_U64: u32 = 1;
 const RANKS_GIVEN: u32 = 2;
 const RANKS_U64: u32 = 4;
 /// Where segsel_short's flags carry the rows each checking lane checks (passed to the
 /// kernels as GP_CHECK_RUN_SHIFT).
 const CHECK_RUN_SHIFT: u32 = 8;
+const _: () = assert!((OFFSETS_U64 | RANKS_GIVEN | RANKS_U64) < 1 << CHECK_RUN_SHIFT);
 /// The low bits of a word that hold a row's fault code, the row's number or the
 /// call's above them (passed to the kernels as GP_FAULT_BITS): the report's status,
 /// the counters' fault and the verdict.
@@ -131,6 +133,9 @@ pub fn module(source: Source, key_bytes: usize, float_keys: bool) -> ModuleSpec 
             format!("-DGP_KEY_BYTES={key_bytes}"),
             format!("-DGP_KEY_FLOAT={}", float_keys as u32),
             format!("-DGP_COMMIT_BLOCK={COMMIT_BLOCK}"),
+            format!("-DGP_OFFSETS_U64={OFFSETS_U64}"),
+            format!("-DGP_RANKS_GIVEN={RANKS_GIVEN}"),
+            format!("-DGP_RANKS_U64={RANKS_U64}"),
             format!("-DGP_CHECK_RUN_SHIFT={CHECK_RUN_SHIFT}"),
             format!("-DGP_FAULT_BITS={FAULT_BITS}"),
             format!("-DGP_WARP_MIN_WARPS={}", p.warp_min_warps),
