@@ -1,10 +1,11 @@
 // Device-wide reduce in one launch. Each block folds a fixed, strided set of tiles
 // with 16-byte loads and publishes its partial as epoch-tagged words
 // (common/tagged.cuh); block 0 waits for every partial, folds them in index order
-// and writes the result: no second kernel, no host round trip, and no fence or
-// atomic on the way (each costs a round trip at the tail). The order depends only
-// on n and the grid, so float sums repeat bit for bit. Block 0 only waits for
-// blocks that never wait themselves, so it cannot deadlock however few of them fit.
+// and writes the result (for the host, as tagged words it polls): no second kernel,
+// no host round trip, and no fence or atomic on the way (each costs a round trip at
+// the tail). The order depends only on n and the grid, so float sums repeat bit for
+// bit. Block 0 only waits for blocks that never wait themselves, so it cannot
+// deadlock however few of them fit.
 //
 // Instantiated per element type: -DGP_T=<type> -DGP_BLOCK_THREADS=.. -DGP_VECS=..
 // (tuning lives in src/backend/cuda/reduce.rs).
@@ -30,7 +31,7 @@ __device__ __forceinline__ void fold_vec(T &acc, const gp::Vec16 &v, Op op) {
 }
 
 template <class Op>
-__device__ __forceinline__ void reduce_device(const T *in, usize n, u64 *partials, u32 epoch, T *out) {
+__device__ __forceinline__ void reduce_device(const T *in, usize n, u64 *partials, u32 epoch, T *out, bool to_host) {
     Op op;
     typedef gp::BlockReduce<T, BLOCK> Reduce;
     typedef gp::Tagged<T> Tagged;
@@ -66,14 +67,18 @@ __device__ __forceinline__ void reduce_device(const T *in, usize n, u64 *partial
     for (u32 i = threadIdx.x; i < gridDim.x; i += BLOCK)
         total = op(total, i == 0 ? block_total : Tagged::wait(partials + (usize)i * Tagged::WORDS, epoch));
     total = Reduce::all(total, op, storage);
-    if (threadIdx.x == 0) *out = total;
+    if (threadIdx.x != 0) return;
+    if (to_host) Tagged::publish_to_host(reinterpret_cast<u64 *>(out), total, epoch);
+    else *out = total;
 }
 
+// `to_host`: `out` is the host's mapped result slot, which gets the total as tagged
+// words (common/tagged.cuh) of this run's epoch, for the host to spin on.
 #define GP_REDUCE_KERNEL(NAME, OP)                                                                   \
     extern "C" __global__ void __launch_bounds__(BLOCK)                                              \
-    NAME(const T *in, usize n, u64 *partials, u32 epoch, T *out) {                                   \
+    NAME(const T *in, usize n, u64 *partials, u32 epoch, T *out, u32 to_host) {                      \
         gp::wait_for_prior_grids();                                                                  \
-        reduce_device<OP<T>>(in, n, partials, epoch, out);                                           \
+        reduce_device<OP<T>>(in, n, partials, epoch, out, to_host != 0);                             \
     }
 
 GP_REDUCE_KERNEL(reduce_sum, gp::SumOp)

@@ -19,24 +19,41 @@ __device__ __forceinline__ void store_relaxed(u64 *p, u64 v) {
     asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
 }
 
+// A store the host sees (mapped host memory it polls).
+__device__ __forceinline__ void store_relaxed_system(u64 *p, u64 v) {
+    asm volatile("st.relaxed.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+
 // A value of T as it travels between blocks: WORDS tagged words.
 template <class T>
 struct Tagged {
     static constexpr int WORDS = sizeof(T) > 4 ? 2 : 1;
     u64 w[WORDS];
 
-    // `slot`: the value's first word.
-    __device__ __forceinline__ static void publish(u64 *slot, T v, u32 epoch) {
+    // Word k of v, tagged with `epoch`.
+    __device__ __forceinline__ static u64 word(T v, int k, u32 epoch) {
         const u64 tag = (u64)epoch << 32;
         if constexpr (WORDS == 2) {
             const u64 bits = bit_cast<u64>(v);
-            store_relaxed(slot, tag | (bits & 0xffffffffu));
-            store_relaxed(slot + 1, tag | (bits >> 32));
+            return tag | (k == 0 ? bits & 0xffffffffu : bits >> 32);
         } else if constexpr (sizeof(T) == 4) {
-            store_relaxed(slot, tag | bit_cast<u32>(v));
+            return tag | bit_cast<u32>(v);
         } else {
-            store_relaxed(slot, tag | (typename UnsignedOf<T>::type)v);
+            return tag | (typename UnsignedOf<T>::type)v;
         }
+    }
+
+    // `slot`: the value's first word.
+    __device__ __forceinline__ static void publish(u64 *slot, T v, u32 epoch) {
+#pragma unroll
+        for (int k = 0; k < WORDS; ++k) store_relaxed(slot + k, word(v, k, epoch));
+    }
+
+    // As publish, into mapped host memory: the host polls the words and takes the value
+    // once each carries its epoch (no fence, no flag, no wait for the stream).
+    __device__ __forceinline__ static void publish_to_host(u64 *slot, T v, u32 epoch) {
+#pragma unroll
+        for (int k = 0; k < WORDS; ++k) store_relaxed_system(slot + k, word(v, k, epoch));
     }
 
     // Starts reading the value at `slot`; ready() says whether it has arrived.

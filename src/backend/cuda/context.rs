@@ -305,6 +305,28 @@ impl CudaShared {
         }
     }
 
+    /// Clears the first `words` u64 of the mapped result slot, so that none left by an
+    /// earlier call passes for the tagged words of the next launch. The state lock must
+    /// be held, with no kernel still to write the slot.
+    pub fn clear_slot_words(&self, words: usize) {
+        assert!(words * 8 <= RESULT_SLOT_BYTES);
+        for k in 0..words {
+            // SAFETY: an aligned u64 inside the pinned slot; no kernel writes it now.
+            unsafe { std::ptr::write_volatile((self.result_slot.host as *mut u64).add(k), 0) };
+        }
+    }
+
+    /// Waits for a value a kernel on `stream` publishes to the slot as `words` (1 or 2)
+    /// tagged words of `epoch` (kernels/common/tagged.cuh: Tagged::publish_to_host),
+    /// and returns its bits: 32 a word, the first word's lowest.
+    pub fn wait_for_tagged_value(&self, stream: CUstream, epoch: u32, words: usize) -> Result<u64> {
+        let mut bits = 0;
+        for k in 0..words {
+            bits |= (self.wait_for_slot_tag(stream, 8 * k, epoch)? & 0xffff_ffff) << (32 * k);
+        }
+        Ok(bits)
+    }
+
     /// Waits for the work issued so far on `stream`.
     pub fn wait(stream: CUstream) -> Result<()> {
         // SAFETY: a live stream.
