@@ -20,7 +20,11 @@
 //                      so far; the last block to finish keeps the bucket holding the
 //                      rank (common/radix_bucket.cuh);
 //   select_digits      (select.fused_digits=1, in place of the digit passes) every
-//                      digit in one cooperative launch, grid barriers between them.
+//                      digit in one cooperative launch, grid barriers between them;
+//   select_small       select_kth of inputs up to SMALL_BLOCK * SMALL_KEYS keys, alone:
+//                      one block holds them all in registers and settles the rank digit
+//                      by digit (common/block_radix_select.cuh), in one launch with no
+//                      state to clear.
 // Top-k goes on in kernels/topk.cu.
 //
 // Keys are compared as ordered patterns (common/radix_key.cuh), so one module serves
@@ -30,7 +34,8 @@
 //
 // Instantiated per key width and float-ness: -DGP_KEY_BYTES -DGP_KEY_FLOAT
 // -DGP_BLOCK_THREADS -DGP_ITEMS -DGP_LOOKBACK_WINDOW -DGP_KEEP_BYTES -DGP_DIGITS_MIN_BLOCKS
-// -DGP_BAND_PREFETCH (src/backend/cuda/select.rs).
+// -DGP_BAND_PREFETCH -DGP_SMALL_BLOCK -DGP_SMALL_KEYS and the flags
+// (src/backend/cuda/select.rs).
 #include "common/grid_dependency.cuh"
 #include "select_state.cuh"
 #include "common/block_radix_select.cuh"
@@ -39,12 +44,21 @@
 #include "common/last_to_arrive.cuh"
 #include "common/grid_barrier.cuh"
 #include "common/ordered_read.cuh"
+#include "common/tagged.cuh"
+
+// The k-th element (an ordered pattern) where the flags say: the host's mapped slot as
+// tagged words, element 0 of `out`, or nowhere (top-k).
+__device__ __forceinline__ void write_result(U answer, u32 flags, u32 key_order, U *out) {
+    const U key = KeyOrder(key_order).raw(answer);
+    if (flags & RESULT_TO_HOST) gp::Tagged<U>::publish_to_host(reinterpret_cast<u64 *>(out), key, flags >> HOST_TAG_SHIFT);
+    else if (flags & WRITE_RESULT) *out = key;
+}
 
 __device__ __forceinline__ void finish(SelectState *st, U answer, u32 flags, u32 key_order, U *out) {
     st->source = SOURCE_DONE;
     st->prefix = answer;
     st->mask = ~0ull;
-    if (flags & WRITE_RESULT) *out = KeyOrder(key_order).raw(answer);
+    write_result(answer, flags, key_order, out);
 }
 
 // A cheap integer hash: picks a position inside each sample's stratum.
@@ -522,4 +536,26 @@ select_digits(const U *in, usize n, SelectState *st, const U *cand, u32 flags, u
         st->less = s.less;
         finish(st, s.prefix, flags, key_order, out);
     }
+}
+
+// Inputs of up to SMALL_BLOCK * SMALL_KEYS keys (k < n): one block holds them all and
+// settles the rank digit by digit, over the registers that hold keys. Missing keys in
+// those are the largest pattern, which cannot move a rank below n.
+extern "C" __global__ void __launch_bounds__(SMALL_BLOCK)
+select_small(const U *in, usize n, u64 k, u32 flags, u32 key_order, U *out) {
+    gp::wait_for_prior_grids();
+    typedef gp::BlockRadixSelect<U, SMALL_BLOCK, SMALL_KEYS, 1, RADIX_BITS> Select;
+    __shared__ typename Select::Storage storage;
+    const KeyOrder order(key_order);
+    const int live = (int)((n + SMALL_BLOCK - 1) / SMALL_BLOCK);
+    U keys[SMALL_KEYS];
+#pragma unroll
+    for (int j = 0; j < SMALL_KEYS; ++j) {
+        const usize at = (usize)j * SMALL_BLOCK + threadIdx.x;
+        keys[j] = at < n ? order.ordered(in[at]) : U(~U(0));
+    }
+    const u32 ranks[1] = {(u32)k};
+    U found[1];
+    Select::select(keys, ranks, found, storage, live);
+    if (threadIdx.x == 0) write_result(found[0], flags, key_order, out);
 }

@@ -15,12 +15,21 @@ constexpr int RADIX_BITS = 8;
 constexpr int RADIX = 1 << RADIX_BITS;
 constexpr int TOP_SHIFT = GP_KEY_BYTES * 8 - RADIX_BITS;  // the most significant digit
 constexpr int SAMPLE_BLOCK = 1024;
+constexpr int SMALL_BLOCK = GP_SMALL_BLOCK;  // select_small: threads, and keys each
+constexpr int SMALL_KEYS = GP_SMALL_KEYS;
 
-// Band flags, from the host.
-constexpr u32 LO_OPEN = 1;   // no lower bound: every key below hi is a candidate
-constexpr u32 HI_OPEN = 2;   // no upper bound
-constexpr u32 NO_BAND = 4;   // no sample and no band: search the input itself
-constexpr u32 WRITE_RESULT = 8;  // select_kth: write the element to `out`
+// Flags from the host, which defines their bits.
+constexpr u32 LO_OPEN = GP_LO_OPEN;            // no lower bound: every key below hi is a candidate
+constexpr u32 HI_OPEN = GP_HI_OPEN;            // no upper bound
+constexpr u32 NO_BAND = GP_NO_BAND;            // no sample and no band: search the input itself
+constexpr u32 WRITE_RESULT = GP_WRITE_RESULT;  // select_kth: write the element to `out`
+// select_kth for the host: `out` is the host's mapped result slot, which gets the
+// element as tagged words (common/tagged.cuh) whose tag is the flags from bit
+// HOST_TAG_SHIFT.
+constexpr u32 RESULT_TO_HOST = GP_RESULT_TO_HOST;
+constexpr u32 HOST_TAG_SHIFT = GP_HOST_TAG_SHIFT;
+static_assert((LO_OPEN | HI_OPEN | NO_BAND | WRITE_RESULT | RESULT_TO_HOST) < (1u << HOST_TAG_SHIFT),
+              "the tag sits above the flags");
 
 // Where the digit passes look.
 constexpr u32 SOURCE_DONE = 0;        // nothing left: the answer is `prefix`

@@ -19,8 +19,10 @@ struct BlockRadixSelect {
     };
 
     // found[r]: the key of rank ranks[r] (0-based, ascending) among all keys of the block.
+    // Only keys[j] for j < live (the same for the whole block) are read: a block holding
+    // fewer keys than it could skips its empty registers.
     __device__ __forceinline__ static void select(const U (&keys)[ITEMS], const u32 (&ranks)[RANKS], U (&found)[RANKS],
-                                                  Storage &s) {
+                                                  Storage &s, int live = ITEMS) {
         u32 rank[RANKS];
         U mask = 0;
 #pragma unroll
@@ -33,6 +35,7 @@ struct BlockRadixSelect {
             __syncthreads();
 #pragma unroll
             for (int j = 0; j < ITEMS; ++j) {
+                if (j >= live) break;
                 const u32 digit = u32(keys[j] >> shift) & (RADIX - 1);
 #pragma unroll
                 for (int r = 0; r < RANKS; ++r) warp_count_digit(s.counts[r], digit, ((keys[j] ^ found[r]) & mask) == 0);

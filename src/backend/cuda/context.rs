@@ -145,11 +145,25 @@ pub struct State {
     /// nothing that `scratch` holds.
     pub step_scratch: Scratch,
     pub segsel: SegselState,
+    /// The tag of the last value published to the result slot for the host (0: none).
+    host_tag: u32,
     /// The side stream, created on first use.
     side: Option<SideStream>,
 }
 
+/// Values a kernel publishes to the result slot for the host are tagged
+/// 1..=HOST_TAG_MAX, then 1 again (24 bits: the selection carries its tag in the top
+/// of its flags word).
+pub const HOST_TAG_MAX: u32 = (1 << 24) - 1;
+
 impl State {
+    /// The tag of the next value a kernel publishes to the result slot for the host
+    /// (CudaShared::wait_for_tagged_value).
+    pub fn next_host_tag(&mut self) -> u32 {
+        self.host_tag = self.host_tag % HOST_TAG_MAX + 1;
+        self.host_tag
+    }
+
     /// The context's side stream (created on first use).
     pub fn side_stream(&mut self) -> Result<&SideStream> {
         if self.side.is_none() {
@@ -221,6 +235,7 @@ impl CudaShared {
                 scratch: Scratch { ptr: 0, bytes: 0 },
                 step_scratch: Scratch { ptr: 0, bytes: 0 },
                 segsel: SegselState { counters: 0, calls: 0, short_kernels: Vec::new() },
+                host_tag: 0,
                 side: None,
             }),
         })
@@ -231,20 +246,6 @@ impl CudaShared {
         // SAFETY: a retained context.
         unsafe { drv::ctx::set_current(self.context) }.during("cuCtxSetCurrent")?;
         Ok(self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner()))
-    }
-
-    /// Waits for the work issued so far on `stream`, then copies the first `out.len()`
-    /// bytes a kernel wrote to the mapped result slot.
-    pub fn wait_for_result(&self, stream: CUstream, out: &mut [u8]) -> Result<()> {
-        CudaShared::wait(stream)?;
-        // SAFETY: the stream's kernels have finished writing the pinned slot, which
-        // holds RESULT_SLOT_BYTES >= out.len() bytes.
-        unsafe {
-            for (i, b) in out.iter_mut().enumerate() {
-                *b = std::ptr::read_volatile(self.result_slot.host.add(i));
-            }
-        }
-        Ok(())
     }
 
     /// Waits until the u64 at `offset` in the mapped result slot carries `tag` in its

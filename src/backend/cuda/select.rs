@@ -7,7 +7,7 @@
 use cudarc::driver::result as drv;
 use cudarc::driver::sys::{CUdeviceptr, CUfunction};
 
-use super::context::{round_up, CudaShared, State};
+use super::context::{round_up, tagged_words, CudaShared, State, HOST_TAG_MAX};
 use super::driver::DriverContext;
 use super::launch::{launch, launch_cooperative, Arg};
 use super::loader::ModuleSpec;
@@ -30,11 +30,16 @@ const SAMPLE_BLOCK: u32 = 1024;
 /// Bytes reserved for the kernels' SelectState (kernels/select_state.cuh checks it).
 const STATE_BYTES: usize = 20480;
 const RADIX_BITS: usize = 8;
-/// Band flags (kernels/select.cu).
+/// Flags of the selection kernels (passed to them as GP_LO_OPEN and so on:
+/// kernels/select_state.cuh): the band's, then where the k-th element goes; a result
+/// for the host carries its tag from bit HOST_TAG_SHIFT.
 const LO_OPEN: u32 = 1;
 const HI_OPEN: u32 = 2;
 const NO_BAND: u32 = 4;
 const WRITE_RESULT: u32 = 8;
+const RESULT_TO_HOST: u32 = 16;
+const HOST_TAG_SHIFT: u32 = 8;
+const _: () = assert!(HOST_TAG_MAX <= u32::MAX >> HOST_TAG_SHIFT);
 /// Top-k up to block * SMALL_ITEMS is sorted by one block (kernels/select.cu); more
 /// by the radix sort.
 const SMALL_ITEMS: usize = 8;
@@ -62,6 +67,10 @@ struct Policy {
     /// The band issues the next tile's loads before it reserves and copies this
     /// tile's picks: 1-2% slower on the H100 (2026-11-23), so off by default.
     band_prefetch: bool,
+    /// select_kth of up to small_block * small_keys keys: one block, one launch
+    /// (select_small).
+    small_block: u32,
+    small_keys: u32,
 }
 
 fn policy() -> Policy {
@@ -75,6 +84,9 @@ fn policy() -> Policy {
         keep_bytes: knob("select.keep_bytes", 32768).clamp(1024, 40960),
         digits_min_blocks: knob("select.digits_min_blocks", 4),
         band_prefetch: knob("select.band_prefetch", 0) != 0,
+        // Whole warps, up to 1,024 threads.
+        small_block: knob("select.small_block", 1024).clamp(32, 1024) / 32 * 32,
+        small_keys: knob("select.small_keys", 8).clamp(1, 32),
     }
 }
 
@@ -100,6 +112,14 @@ pub fn module(source: Source, key_bytes: usize, float_keys: bool) -> ModuleSpec 
             format!("-DGP_KEEP_BYTES={}", p.keep_bytes),
             format!("-DGP_DIGITS_MIN_BLOCKS={}", p.digits_min_blocks),
             format!("-DGP_BAND_PREFETCH={}", p.band_prefetch as u32),
+            format!("-DGP_SMALL_BLOCK={}", p.small_block),
+            format!("-DGP_SMALL_KEYS={}", p.small_keys),
+            format!("-DGP_LO_OPEN={LO_OPEN}"),
+            format!("-DGP_HI_OPEN={HI_OPEN}"),
+            format!("-DGP_NO_BAND={NO_BAND}"),
+            format!("-DGP_WRITE_RESULT={WRITE_RESULT}"),
+            format!("-DGP_RESULT_TO_HOST={RESULT_TO_HOST}"),
+            format!("-DGP_HOST_TAG_SHIFT={HOST_TAG_SHIFT}"),
         ],
     }
 }
@@ -188,9 +208,54 @@ struct Scratch {
     cand_index: CUdeviceptr,
 }
 
+/// Where find_rank puts the element it finds.
+#[derive(Clone, Copy)]
+enum Found {
+    /// Nowhere (top-k): the candidates are put in input order for the gather.
+    Gathered,
+    /// Element 0 of device memory.
+    Device(CUdeviceptr),
+    /// The mapped result slot, as tagged words of this tag (State::next_host_tag).
+    Host(u32),
+}
+
+/// The flags that send the element found where `found` says, and the address they
+/// send it to.
+fn result_target(shared: &CudaShared, found: Found) -> (u32, CUdeviceptr) {
+    match found {
+        Found::Gathered => (0, 0),
+        Found::Device(ptr) => (WRITE_RESULT, ptr),
+        Found::Host(tag) => (RESULT_TO_HOST | tag << HOST_TAG_SHIFT, shared.result_slot.device),
+    }
+}
+
+/// The element of rank `k` (ascending) where `found` says (not Gathered): inputs up to
+/// one block's worth in one launch (select_small), larger ones by find_rank.
+fn kth(shared: &CudaShared, state: &mut State, input: &DeviceMemory, dtype: DType, len: usize, k: usize, found: Found) -> Result<()> {
+    let p = policy();
+    if len > (p.small_block * p.small_keys) as usize {
+        return find_rank(shared, state, input, dtype, len, k, Order::Ascending, false, found).map(|_| ());
+    }
+    let (key_bytes, float_keys) = (dtype.size(), dtype.is_float());
+    let small = function(shared, sources::SELECT, key_bytes, float_keys, "select_small")?;
+    let (flags, out) = result_target(shared, found);
+    let key_order = radix_sort::key_order(dtype, Order::Ascending);
+    // SAFETY: arguments match select_small(in, n, k, flags, key_order, out); the input
+    // holds len <= small_block * small_keys keys and k < len; `out` an element, or (the
+    // slot) the result's tagged words.
+    unsafe {
+        launch(
+            small,
+            1,
+            p.small_block,
+            state.stream,
+            &[Arg::ptr(input.ptr), Arg::size(len), Arg::u64(k as u64), Arg::u32(flags), Arg::u32(key_order), Arg::ptr(out)],
+        )
+    }
+}
+
 /// Issues the pivots, band, settle and digit passes that find the element of rank
-/// `rank` (in `order`); the k-th element lands at `out` when `out` is given, else
-/// (top-k) the candidates are put in input order for the gather.
+/// `rank` (in `order`), and puts it where `found` says.
 #[allow(clippy::too_many_arguments)]
 fn find_rank(
     shared: &CudaShared,
@@ -201,16 +266,17 @@ fn find_rank(
     rank: usize,
     order: Order,
     with_indices: bool,
-    out: Option<CUdeviceptr>,
+    found: Found,
 ) -> Result<Scratch> {
     let key_bytes = dtype.size();
     let float_keys = dtype.is_float();
     let p = policy();
     let load = |kernel| function(shared, sources::SELECT, key_bytes, float_keys, kernel);
     let load_topk = |kernel| function(shared, sources::TOPK, key_bytes, float_keys, kernel);
-    let topk = out.is_none();
+    let topk = matches!(found, Found::Gathered);
     let band = plan_band(len, rank, key_bytes, topk);
-    let flags = band.flags | if topk { 0 } else { WRITE_RESULT };
+    let (result_flags, out_ptr) = result_target(shared, found);
+    let flags = band.flags | result_flags;
     let banded = band.flags & NO_BAND == 0;
 
     // Scratch: the state, the tiles' runs, the candidates as the band reserved them,
@@ -240,7 +306,6 @@ fn find_rank(
     }
 
     let order_bits = radix_sort::key_order(dtype, order);
-    let out_ptr = out.unwrap_or(0);
     let sms = shared.props.sm_count as u64;
     let resident = |f, block| shared.loader.blocks_per_sm(f, block).map(|b| b as u64 * sms);
     // Keys a digit-pass block reads in one round (UNROLL vectors a thread).
@@ -372,18 +437,25 @@ fn compile_both(shared: &CudaShared, key_bytes: usize, float_keys: bool) -> Resu
     )
 }
 
-/// The element of rank `k` (ascending) into host memory: written by the device into
-/// the mapped result slot, then read once the stream is done.
+/// The element of rank `k` (ascending) into host memory: the kernel that settles it
+/// publishes it to the mapped result slot as tagged words, and the host spins on them
+/// (sooner than waiting for the stream; the call's later launches, if any, find the
+/// answer settled and end).
 pub fn select_kth(shared: &CudaShared, input: &DeviceMemory, dtype: DType, len: usize, k: usize, out: &mut [u8]) -> Result<()> {
+    let words = tagged_words(dtype);
     let mut state = shared.lock()?;
-    find_rank(shared, &mut state, input, dtype, len, k, Order::Ascending, false, Some(shared.result_slot.device))?;
-    shared.wait_for_result(state.stream, out)
+    shared.clear_slot_words(words);
+    let tag = state.next_host_tag();
+    kth(shared, &mut state, input, dtype, len, k, Found::Host(tag))?;
+    let bits = shared.wait_for_tagged_value(state.stream, tag, words)?;
+    out.copy_from_slice(&bits.to_le_bytes()[..out.len()]);
+    Ok(())
 }
 
 /// The element of rank `k` into element 0 of `out`, in stream order.
 pub fn select_kth_to_device(shared: &CudaShared, input: &DeviceMemory, dtype: DType, len: usize, k: usize, out: &DeviceMemory) -> Result<()> {
     let mut state = shared.lock()?;
-    find_rank(shared, &mut state, input, dtype, len, k, Order::Ascending, false, Some(out.ptr)).map(|_| ())
+    kth(shared, &mut state, input, dtype, len, k, Found::Device(out.ptr))
 }
 
 /// The `k` (1 ..= len) first keys in `order` with their indices: the k-th found by
@@ -409,7 +481,7 @@ pub fn topk(
     compile_both(shared, key_bytes, float_keys)?;
     {
         let mut state = shared.lock()?;
-        let scratch = find_rank(shared, &mut state, input, dtype, len, k - 1, order, out_indices.is_some(), None)?;
+        let scratch = find_rank(shared, &mut state, input, dtype, len, k - 1, order, out_indices.is_some(), Found::Gathered)?;
         let gather = function(shared, sources::TOPK, key_bytes, float_keys, "select_topk_gather")?;
         let p = policy();
         let stream = state.stream;
