@@ -43,8 +43,10 @@ __device__ __forceinline__ Bucket<C> find_bucket(const C *counts, C rank) {
 // Called by a whole warp: adds 1 to counts[digit] for every lane whose `match` is set.
 // Lanes holding the same digit add it once (ranks of sorted, clustered or equal keys
 // share leading digits), so a crowded bucket costs one shared atomic a warp, not one a
-// key.
+// key. A warp with no match skips the match (slow to issue): past the first digit,
+// most keys no longer match the prefix.
 __device__ __forceinline__ void warp_count_digit(u32 *counts, u32 digit, bool match) {
+    if (!__any_sync(FULL_MASK, match)) return;
     const u32 peers = __match_any_sync(FULL_MASK, match ? digit : ~0u);
     if (match && (threadIdx.x % WARP) == __ffs(peers) - 1) atomicAdd(&counts[digit], __popc(peers));
 }
