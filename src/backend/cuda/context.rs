@@ -154,7 +154,7 @@ pub struct State {
 /// Values a kernel publishes to the result slot for the host are tagged
 /// 1..=HOST_TAG_MAX, then 1 again (24 bits: the selection carries its tag in the top
 /// of its flags word).
-pub const HOST_TAG_MAX: u32 = (1 << 24) - 1;
+pub(crate) const HOST_TAG_MAX: u32 = (1 << 24) - 1;
 
 impl State {
     /// The tag of the next value a kernel publishes to the result slot for the host
