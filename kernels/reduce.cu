@@ -31,7 +31,7 @@ __device__ __forceinline__ void fold_vec(T &acc, const gp::Vec16 &v, Op op) {
 }
 
 template <class Op>
-__device__ __forceinline__ void reduce_device(const T *in, usize n, u64 *partials, u32 epoch, T *out, bool to_host) {
+__device__ __forceinline__ void reduce_device(const T *in, usize n, u64 *partials, u32 epoch, T *out, u32 host_tag) {
     Op op;
     typedef gp::BlockReduce<T, BLOCK> Reduce;
     typedef gp::Tagged<T> Tagged;
@@ -68,17 +68,17 @@ __device__ __forceinline__ void reduce_device(const T *in, usize n, u64 *partial
         total = op(total, i == 0 ? block_total : Tagged::wait(partials + (usize)i * Tagged::WORDS, epoch));
     total = Reduce::all(total, op, storage);
     if (threadIdx.x != 0) return;
-    if (to_host) Tagged::publish_to_host(reinterpret_cast<u64 *>(out), total, epoch);
+    if (host_tag) Tagged::publish_to_host(reinterpret_cast<u64 *>(out), total, host_tag);
     else *out = total;
 }
 
-// `to_host`: `out` is the host's mapped result slot, which gets the total as tagged
-// words (common/tagged.cuh) of this run's epoch, for the host to spin on.
+// `host_tag` (0: none): `out` is the host's mapped result slot, which gets the total
+// as tagged words (common/tagged.cuh) of that tag, for the host to spin on.
 #define GP_REDUCE_KERNEL(NAME, OP)                                                                   \
     extern "C" __global__ void __launch_bounds__(BLOCK)                                              \
-    NAME(const T *in, usize n, u64 *partials, u32 epoch, T *out, u32 to_host) {                      \
+    NAME(const T *in, usize n, u64 *partials, u32 epoch, T *out, u32 host_tag) {                     \
         gp::wait_for_prior_grids();                                                                  \
-        reduce_device<OP<T>>(in, n, partials, epoch, out, to_host != 0);                             \
+        reduce_device<OP<T>>(in, n, partials, epoch, out, host_tag);                                 \
     }
 
 GP_REDUCE_KERNEL(reduce_sum, gp::SumOp)

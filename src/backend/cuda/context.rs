@@ -145,25 +145,17 @@ pub struct State {
     /// nothing that `scratch` holds.
     pub step_scratch: Scratch,
     pub segsel: SegselState,
-    /// The tag of the last value published to the result slot for the host (0: none).
+    /// The tag of the last value handed to the host in the result slot (0: none).
     host_tag: u32,
     /// The side stream, created on first use.
     side: Option<SideStream>,
 }
 
-/// Values a kernel publishes to the result slot for the host are tagged
-/// 1..=HOST_TAG_MAX, then 1 again (24 bits: the selection carries its tag in the top
-/// of its flags word).
+/// Values a kernel hands to the host in the result slot are tagged 1..=HOST_TAG_MAX,
+/// then 1 again (24 bits: the selection carries its tag in the top of its flags word).
 pub(crate) const HOST_TAG_MAX: u32 = (1 << 24) - 1;
 
 impl State {
-    /// The tag of the next value a kernel publishes to the result slot for the host
-    /// (CudaShared::wait_for_tagged_value).
-    pub fn next_host_tag(&mut self) -> u32 {
-        self.host_tag = self.host_tag % HOST_TAG_MAX + 1;
-        self.host_tag
-    }
-
     /// The context's side stream (created on first use).
     pub fn side_stream(&mut self) -> Result<&SideStream> {
         if self.side.is_none() {
@@ -184,6 +176,7 @@ pub struct ResultSlot {
 }
 
 pub(crate) const RESULT_SLOT_BYTES: usize = 64;
+const _: () = assert!(RESULT_SLOT_BYTES >= 16, "a value handed to the host takes up to two tagged words");
 
 pub struct CudaShared {
     pub device: CUdevice,
@@ -306,26 +299,33 @@ impl CudaShared {
         }
     }
 
-    /// Clears the first `words` u64 of the mapped result slot, so that none left by an
-    /// earlier call passes for the tagged words of the next launch. The state lock must
-    /// be held, with no kernel still to write the slot.
-    pub fn clear_slot_words(&self, words: usize) {
-        assert!(words * 8 <= RESULT_SLOT_BYTES);
-        for k in 0..words {
-            // SAFETY: an aligned u64 inside the pinned slot; no kernel writes it now.
+    /// Before a launch that hands a value of `dtype` to the host: clears the slot's
+    /// words for it, so that none left by an earlier call passes for this one's, and
+    /// returns the tag the kernel is to publish them with (kernels/common/tagged.cuh:
+    /// Tagged::publish_to_host). The state lock must be held, with no kernel still to
+    /// write the slot.
+    pub fn begin_host_value(&self, state: &mut State, dtype: DType) -> u32 {
+        for k in 0..tagged_words(dtype) {
+            // SAFETY: an aligned u64 inside the pinned slot (RESULT_SLOT_BYTES >= 16);
+            // no kernel writes it now.
             unsafe { std::ptr::write_volatile((self.result_slot.host as *mut u64).add(k), 0) };
         }
+        state.host_tag = state.host_tag % HOST_TAG_MAX + 1;
+        state.host_tag
     }
 
-    /// Waits for a value a kernel on `stream` publishes to the slot as `words` (1 or 2)
-    /// tagged words of `epoch` (kernels/common/tagged.cuh: Tagged::publish_to_host),
-    /// and returns its bits: 32 a word, the first word's lowest.
-    pub fn wait_for_tagged_value(&self, stream: CUstream, epoch: u32, words: usize) -> Result<u64> {
-        let mut bits = 0;
+    /// Waits for the value a kernel on `stream` publishes to the slot as tagged words
+    /// of `tag` (begin_host_value), spinning on them, and copies it to `out` (the
+    /// value's bytes).
+    pub fn wait_for_host_value(&self, stream: CUstream, tag: u32, out: &mut [u8]) -> Result<()> {
+        let words = out.len().div_ceil(4);
+        let mut bits = 0u64;
         for k in 0..words {
-            bits |= (self.wait_for_slot_tag(stream, 8 * k, epoch)? & 0xffff_ffff) << (32 * k);
+            // 32 bits of the value a word, the first word's lowest.
+            bits |= (self.wait_for_slot_tag(stream, 8 * k, tag)? & 0xffff_ffff) << (32 * k);
         }
-        Ok(bits)
+        out.copy_from_slice(&bits.to_le_bytes()[..out.len()]);
+        Ok(())
     }
 
     /// Waits for the work issued so far on `stream`.

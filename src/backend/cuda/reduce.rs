@@ -50,12 +50,12 @@ pub fn module(dtype: DType) -> ModuleSpec {
 enum Dest {
     /// Element 0 of device memory.
     Device(u64),
-    /// The mapped result slot, as tagged words of the run's epoch.
-    Host,
+    /// The mapped result slot, as tagged words of this tag (CudaShared::begin_host_value).
+    Host(u32),
 }
 
-/// Issues the reduce kernel; returns the run's epoch (the tag of a result for the host).
-fn launch_reduce(shared: &CudaShared, state: &mut State, input: &DeviceMemory, dtype: DType, len: usize, op: Op, dest: Dest) -> Result<u32> {
+/// Issues the reduce kernel.
+fn launch_reduce(shared: &CudaShared, state: &mut State, input: &DeviceMemory, dtype: DType, len: usize, op: Op, dest: Dest) -> Result<()> {
     let p = policy(dtype);
     let tile = (p.block * p.vecs) as usize * (16 / dtype.size());
     // A resident grid: enough blocks to fill every SM, never more than the tiles.
@@ -70,11 +70,11 @@ fn launch_reduce(shared: &CudaShared, state: &mut State, input: &DeviceMemory, d
     let f = shared.loader.function(sources::REDUCE, variant(dtype), kernel, || module(dtype))?;
     // Every block but 0 publishes its partial as tagged words (kernels/common/tagged.cuh).
     let (partials, epoch) = state.sync.begin_run(stream, grid * tagged_words(dtype))?;
-    let (out, to_host) = match dest {
+    let (out, host_tag) = match dest {
         Dest::Device(ptr) => (ptr, 0),
-        Dest::Host => (shared.result_slot.device, 1),
+        Dest::Host(tag) => (shared.result_slot.device, tag),
     };
-    // SAFETY: arguments match reduce_<op>(in, n, partials, epoch, out, to_host); the
+    // SAFETY: arguments match reduce_<op>(in, n, partials, epoch, out, host_tag); the
     // sync memory holds the tagged words of `grid` partials; `out` holds an element,
     // or (the slot) the result's tagged words.
     unsafe {
@@ -83,10 +83,9 @@ fn launch_reduce(shared: &CudaShared, state: &mut State, input: &DeviceMemory, d
             grid as u64,
             p.block,
             stream,
-            &[Arg::ptr(input.ptr), Arg::size(len), Arg::ptr(partials), Arg::u32(epoch), Arg::ptr(out), Arg::u32(to_host)],
-        )?;
+            &[Arg::ptr(input.ptr), Arg::size(len), Arg::ptr(partials), Arg::u32(epoch), Arg::ptr(out), Arg::u32(host_tag)],
+        )
     }
-    Ok(epoch)
 }
 
 /// Reduces into host memory: the kernel publishes the result to the mapped slot as
@@ -97,13 +96,10 @@ pub fn reduce(shared: &CudaShared, input: &DeviceMemory, dtype: DType, len: usiz
         out.fill(0); // SUM of nothing; MIN/MAX were refused before.
         return Ok(());
     }
-    let words = tagged_words(dtype);
     let mut state = shared.lock()?;
-    shared.clear_slot_words(words);
-    let epoch = launch_reduce(shared, &mut state, input, dtype, len, op, Dest::Host)?;
-    let bits = shared.wait_for_tagged_value(state.stream, epoch, words)?;
-    out.copy_from_slice(&bits.to_le_bytes()[..out.len()]);
-    Ok(())
+    let tag = shared.begin_host_value(&mut state, dtype);
+    launch_reduce(shared, &mut state, input, dtype, len, op, Dest::Host(tag))?;
+    shared.wait_for_host_value(state.stream, tag, out)
 }
 
 /// Reduces into element 0 of a device buffer, in stream order, without waiting.
@@ -113,5 +109,5 @@ pub fn reduce_to_device(shared: &CudaShared, input: &DeviceMemory, dtype: DType,
         // SAFETY: `out` holds at least one element.
         return unsafe { drv::memset_d8_async(out.ptr, 0, dtype.size(), state.stream) }.during("cuMemsetD8Async");
     }
-    launch_reduce(shared, &mut state, input, dtype, len, op, Dest::Device(out.ptr)).map(|_| ())
+    launch_reduce(shared, &mut state, input, dtype, len, op, Dest::Device(out.ptr))
 }

@@ -7,7 +7,7 @@
 use cudarc::driver::result as drv;
 use cudarc::driver::sys::{CUdeviceptr, CUfunction};
 
-use super::context::{round_up, tagged_words, CudaShared, State, HOST_TAG_MAX};
+use super::context::{round_up, CudaShared, State, HOST_TAG_MAX};
 use super::driver::DriverContext;
 use super::launch::{launch, launch_cooperative, Arg};
 use super::loader::ModuleSpec;
@@ -215,7 +215,7 @@ enum Found {
     Gathered,
     /// Element 0 of device memory.
     Device(CUdeviceptr),
-    /// The mapped result slot, as tagged words of this tag (State::next_host_tag).
+    /// The mapped result slot, as tagged words of this tag (CudaShared::begin_host_value).
     Host(u32),
 }
 
@@ -442,14 +442,10 @@ fn compile_both(shared: &CudaShared, key_bytes: usize, float_keys: bool) -> Resu
 /// (sooner than waiting for the stream; the call's later launches, if any, find the
 /// answer settled and end).
 pub fn select_kth(shared: &CudaShared, input: &DeviceMemory, dtype: DType, len: usize, k: usize, out: &mut [u8]) -> Result<()> {
-    let words = tagged_words(dtype);
     let mut state = shared.lock()?;
-    shared.clear_slot_words(words);
-    let tag = state.next_host_tag();
+    let tag = shared.begin_host_value(&mut state, dtype);
     kth(shared, &mut state, input, dtype, len, k, Found::Host(tag))?;
-    let bits = shared.wait_for_tagged_value(state.stream, tag, words)?;
-    out.copy_from_slice(&bits.to_le_bytes()[..out.len()]);
-    Ok(())
+    shared.wait_for_host_value(state.stream, tag, out)
 }
 
 /// The element of rank `k` into element 0 of `out`, in stream order.
