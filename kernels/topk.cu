@@ -105,13 +105,15 @@ select_topk_gather(const U *in, usize n, SelectState *st, const U *cand, const u
                  gp::TileState{aggregate, inclusive, &st->gather_ticket}, epoch, pick, storage);
 }
 
-// Top-k's last step when k is small: one block sorts the k gathered keys (stably, so
-// ties keep index order) with their indices, in place. Each element is read from the
-// outputs before any is written.
-constexpr int SMALL_ITEMS = 8;  // so k <= BLOCK * 8 (src/backend/cuda/select.rs: SMALL_ITEMS)
+// One block sorts the first n (<= BLOCK * SMALL_ITEMS) keys of `src` stably (ties keep
+// index order) and writes the first k with their indices: `src_index`'s entries, or
+// (NULL) their positions in `src`. Top-k's last step when k is small (the k gathered
+// keys, sorted in place), and the whole of top-k when the input is that small. Each
+// element is read before any is written.
+constexpr int SMALL_ITEMS = 8;  // src/backend/cuda/select.rs: SMALL_ITEMS
 
 extern "C" __global__ void __launch_bounds__(BLOCK)
-select_sort_small(U *values, u64 *indices, u32 k, u32 key_order) {
+select_sort_small(const U *src, const u64 *src_index, u32 n, U *values, u64 *indices, u32 k, u32 key_order) {
     gp::wait_for_prior_grids();
     typedef gp::BlockRadixSort<U, BLOCK, SMALL_ITEMS> Sort;
     __shared__ typename Sort::Storage storage;
@@ -120,9 +122,9 @@ select_sort_small(U *values, u64 *indices, u32 k, u32 key_order) {
 #pragma unroll
     for (int j = 0; j < SMALL_ITEMS; ++j) {
         const u32 e = Sort::element(j);
-        keys[j] = e < k ? order.ordered(values[e]) : U(~U(0));
+        keys[j] = e < n ? order.ordered(src[e]) : U(~U(0));
     }
-    Sort::sort(keys, k, storage);
+    Sort::sort(keys, n, storage);
     U v[SMALL_ITEMS];
     u64 ix[SMALL_ITEMS];
 #pragma unroll
@@ -130,8 +132,8 @@ select_sort_small(U *values, u64 *indices, u32 k, u32 key_order) {
         const u32 i = threadIdx.x + j * BLOCK;
         if (i < k) {
             const u32 e = storage.from[i];
-            v[j] = values[e];
-            if (indices) ix[j] = indices[e];
+            v[j] = src[e];
+            if (indices) ix[j] = src_index ? src_index[e] : e;
         }
     }
     __syncthreads();  // every element read before any is overwritten

@@ -40,8 +40,9 @@ const WRITE_RESULT: u32 = 8;
 const RESULT_TO_HOST: u32 = 16;
 const HOST_TAG_SHIFT: u32 = 8;
 const _: () = assert!(HOST_TAG_MAX <= u32::MAX >> HOST_TAG_SHIFT);
-/// Top-k up to block * SMALL_ITEMS is sorted by one block (kernels/select.cu); more
-/// by the radix sort.
+/// Top-k up to block * SMALL_ITEMS is sorted by one block (kernels/topk.cu:
+/// select_sort_small), and so is all of top-k of an input that small; more by the
+/// radix sort.
 const SMALL_ITEMS: usize = 8;
 /// Below this many keys the sample costs more than it saves.
 const MIN_BAND_LEN: usize = 1 << 16;
@@ -456,7 +457,8 @@ pub fn select_kth_to_device(shared: &CudaShared, input: &DeviceMemory, dtype: DT
 
 /// The `k` (1 ..= len) first keys in `order` with their indices: the k-th found by
 /// selection, the keys before it and its first ties gathered in input order, then a
-/// stable sort of those k, so ties keep index order.
+/// stable sort of those k, so ties keep index order. An input of up to one block's
+/// worth is sorted by that block alone.
 #[allow(clippy::too_many_arguments)]
 pub fn topk(
     shared: &CudaShared,
@@ -475,6 +477,11 @@ pub fn topk(
     let key_bytes = dtype.size();
     let float_keys = dtype.is_float();
     compile_both(shared, key_bytes, float_keys)?;
+    let small_len = policy().block as usize * SMALL_ITEMS;
+    if len <= small_len {
+        let state = shared.lock()?;
+        return sort_small(shared, &state, dtype, (input.ptr, 0, len), (out_values, out_indices, k), order);
+    }
     {
         let mut state = shared.lock()?;
         let scratch = find_rank(shared, &mut state, input, dtype, len, k - 1, order, out_indices.is_some(), Found::Gathered)?;
@@ -510,19 +517,38 @@ pub fn topk(
             )?;
         }
     }
-    if k > policy().block as usize * SMALL_ITEMS {
+    if k > small_len {
         radix_sort::sort(shared, out_values, dtype, out_indices.map(|m| (m, DType::U64)), k, order)?;
     } else if k > 1 {
         let state = shared.lock()?;
-        let small = function(shared, sources::TOPK, key_bytes, float_keys, "select_sort_small")?;
-        let args = [
-            Arg::ptr(out_values.ptr),
-            Arg::ptr(out_indices.map_or(0, |m| m.ptr)),
-            Arg::u32(k as u32),
-            Arg::u32(radix_sort::key_order(dtype, order)),
-        ];
-        // SAFETY: arguments match select_sort_small; the outputs hold k elements.
-        unsafe { launch(small, 1, policy().block, state.stream, &args)? };
+        let gathered = (out_values.ptr, out_indices.map_or(0, |m| m.ptr), k);
+        sort_small(shared, &state, dtype, gathered, (out_values, out_indices, k), order)?;
     }
     Ok(())
+}
+
+/// One block (select_sort_small) sorts `src` = (keys, their indices or 0 for their
+/// positions, n <= block * SMALL_ITEMS) in `order` and writes the first k to `out` =
+/// (values, indices, k); `src` may be `out` itself.
+fn sort_small(
+    shared: &CudaShared,
+    state: &State,
+    dtype: DType,
+    src: (CUdeviceptr, CUdeviceptr, usize),
+    out: (&DeviceMemory, Option<&DeviceMemory>, usize),
+    order: Order,
+) -> Result<()> {
+    let small = function(shared, sources::TOPK, dtype.size(), dtype.is_float(), "select_sort_small")?;
+    let args = [
+        Arg::ptr(src.0),
+        Arg::ptr(src.1),
+        Arg::u32(src.2 as u32),
+        Arg::ptr(out.0.ptr),
+        Arg::ptr(out.1.map_or(0, |m| m.ptr)),
+        Arg::u32(out.2 as u32),
+        Arg::u32(radix_sort::key_order(dtype, order)),
+    ];
+    // SAFETY: arguments match select_sort_small; `src` holds n keys (and indices), the
+    // outputs k <= n elements.
+    unsafe { launch(small, 1, policy().block, state.stream, &args) }
 }
