@@ -18,8 +18,7 @@
 #include "segmented_select_rows.cuh"
 #include "common/block_radix_select.cuh"
 
-// One block a row of at most BLOCK_T * ITEMS_T keys, held in registers; the missing
-// keys are the largest pattern, which cannot move a rank below the row's length.
+// One block a row of at most BLOCK_T * ITEMS_T keys, held in registers.
 template <int BLOCK_T, int ITEMS_T>
 __device__ __forceinline__ void select_in_block(const U *values, u64 len, const Rows &rows, const u32 *ids, U *out,
                                                 u32 key_order) {
@@ -29,16 +28,8 @@ __device__ __forceinline__ void select_in_block(const U *values, u64 len, const 
     const Row r = row_at(rows, id, len);
     const u64 n = min(r.end - r.begin, (u64)BLOCK_T * ITEMS_T);
     const KeyOrder order(key_order);
-    U keys[ITEMS_T];
-#pragma unroll
-    for (int j = 0; j < ITEMS_T; ++j) {
-        const u64 at = (u64)j * BLOCK_T + threadIdx.x;
-        keys[j] = at < n ? order.ordered(values[r.begin + at]) : U(~U(0));
-    }
-    const u32 ranks[1] = {(u32)min(r.rank, n - 1)};
-    U found[1];
-    Select::select(keys, ranks, found, storage);
-    if (threadIdx.x == 0) out[id] = order.raw(found[0]);
+    const U found = Select::select_from(values + r.begin, n, (u32)min(r.rank, n - 1), order, storage);
+    if (threadIdx.x == 0) out[id] = order.raw(found);
 }
 
 // The entry point of one class of rows held in registers: BLOCK_T threads, ITEMS_T keys

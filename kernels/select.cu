@@ -539,23 +539,12 @@ select_digits(const U *in, usize n, SelectState *st, const U *cand, u32 flags, u
 }
 
 // Inputs of up to SMALL_BLOCK * SMALL_KEYS keys (k < n): one block holds them all and
-// settles the rank digit by digit, over the registers that hold keys. Missing keys in
-// those are the largest pattern, which cannot move a rank below n.
+// settles the rank digit by digit.
 extern "C" __global__ void __launch_bounds__(SMALL_BLOCK)
 select_small(const U *in, usize n, u64 k, u32 flags, u32 key_order, U *out) {
     gp::wait_for_prior_grids();
     typedef gp::BlockRadixSelect<U, SMALL_BLOCK, SMALL_KEYS, 1, RADIX_BITS> Select;
     __shared__ typename Select::Storage storage;
-    const KeyOrder order(key_order);
-    const int live = (int)((n + SMALL_BLOCK - 1) / SMALL_BLOCK);
-    U keys[SMALL_KEYS];
-#pragma unroll
-    for (int j = 0; j < SMALL_KEYS; ++j) {
-        const usize at = (usize)j * SMALL_BLOCK + threadIdx.x;
-        keys[j] = at < n ? order.ordered(in[at]) : U(~U(0));
-    }
-    const u32 ranks[1] = {(u32)k};
-    U found[1];
-    Select::select(keys, ranks, found, storage, live);
-    if (threadIdx.x == 0) write_result(found[0], flags, key_order, out);
+    const U found = Select::select_from(in, n, (u32)k, KeyOrder(key_order), storage);
+    if (threadIdx.x == 0) write_result(found, flags, key_order, out);
 }

@@ -56,6 +56,25 @@ struct BlockRadixSelect {
             mask |= U(U(RADIX - 1) << shift);
         }
     }
+
+    // The key of rank `rank` (< n) among n <= BLOCK * ITEMS keys src[0..n), as
+    // order.ordered() patterns: read into registers (the rest padded with the largest
+    // pattern, which cannot move a rank below n) and searched over the registers that
+    // hold keys. Every thread receives it.
+    template <class Order>
+    __device__ __forceinline__ static U select_from(const U *src, u64 n, u32 rank, const Order &order, Storage &s) {
+        static_assert(RANKS == 1, "one rank");
+        U keys[ITEMS];
+#pragma unroll
+        for (int j = 0; j < ITEMS; ++j) {
+            const u64 at = (u64)j * BLOCK + threadIdx.x;
+            keys[j] = at < n ? order.ordered(src[at]) : U(~U(0));
+        }
+        const u32 ranks[1] = {rank};
+        U found[1];
+        select(keys, ranks, found, s, (int)((n + BLOCK - 1) / BLOCK));
+        return found[0];
+    }
 };
 
 }  // namespace gp
