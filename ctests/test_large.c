@@ -6,14 +6,16 @@
  * and the scans verified in full by reading back in chunks; host memory stays near 4.5 GiB
  * (the buffers themselves, on the host backend) plus 512 MiB.
  *
- * Radix sort: a u8 buffer of 2^31 + 1000 keys (a closed-form pattern whose histogram is
- * counted while writing, the smallest key planted last and past 2^31, the largest first)
+ * Sorts: a u8 buffer of 2^32 + 2^22 + 5 keys (a closed-form pattern whose histogram is
+ * counted while writing, the smallest key planted last and past 2^32, the largest first)
  * sorted ascending, keys only, then the same buffer descending, then the quicksort the
  * same two ways; each verified by reading back in chunks: nondecreasing (nonincreasing)
- * and the per-value counts equal to the input's. The radix sort needs one more buffer of
+ * and the per-value counts equal to the input's. Then the quicksort of the u16 selection
+ * buffer below (2^31 + 1000 keys, the quicksort's own levels), verified the same way.
+ * The radix sort needs one more buffer of
  * the keys' size as temporary device memory, the quicksort that and a byte a key:
  * OUT_OF_MEMORY from them is a skip (exit 77) when nothing failed before. On the host
- * backend the radix sort needs about 18 bytes per key more (some 40 GB).
+ * backend the radix sort needs about 18 bytes per key more (some 80 GB).
  *
  * Selection: a u16 buffer of 2^31 + 1000 keys (odd values from a closed form, two zeros
  * planted past 2^31): select_kth of ranks 0, the median and n - 1 against a histogram
@@ -187,10 +189,11 @@ static void large_u32(gpuprims_context *ctx, gpuprims_buffer *b) {
   free(chunk);
 }
 
-/* Radix sort of 2^31 + 1000 u8 keys */
+/* Both sorts of 2^32 + 2^22 + 5 u8 keys: past 32-bit counts (the quicksort's levels count
+ * in 32 bits, so on CUDA this length takes the radix sort's kernels) */
 
-#define NS N8
-#define NS_MIN_POS (((size_t)1 << 31) + 517) /* a 0 past 2^31 */
+#define NS (((size_t)1 << 32) + ((size_t)1 << 22) + 5)
+#define NS_MIN_POS (((size_t)1 << 32) + 517) /* a 0 past 2^32 */
 #define NS_MIN_POS2 (NS - 1)                 /* a 0 at the very end */
 #define NS_MAX_POS 0                         /* a 255 at the very start */
 
@@ -376,6 +379,42 @@ static void large_select_u16(gpuprims_context *ctx, gpuprims_buffer *b) {
   free(chunk);
 }
 
+/* The quicksort of the selection's u16 keys (2^31 + 1000, its own 32-bit levels),
+ * ascending: nondecreasing, and the per-value counts equal to the input's. */
+static void large_quicksort_u16(gpuprims_context *ctx, gpuprims_buffer *b) {
+  uint16_t *chunk = (uint16_t *)tu_xmalloc(CHUNK * 2), prev = 0;
+  size_t *want = (size_t *)calloc(65536, sizeof(size_t)), *got = (size_t *)calloc(65536, sizeof(size_t));
+  size_t off, i, bad = 0, first_bad = 0, v, first_v = 65536;
+  double t0 = seconds();
+  gpuprims_status s;
+  for (i = 0; i < N16; i++) want[val16(i)]++;
+  s = gpuprims_quicksort(ctx, b, NULL, GPUPRIMS_ORDER_ASCENDING);
+  if (s == GPUPRIMS_STATUS_OK) s = gpuprims_context_synchronize(ctx);
+  if (s == GPUPRIMS_STATUS_OUT_OF_MEMORY) {
+    printf("test_large: u16 quicksort of %zu keys: OUT_OF_MEMORY, left out\n", (size_t)N16);
+  } else if (TU_CHECKF(s == GPUPRIMS_STATUS_OK, "u16 quicksort of %zu keys: status %s", (size_t)N16, tu_status_name(s))) {
+    for (off = 0; off < N16; off += CHUNK) {
+      size_t cnt = N16 - off < CHUNK ? N16 - off : CHUNK;
+      TU_REQUIRE_OK(gpuprims_buffer_read(b, off, chunk, cnt));
+      for (i = 0; i < cnt; i++) {
+        if (chunk[i] < prev && bad++ == 0) first_bad = off + i;
+        prev = chunk[i];
+        got[chunk[i]]++;
+      }
+    }
+    for (v = 0; v < 65536 && first_v == 65536; v++)
+      if (got[v] != want[v]) first_v = v;
+    TU_CHECKF(bad == 0, "u16 quicksort of %zu keys: %zu keys out of order, the first at index %zu", (size_t)N16, bad,
+              first_bad);
+    TU_CHECKF(first_v == 65536, "u16 quicksort of %zu keys: the counts differ from the input's, first for key %zu",
+              (size_t)N16, first_v);
+    printf("test_large: u16 quicksort verified (%.1f s)\n", seconds() - t0);
+  }
+  free(want);
+  free(got);
+  free(chunk);
+}
+
 int main(void) {
   const char *large = getenv("GPUPRIMS_TEST_LARGE");
   int forced = large && strcmp(large, "1") == 0;
@@ -388,7 +427,7 @@ int main(void) {
   ctx = tu_open_context();
   if (!forced && !tu_is_cuda(ctx))
     tu_skip("host backend: set GPUPRIMS_TEST_LARGE=1 to run (2^31+ elements, about 4.5 GiB of memory, "
-            "and some 40 GB more for the radix sort)");
+            "and some 80 GB more for the sorts)");
   if (sizeof(size_t) < 8) tu_skip("32-bit size_t");
 
   b = create_or_null(ctx, GPUPRIMS_DTYPE_U8, N8);
@@ -409,6 +448,7 @@ int main(void) {
     printf("test_large: OUT_OF_MEMORY for %zu bytes: the u16 selection part is left out\n", (size_t)N16 * 2);
   } else {
     large_select_u16(ctx, b);
+    large_quicksort_u16(ctx, b);
     gpuprims_buffer_destroy(b);
   }
 

@@ -620,7 +620,8 @@ gpuprims_status gpuprims_segmented_select(gpuprims_context *ctx,
  radix sort; `values` (NULL, or a buffer of any dtype with keys' length) are moved
  with their keys. Floats follow -inf < … < -0.0 < +0.0 < … < +inf < NaN (NaN last
  ascending, first descending); equal keys keep their input order in both orders.
- Asynchronous on CUDA, in stream order.
+ Asynchronous on CUDA, in stream order. On CUDA up to 256 portions of just under
+ 2^32 keys each (about 2^40 keys; more: INVALID_ARGUMENT).
  */
 gpuprims_status gpuprims_radix_sort(gpuprims_context *ctx,
                                     gpuprims_buffer *keys,
@@ -633,7 +634,9 @@ gpuprims_status gpuprims_radix_sort(gpuprims_context *ctx,
  once); `values` (NULL, or a buffer of any dtype with keys' length) move with their
  keys. The same total order and the same key sequence as gpuprims_radix_sort, but
  not stable: equal keys' values may come out in any order. Asynchronous on CUDA,
- except for one small read-back per partition level, which waits.
+ except for one small read-back per partition level, which waits. On CUDA the
+ partition levels count in 32 bits: 2^32 - 1 keys and more are sorted by the radix
+ sort's kernels instead (its limits apply; values then come in stable order).
  */
 gpuprims_status gpuprims_quicksort(gpuprims_context *ctx,
                                    gpuprims_buffer *keys,

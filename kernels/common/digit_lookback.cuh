@@ -4,10 +4,10 @@
 // its exclusive prefix by walking back over its predecessors, adding their counts,
 // until it meets an inclusive prefix. Thread d does digit d, independently.
 //
-// A published count travels in one 64-bit word: the high half holds the run's epoch
-// and a flag (inclusive or not), the low half the count. The flag and the value land
-// together, so no fence orders them, and words of earlier runs carry other epochs, so
-// nothing is cleared between runs (the host keeps epochs below 2^31).
+// A published count travels in one tagged word (common/tagged.cuh): the run owns two
+// tags, the first for a tile's own count, the second for its inclusive prefix. The
+// kind and the value land together, so no fence orders them, and words of earlier
+// runs carry earlier tags, so nothing is cleared between runs.
 #pragma once
 #include "common/tagged.cuh"
 
@@ -15,10 +15,12 @@ namespace gp {
 
 template <int RADIX>
 struct DigitLookBack {
+    // Tags a run takes (the host's DIGIT_LOOKBACK_TAGS): a count, an inclusive prefix.
+    static constexpr u32 TAGS = 2;
+
     // state[tile * RADIX + digit]
     __device__ __forceinline__ static void publish(u64 *state, u32 tile, u32 digit, u32 value, bool inclusive, u32 epoch) {
-        const u64 tag = u64(epoch * 2u + (inclusive ? 1u : 0u)) << 32;
-        store_relaxed(state + (usize)tile * RADIX + digit, tag | value);
+        store_relaxed(state + (usize)tile * RADIX + digit, RunTags{epoch}.word(value, inclusive ? 1u : 0u));
     }
 
     // Digit `digit`'s count over tiles 0 .. tile-1 (tile > 0; tile 0 publishes an
@@ -41,10 +43,10 @@ struct DigitLookBack {
 #pragma unroll
             for (int k = 0; k < WINDOW; ++k) {
                 if (k >= next) break;
-                const u32 tag = u32(w[k] >> 32);
-                if ((tag >> 1) != epoch) break;  // not published yet: read it again
+                const u32 kind = RunTags{epoch}.index_of(w[k]);
+                if (kind >= TAGS) break;  // not published yet: read it again
                 sum += u32(w[k]);
-                if (tag & 1) return sum;
+                if (kind == 1) return sum;
                 taken = k + 1;
             }
             if (taken == 0) __nanosleep(20);

@@ -59,7 +59,8 @@ fn sort_in_place(
 /// radix sort; `values` (NULL, or a buffer of any dtype with keys' length) are moved
 /// with their keys. Floats follow -inf < … < -0.0 < +0.0 < … < +inf < NaN (NaN last
 /// ascending, first descending); equal keys keep their input order in both orders.
-/// Asynchronous on CUDA, in stream order.
+/// Asynchronous on CUDA, in stream order. On CUDA up to 256 portions of just under
+/// 2^32 keys each (about 2^40 keys; more: INVALID_ARGUMENT).
 #[no_mangle]
 pub extern "C" fn gpuprims_radix_sort(
     ctx: *mut gpuprims_context,
@@ -75,7 +76,9 @@ pub extern "C" fn gpuprims_radix_sort(
 /// once); `values` (NULL, or a buffer of any dtype with keys' length) move with their
 /// keys. The same total order and the same key sequence as gpuprims_radix_sort, but
 /// not stable: equal keys' values may come out in any order. Asynchronous on CUDA,
-/// except for one small read-back per partition level, which waits.
+/// except for one small read-back per partition level, which waits. On CUDA the
+/// partition levels count in 32 bits: 2^32 - 1 keys and more are sorted by the radix
+/// sort's kernels instead (its limits apply; values then come in stable order).
 #[no_mangle]
 pub extern "C" fn gpuprims_quicksort(
     ctx: *mut gpuprims_context,

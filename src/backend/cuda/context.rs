@@ -18,16 +18,18 @@ use super::side_stream::SideStream;
 use crate::dtype::DType;
 use crate::error::{internal, Result};
 
-/// Zero-initialised memory for the scan's ticket counter and the epoch-tagged words
-/// blocks publish to each other (look-back aggregates, reduce partials), reused
-/// across runs (kernels/common/tagged.cuh).
+/// Zero-initialised memory for the scan's ticket counter and the tagged words blocks
+/// publish to each other (look-back aggregates and digit counts, reduce partials),
+/// shared by every primitive and reused across runs without clearing. Each run takes
+/// a range of tags no earlier run had (begin_run); why that makes stale words
+/// harmless is written once, in kernels/common/tagged.cuh.
 pub struct SyncState {
     pub ptr: CUdeviceptr,
     /// Tagged 64-bit words available after TAGGED_OFFSET.
     pub word_capacity: usize,
-    /// Epoch of the next scan: the tag its words carry. Zeroed memory is epoch 0,
-    /// which no run uses.
-    pub epoch: u32,
+    /// The first tag of the next run (its "epoch"), 1 ..= MAX_TAG + 1 (u64: past the
+    /// last tag without wrapping). Zeroed memory carries tag 0, which no run is given.
+    pub epoch: u64,
     /// Tickets handed out by earlier scans (the counter never goes back).
     pub tickets_issued: u64,
 }
@@ -35,15 +37,27 @@ pub struct SyncState {
 /// Byte offsets inside the sync memory.
 pub(crate) const SCAN_TICKET_OFFSET: usize = 0;
 const TAGGED_OFFSET: usize = 16;
-/// Before the tag would wrap and meet words of old runs, the memory is cleared. Below
-/// 2^31, so a radix sort's look-back can put a flag beside the epoch
-/// (kernels/common/digit_lookback.cuh).
-const MAX_EPOCH: u32 = (1 << 31) - 1;
+/// The last tag a run may be given: before the tags would wrap and meet words of old
+/// runs, the memory is cleared and the tags restart at 1.
+const MAX_TAG: u64 = u32::MAX as u64;
+/// Tags a run of the digit look-back takes: a tile's count, its inclusive prefix
+/// (kernels/common/digit_lookback.cuh: DigitLookBack::TAGS).
+const DIGIT_LOOKBACK_TAGS: u32 = 2;
+
+/// The tag runs start from after the memory is cleared: 1, or (knob sync.first_tag,
+/// for tests) one close to MAX_TAG, so that a short test crosses the wrap and its
+/// clearing many times.
+fn first_tag() -> u64 {
+    static FIRST: once_cell::sync::Lazy<u64> = once_cell::sync::Lazy::new(|| (super::tuning::knob("sync.first_tag", 1) as u64).clamp(1, MAX_TAG + 1 - DIGIT_LOOKBACK_TAGS as u64));
+    *FIRST
+}
 
 impl SyncState {
-    /// Room for `words` tagged words; new memory is zeroed and the epochs restart.
-    fn ensure(&mut self, stream: CUstream, words: usize) -> Result<()> {
-        if words <= self.word_capacity && self.epoch < MAX_EPOCH && self.ptr != 0 {
+    /// Room for `words` tagged words and `tags` unused tags; new memory is zeroed and
+    /// the tags restart.
+    fn ensure(&mut self, stream: CUstream, words: usize, tags: u32) -> Result<()> {
+        let tags_fit = self.epoch + tags as u64 - 1 <= MAX_TAG;
+        if words <= self.word_capacity && tags_fit && self.ptr != 0 {
             return Ok(());
         }
         let capacity = words.max(self.word_capacity).max(1024);
@@ -59,17 +73,29 @@ impl SyncState {
             drv::memset_d8_async(self.ptr, 0, bytes, stream).during("cuMemsetD8Async")?;
         }
         self.word_capacity = capacity;
-        self.epoch = 1;
+        self.epoch = first_tag();
         self.tickets_issued = 0;
         Ok(())
     }
 
-    /// Starts a run that publishes up to `words` tagged words: their device address
-    /// and the run's epoch.
+    /// Starts a run that publishes up to `words` tagged words, all with one tag: their
+    /// device address and the run's tag, its epoch.
     pub fn begin_run(&mut self, stream: CUstream, words: usize) -> Result<(CUdeviceptr, u32)> {
-        self.ensure(stream, words)?;
-        let epoch = self.epoch;
-        self.epoch += 1;
+        self.begin_run_of(stream, words, 1)
+    }
+
+    /// As begin_run, for a digit look-back (kernels/common/digit_lookback.cuh), whose
+    /// run owns two tags: epoch (a tile's count) and epoch + 1 (its inclusive prefix).
+    pub fn begin_digit_run(&mut self, stream: CUstream, words: usize) -> Result<(CUdeviceptr, u32)> {
+        self.begin_run_of(stream, words, DIGIT_LOOKBACK_TAGS)
+    }
+
+    /// A run that owns `tags` tags, epoch .. epoch + tags - 1; the next run starts past
+    /// them (kernels/common/tagged.cuh).
+    fn begin_run_of(&mut self, stream: CUstream, words: usize, tags: u32) -> Result<(CUdeviceptr, u32)> {
+        self.ensure(stream, words, tags)?;
+        let epoch = self.epoch as u32;
+        self.epoch += tags as u64;
         Ok((self.ptr + TAGGED_OFFSET as u64, epoch))
     }
 }

@@ -23,12 +23,15 @@ use super::precompile;
 use super::sources::{self, Source};
 use super::tuning::knob;
 use crate::dtype::{DType, Op, Order, ScanMode};
-use crate::error::{internal, unsupported, Result};
+use crate::error::{internal, Result};
 
 /// Knob quicksort.pdl: whether the quicksort's own launches are programmatic when
 /// launch.pdl is on (launch.rs; its scans follow launch.pdl alone).
 static PROGRAMMATIC: once_cell::sync::Lazy<bool> =
     once_cell::sync::Lazy::new(|| launching::programmatic() && knob("quicksort.pdl", 1) != 0);
+
+/// The most keys the levels count in 32 bits (the limit the quicksort was tested to).
+const MAX_LEVEL_KEYS: usize = u32::MAX as usize - 1;
 
 unsafe fn launch(f: CUfunction, grid: u64, block: u32, stream: CUstream, args: &[Arg]) -> Result<()> {
     launching::launch_with_shared_as(*PROGRAMMATIC, f, grid, block, 0, stream, args)
@@ -290,9 +293,11 @@ pub fn sort(
     len: usize,
     order: Order,
 ) -> Result<()> {
-    // Counts and places within a level are 32-bit (kernels/quicksort.cu).
-    if len >= u32::MAX as usize {
-        return Err(unsupported(format!("quicksort of {len} keys: at most 2^32 - 2 on CUDA for now (the radix sort takes more)")));
+    // Counts and places within a level are 32-bit (kernels/quicksort.cu): longer
+    // inputs take the radix sort's kernels, which count in portions below 2^32. Same
+    // key sequence; values in the stable order, one of the orders a quicksort may give.
+    if len > MAX_LEVEL_KEYS {
+        return super::radix_sort::sort(shared, keys, key_dtype, values, len, order);
     }
     let key_bytes = key_dtype.size();
     let value_bytes = values.map_or(0, |(_, d)| d.size());

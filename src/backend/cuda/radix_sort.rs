@@ -426,7 +426,7 @@ pub fn sort(
             let tiles = (len - start).min(portion).div_ceil(p.tile());
             // (Of radix_pass and radix_pass_packing, one sorts the pass: they share
             // its look-back words.)
-            let (lookback, epoch) = state.sync.begin_run(stream, tiles * RADIX)?;
+            let (lookback, epoch) = state.sync.begin_digit_run(stream, tiles * RADIX)?;
             for (kernel, grid_limit) in std::iter::once(pass_kernel).chain(packing) {
                 unsafe {
                     launch_with_shared(
