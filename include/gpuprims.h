@@ -45,17 +45,6 @@
 
 
 /*
- The longest line `write` produces.
- */
-#define MAX_LINE 70
-
-/*
- Bit n of `birth` (`survive`): a dead (live) cell with n live neighbours is alive
- in the next generation; n in 0..=8.
- */
-typedef struct Rule Rule;
-
-/*
  A typed array of `len` elements in a context's memory (device memory on CUDA).
  */
 typedef struct gpuprims_buffer gpuprims_buffer;

@@ -218,7 +218,7 @@ pub fn parse(text: &[u8]) -> Result<Pattern, RleError> {
 }
 
 /// The longest line `write` produces.
-pub const MAX_LINE: usize = 70;
+pub(crate) const MAX_LINE: usize = 70;
 
 /// Appends tokens to lines of at most MAX_LINE characters, breaking between tokens.
 struct Writer {

@@ -527,57 +527,64 @@ pub fn sort(
         } else {
             stream
         };
-        unsafe {
-            for (kernel, block, bytes, spans, field, blocks, on) in [
-                (small_sort, p.small_block, small_bytes, list.small, SMALL_FIELD, small_blocks, stream),
-                (large_sort, p.large_block, large_bytes, list.large, LARGE_FIELD, large_blocks, large_stream),
-            ] {
-                if blocks == 0 {
-                    continue;
+        // The sorts and copies in a closure, so that the side stream is joined on every
+        // path once forked: after a failed launch, the next call must still come after
+        // the large sorts already issued (they use the scratch).
+        let issued = (|| -> Result<()> {
+            unsafe {
+                for (kernel, block, bytes, spans, field, blocks, on) in [
+                    (small_sort, p.small_block, small_bytes, list.small, SMALL_FIELD, small_blocks, stream),
+                    (large_sort, p.large_block, large_bytes, list.large, LARGE_FIELD, large_blocks, large_stream),
+                ] {
+                    if blocks == 0 {
+                        continue;
+                    }
+                    launch_with_shared(
+                        kernel,
+                        blocks,
+                        block,
+                        bytes,
+                        on,
+                        &[
+                            Arg::ptr(to),
+                            Arg::ptr(keys.ptr),
+                            Arg::ptr(vto),
+                            Arg::ptr(values_ptr),
+                            // Where a large span past one tile sorts its halves: its own
+                            // stretch of the alternate buffer is free (this level's
+                            // source or destination).
+                            Arg::ptr(alt),
+                            Arg::ptr(alt_values),
+                            Arg::ptr(spans),
+                            Arg::ptr(level_counts + field),
+                            Arg::u32(order_bits),
+                        ],
+                    )?;
                 }
-                launch_with_shared(
-                    kernel,
-                    blocks,
-                    block,
-                    bytes,
-                    on,
-                    &[
-                        Arg::ptr(to),
-                        Arg::ptr(keys.ptr),
-                        Arg::ptr(vto),
-                        Arg::ptr(values_ptr),
-                        // Where a large span past one tile sorts its halves: its own
-                        // stretch of the alternate buffer is free (this level's
-                        // source or destination).
-                        Arg::ptr(alt),
-                        Arg::ptr(alt_values),
-                        Arg::ptr(spans),
-                        Arg::ptr(level_counts + field),
-                        Arg::u32(order_bits),
-                    ],
-                )?;
+                let copies = grid(got.map(|g| g.copies), most_spans + len / COPY_CHUNK + 1);
+                if !from_alternate && copies > 0 {
+                    launch(
+                        copy_k,
+                        copies,
+                        COPY_BLOCK,
+                        stream,
+                        &[
+                            Arg::ptr(keys.ptr),
+                            Arg::ptr(alt),
+                            Arg::ptr(values_ptr),
+                            Arg::ptr(alt_values),
+                            Arg::ptr(list.copies),
+                            Arg::ptr(level_counts + COPIES_FIELD),
+                        ],
+                    )?;
+                }
             }
-            let copies = grid(got.map(|g| g.copies), most_spans + len / COPY_CHUNK + 1);
-            if !from_alternate && copies > 0 {
-                launch(
-                    copy_k,
-                    copies,
-                    COPY_BLOCK,
-                    stream,
-                    &[
-                        Arg::ptr(keys.ptr),
-                        Arg::ptr(alt),
-                        Arg::ptr(values_ptr),
-                        Arg::ptr(alt_values),
-                        Arg::ptr(list.copies),
-                        Arg::ptr(level_counts + COPIES_FIELD),
-                    ],
-                )?;
-            }
-        }
+            Ok(())
+        })();
         if beside {
             state.side_stream()?.join(stream)?;
         }
+        issued?;
         let got = match got {
             Some(g) => g,
             None => read_back.wait(shared)?,
