@@ -12,6 +12,8 @@
 #      prebuilt library through -DGPUPRIMS_PREBUILT_DIR), quietly (build.log);
 #   2. one line each: nvidia-smi -L, nvcc --version, cmake --version;
 #   3. GPUPRIMS_BACKEND=cuda ctest --output-on-failure -j1     (ctest.log);
+#      then test_sequences long, with tags near the wrap, and under memcheck at
+#      small sizes (sequences-*.log);
 #   4. kernel compile timing: gpuprims_bench --sizes 1024 twice on a fresh
 #      GPUPRIMS_CACHE_DIR, cold (NVRTC compiles) then warm (disk cache); the
 #      bench prints each row's first call ("first-call ms <row>: X"), shown
@@ -30,6 +32,8 @@
 #   SKIP_TESTS=1    no ctest
 #   SKIP_BENCH=1    no compile timing, no precompile timing, no bench
 #   SKIP_PRECOMPILE=1  no precompile timing
+#   SKIP_SEQUENCES=1   no long call-sequence runs (test_sequences; SEQ_CALLS=n calls,
+#                      default 3000, and a memcheck run of SEQ_MEMCHECK_CALLS=150)
 #   BENCH_ARGS=...  more arguments for the full bench (e.g. "--reps 31")
 #   BUILD_DIR=dir   build directory (default build-gpu)
 #   CUDA_ARCH=N     CUDA architectures (default 90)
@@ -120,6 +124,39 @@ if [ "${SKIP_TESTS:-0}" != 1 ] && [ "$build_rc" -eq 0 ]; then
   ctest_rc=$?
   ctest_line="$(grep -E 'tests passed|No tests were found' "$logdir/ctest.log" | tail -n 1)"
   [ -n "$ctest_line" ] || ctest_line="no ctest summary line (see ctest.log)"
+fi
+
+# --- call sequences: long seeded runs, tags near the wrap, memcheck at small sizes ----------
+seq_line="skipped"
+seq_rc=0
+seq_bin="$(find "$build" -name test_sequences -type f -perm -u+x 2>/dev/null | head -n 1)"
+if [ "${SKIP_SEQUENCES:-0}" != 1 ] && [ "$build_rc" -eq 0 ] && [ -n "$seq_bin" ]; then
+  section "call sequences (test_sequences; replay a failure with its printed GPUPRIMS_TEST_SEED)"
+  seq_calls="${SEQ_CALLS:-3000}"
+  seq_runs=(
+    "long:GPUPRIMS_SEQ_CALLS=$seq_calls"
+    "tags-near-wrap:GPUPRIMS_SEQ_CALLS=$((seq_calls / 3)) GPUPRIMS_TUNE=sync.first_tag=4294967000"
+  )
+  for run in "${seq_runs[@]}"; do
+    name="${run%%:*}"
+    t0=$(ms_now)
+    # shellcheck disable=SC2086 # the run's variables are split on purpose
+    env GPUPRIMS_BACKEND=cuda ${run#*:} timeout 400 "$seq_bin" >"$logdir/sequences-$name.log" 2>&1
+    rc=$?
+    t1=$(ms_now)
+    [ "$rc" -ne 0 ] && seq_rc=$rc
+    printf '%s: rc %s in %s s; %s\n' "$name" "$rc" "$(( (t1 - t0) / 1000 ))" "$(grep -m1 -i 'seed' "$logdir/sequences-$name.log")"
+    [ "$rc" -ne 0 ] && tail -n 30 "$logdir/sequences-$name.log"
+  done
+  if command -v compute-sanitizer >/dev/null 2>&1; then
+    GPUPRIMS_BACKEND=cuda GPUPRIMS_SEQ_CALLS="${SEQ_MEMCHECK_CALLS:-150}" GPUPRIMS_SEQ_MAX_LOG2=14 timeout 400 \
+      compute-sanitizer --tool memcheck --error-exitcode 1 "$seq_bin" >"$logdir/sequences-memcheck.log" 2>&1
+    rc=$?
+    [ "$rc" -ne 0 ] && seq_rc=$rc
+    echo "memcheck (sizes up to 2^14): rc $rc; $(grep -m1 'ERROR SUMMARY' "$logdir/sequences-memcheck.log")"
+    [ "$rc" -ne 0 ] && tail -n 30 "$logdir/sequences-memcheck.log"
+  fi
+  seq_line="rc $seq_rc (logs: sequences-*.log)"
 fi
 
 # --- kernel compile timing: cold then warm disk cache ------------------------------
@@ -213,6 +250,7 @@ overall=0
 [ "$bench_rc" != skipped ] && [ "$bench_rc" -ne 0 ] && overall=1
 [ "$compile_rc" -ne 0 ] && overall=1
 [ "$precompile_rc" -ne 0 ] && overall=1
+[ "$seq_rc" -ne 0 ] && overall=1
 
 {
   section "gpu-check summary"
@@ -227,6 +265,7 @@ overall=0
       sed -n '/The following tests FAILED/,$p' "$logdir/ctest.log" | grep -E '^\s+[0-9]+ - ' | head -n 20
     fi
   fi
+  echo "sequences: $seq_line"
   echo "compile: $compile_line"
   echo "precompile: $precompile_line"
   if [ "$bench_rc" = skipped ]; then
