@@ -215,6 +215,7 @@ typedef struct seq {
   hbuf h[NUM_H];
   motif_t motif;
   unsigned long motif_offset; /* the fresh variant's first (head kind, short calls) pair */
+  int call_wrapped; /* buffers of this call that are wrapped views */
   unsigned long count[NUM_KINDS], deferred, illegal, wrapped, motifs;
 } seq_t;
 
@@ -515,6 +516,7 @@ static int make_wrapped(seq_t *s, side_t *sd, gpuprims_dtype t, size_t n, sbuf *
   need_ok(s, gpuprims_buffer_wrap_device(sd->ctx, t, p, n, &x->b), "gpuprims_buffer_wrap_device");
   x->backing = own;
   s->wrapped++;
+  s->call_wrapped++;
   return 1;
 }
 
@@ -872,7 +874,9 @@ static void run_compared(seq_t *s, call_t *c, run_fn run) {
   memset(&want, 0, sizeof want);
   memset(&got, 0, sizeof got);
   run(s, &s->ref, c, &want);
+  s->call_wrapped = 0;
   run(s, cur_side(s), c, &got);
+  if (s->call_wrapped) desc_append(s, " [%d of its buffers wrapped]", s->call_wrapped);
   if (same_status(s, got.st, want.st) && (!got.has_host || host_ok(s, c, &want, &got)))
     queue_outputs(s, c, &want, &got);
   free_outputs(&want);
