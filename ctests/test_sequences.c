@@ -154,7 +154,7 @@ typedef struct {
 
 enum { CMP_EXACT, CMP_NAN, CMP_FSUM };
 static const char *const CMP_NAMES[3] = {"bitwise", "bitwise, any NaN matching any NaN",
-                                         "float SUM within tolerance"};
+                                         "as float SUMs"};
 
 /* An output buffer of a call, and how it compares. */
 typedef struct {
@@ -165,6 +165,14 @@ typedef struct {
   const char *label;
 } out_t;
 
+/* How float SUM results (reduce, scan) compare: exactly when every order of the additions
+ * gives the same sum, else within twice the bound that every order keeps to. */
+typedef struct {
+  double *absum; /* the sum of the finite |x| behind each result */
+  size_t n;      /* the input's length */
+  int scan, exclusive, exact;
+} fsum_t;
+
 /* Outputs of the context under test waiting to be read back, with the reference's. */
 typedef struct {
   int used, pairs;
@@ -173,8 +181,7 @@ typedef struct {
   int nout;
   out_t out[2];
   unsigned char *want[2];
-  double *absum; /* CMP_FSUM: the finite |x| behind each element of out[0] */
-  size_t tol_n;  /* the input's length, for the tolerance */
+  fsum_t fs; /* CMP_FSUM (out[0]) */
 } pending_t;
 
 typedef struct {
@@ -426,17 +433,32 @@ static uint64_t ramp_value(const tu_dtype_info *d, size_t i, size_t n) {
   return d->is_signed ? key ^ ((uint64_t)1 << (bits - 1)) : key;
 }
 
-/* Integers: random bits; floats: uniform in +-2^e for a random e, no specials. */
+/* The bits a float grid may have so that n of its values add up exactly in any order. */
+static int exact_grid_bits(const tu_dtype_info *d, size_t n) {
+  int b = (d->size == 4 ? FLT_MANT_DIG : DBL_MANT_DIG) - 2;
+  for (; n > 1 && b > 1; n >>= 1) b--;
+  return b;
+}
+
+/* Integers: random bits. Floats, no specials: uniform in +-2^e for a random e; half the
+ * time on a grid of 2^(e - b) coarse enough that SUM is exact whatever the order. */
 static void fill_random(tu_rng *r, const tu_dtype_info *d, void *p, size_t n, char *what, size_t wl) {
   size_t i;
-  int e;
+  int e, b;
   if (!d->is_float) {
     tu_fill_bytes(r, p, n * d->size);
     return;
   }
   e = (int)tu_below(r, 61) - 30;
-  for (i = 0; i < n; i++) tu_put_f(d->id, p, i, ldexp(tu_unit(r) * 2.0 - 1.0, e));
-  snprintf(what, wl, "random in +-2^%d", e);
+  if (tu_below(r, 2)) {
+    for (i = 0; i < n; i++) tu_put_f(d->id, p, i, ldexp(tu_unit(r) * 2.0 - 1.0, e));
+    snprintf(what, wl, "random in +-2^%d", e);
+    return;
+  }
+  b = exact_grid_bits(d, n);
+  for (i = 0; i < n; i++)
+    tu_put_f(d->id, p, i, ldexp((double)((int64_t)tu_below(r, ((uint64_t)2 << b) + 1) - ((int64_t)1 << b)), e - b));
+  snprintf(what, wl, "random in +-2^%d, multiples of 2^%d", e, e - b);
 }
 
 /* n elements of pattern pat at p; what names the input for the call's description. */
@@ -568,57 +590,67 @@ static double get_f(const tu_dtype_info *d, uint64_t bits) {
   return x;
 }
 
-static double fsum_tolerance(const tu_dtype_info *d, double absum, size_t n) {
-  double eps = d->size == 4 ? FLT_EPSILON : DBL_EPSILON;
-  double tiny = d->size == 4 ? FLT_MIN : DBL_MIN; /* a flushed denormal per addition */
-  /* each device's error is within the one test_reduce allows; their difference twice it */
-  return 2.0 * tu_default_tol_factor(n) * eps * absum + (double)n * tiny;
+/* The number of additions behind result i. */
+static size_t fsum_terms(const fsum_t *f, size_t i) { return !f->scan ? f->n : f->exclusive ? i : i + 1; }
+
+/*
+ * Any order of k additions is within gamma_k = k u / (1 - k u) times the sum of |x| of the
+ * exact sum (u the unit roundoff), so two devices' sums within twice that; a denormal
+ * flushed per addition besides. Infinite once k u nears 1: then nothing is bounded.
+ */
+static double fsum_tolerance(const tu_dtype_info *d, double absum, size_t k) {
+  double u = (d->size == 4 ? FLT_EPSILON : DBL_EPSILON) / 2, ku = (double)k * u;
+  double tiny = d->size == 4 ? FLT_MIN : DBL_MIN;
+  if (ku >= 0.5) return INFINITY;
+  return 2.0 * ku / (1.0 - ku) * absum + (double)k * tiny;
 }
 
 /* A float SUM (reduce, or one scan element) against the reference's. */
-static int fsum_ok(const tu_dtype_info *d, uint64_t want, uint64_t got, double absum, size_t n) {
+static int fsum_ok(const tu_dtype_info *d, uint64_t want, uint64_t got, const fsum_t *f, size_t i) {
   double big = d->size == 4 ? FLT_MAX : DBL_MAX;
   double w = get_f(d, want), g = get_f(d, got);
-  if (!(absum <= big / 2)) return 1; /* overflow depends on the order: not compared */
+  if (!(f->absum[i] <= big / 2)) return 1; /* overflow depends on the order: not compared */
   if (isnan(w) || isnan(g) || isinf(w) || isinf(g)) return (isnan(w) && isnan(g)) || w == g;
-  return fabs(g - w) <= fsum_tolerance(d, absum, n);
+  if (f->exact) return g == w;
+  return fabs(g - w) <= fsum_tolerance(d, f->absum[i], fsum_terms(f, i));
 }
 
-static int elem_ok(int cmp, const tu_dtype_info *d, uint64_t want, uint64_t got, const double *absum, size_t i,
-                   size_t tol_n) {
+static int elem_ok(int cmp, const tu_dtype_info *d, uint64_t want, uint64_t got, const fsum_t *f, size_t i) {
   if (want == got) return 1;
   if (cmp == CMP_NAN) return tu_bits_is_nan(d, want) && tu_bits_is_nan(d, got);
-  if (cmp == CMP_FSUM) return fsum_ok(d, want, got, absum[i], tol_n);
+  if (cmp == CMP_FSUM) return fsum_ok(d, want, got, f, i);
   return 0;
 }
 
 /* The first element of got[0..n) that does not match want under cmp; n when none. */
 static size_t first_bad(int cmp, const tu_dtype_info *d, const void *want, const void *got, size_t n,
-                        const double *absum, size_t tol_n) {
+                        const fsum_t *f) {
   size_t i = tu_first_diff(want, got, d->size, n);
   for (; i < n; i++)
-    if (!elem_ok(cmp, d, tu_get_bits(d->size, want, i), tu_get_bits(d->size, got, i), absum, i, tol_n)) return i;
+    if (!elem_ok(cmp, d, tu_get_bits(d->size, want, i), tu_get_bits(d->size, got, i), f, i)) return i;
   return n;
 }
 
 /* Reports output `label` of call (callno, desc): how many elements differ, the first and
  * the last, with got and expected. */
 static void report_diff(seq_t *s, unsigned long callno, const char *desc, const char *label, int cmp,
-                        const tu_dtype_info *d, const void *want, const void *got, size_t n, const double *absum,
-                        size_t tol_n, size_t first) {
+                        const tu_dtype_info *d, const void *want, const void *got, size_t n, const fsum_t *f,
+                        size_t first) {
   size_t i, bad = 0, last = first;
   uint64_t wb = tu_get_bits(d->size, want, first), gb = tu_get_bits(d->size, got, first);
   char w[64], g[64], extra[160] = "";
   for (i = first; i < n; i++)
-    if (!elem_ok(cmp, d, tu_get_bits(d->size, want, i), tu_get_bits(d->size, got, i), absum, i, tol_n)) {
+    if (!elem_ok(cmp, d, tu_get_bits(d->size, want, i), tu_get_bits(d->size, got, i), f, i)) {
       bad++;
       last = i;
     }
   tu_fmt_elem(d->id, &wb, w, sizeof w);
   tu_fmt_elem(d->id, &gb, g, sizeof g);
-  if (cmp == CMP_FSUM)
-    snprintf(extra, sizeof extra, " (sum of |x| behind it %.6g, tolerance %.3g)", absum[first],
-             fsum_tolerance(d, absum[first], tol_n));
+  if (cmp == CMP_FSUM && f->exact)
+    snprintf(extra, sizeof extra, " (exact in any order; sum of |x| behind it %.6g)", f->absum[first]);
+  else if (cmp == CMP_FSUM)
+    snprintf(extra, sizeof extra, " (sum of |x| behind it %.6g, tolerance %.3g)", f->absum[first],
+             fsum_tolerance(d, f->absum[first], fsum_terms(f, first)));
   seq_fail(s, callno, desc, "%s (%s, compared %s): %zu of %zu elements differ, at indices %zu..%zu; at %zu got %s, expected %s%s",
            label, d->name, CMP_NAMES[cmp], bad, n, first, last, first, g, w, extra);
 }
@@ -706,8 +738,8 @@ static void pending_free(pending_t *p) {
     free(p->want[i]);
     p->want[i] = NULL;
   }
-  free(p->absum);
-  p->absum = NULL;
+  free(p->fs.absum);
+  p->fs.absum = NULL;
   p->used = 0;
 }
 
@@ -726,9 +758,8 @@ static void pending_check(seq_t *s, pending_t *p) {
     size_t bad;
     if (p->pairs && i == 1) break; /* values: by runs, below */
     tu_count_check_();
-    bad = first_bad(o->cmp, d, p->want[i], got[i], o->n, p->absum, p->tol_n);
-    if (bad < o->n)
-      report_diff(s, p->callno, p->desc, o->label, o->cmp, d, p->want[i], got[i], o->n, p->absum, p->tol_n, bad);
+    bad = first_bad(o->cmp, d, p->want[i], got[i], o->n, &p->fs);
+    if (bad < o->n) report_diff(s, p->callno, p->desc, o->label, o->cmp, d, p->want[i], got[i], o->n, &p->fs, bad);
   }
   if (p->pairs && !s->failed) check_pairs(s, p, got[0], p->nout > 1 ? got[1] : NULL);
   pending_free(p);
@@ -776,7 +807,7 @@ typedef struct {
   size_t n;               /* the input's length */
   unsigned char poison;
   int cmp;                /* how the main output compares */
-  double *absum;          /* CMP_FSUM: the finite |x| behind each element of the main output */
+  fsum_t fs;              /* CMP_FSUM: how the main output's sums compare */
   gpuprims_op op;
   gpuprims_scan_mode mode;
   int inplace;
@@ -841,9 +872,8 @@ static void queue_outputs(seq_t *s, call_t *c, result_t *want, result_t *got) {
   p->pairs = c->pairs;
   p->callno = s->callno;
   snprintf(p->desc, sizeof p->desc, "%s", s->desc);
-  p->absum = c->absum;
-  c->absum = NULL;
-  p->tol_n = c->n;
+  p->fs = c->fs;
+  c->fs.absum = NULL;
   for (i = 0; i < got->nout; i++) {
     p->out[i] = got->out[i];
     p->want[i] = read_all(s, &want->out[i]);
@@ -860,8 +890,8 @@ static void queue_outputs(seq_t *s, call_t *c, result_t *want, result_t *got) {
 /* A result in host memory (reduce, select_kth) against the reference's. */
 static int host_ok(seq_t *s, const call_t *c, const result_t *want, const result_t *got) {
   tu_count_check_();
-  if (first_bad(c->cmp, c->d, want->host, got->host, 1, c->absum, c->n) == 0) {
-    report_diff(s, s->callno, s->desc, "result", c->cmp, c->d, want->host, got->host, 1, c->absum, c->n, 0);
+  if (first_bad(c->cmp, c->d, want->host, got->host, 1, &c->fs) == 0) {
+    report_diff(s, s->callno, s->desc, "result", c->cmp, c->d, want->host, got->host, 1, &c->fs, 0);
     return 0;
   }
   return 1;
@@ -881,8 +911,8 @@ static void run_compared(seq_t *s, call_t *c, run_fn run) {
     queue_outputs(s, c, &want, &got);
   free_outputs(&want);
   free_outputs(&got);
-  free(c->absum);
-  c->absum = NULL;
+  free(c->fs.absum);
+  c->fs.absum = NULL;
 }
 
 /* A motif's long call: random or sorted/reversed keys mostly; a head call after one of
@@ -919,6 +949,49 @@ static double fabs_finite(const tu_dtype_info *d, const void *p, size_t i) {
   return isfinite(x) ? fabs(x) : 0.0;
 }
 
+/* Adds |x| / 2^q of in[0..n) (finite x only) while the total stays below `limit`. */
+static long double units_below(const tu_dtype_info *d, const void *in, size_t n, int q, long double limit) {
+  long double acc = 0;
+  size_t i;
+  for (i = 0; i < n && acc < limit; i++) {
+    double x = get_f(d, tu_get_bits(d->size, in, i));
+    if (isfinite(x)) acc += ldexpl(fabsl((long double)x), -q);
+  }
+  return acc;
+}
+
+/* The exponent of the lowest set bit of finite nonzero x (x is a multiple of 2^that). */
+static int lowest_exponent(const tu_dtype_info *d, double x) {
+  int e, digits = d->size == 4 ? FLT_MANT_DIG : DBL_MANT_DIG;
+  uint64_t m = (uint64_t)ldexp(fabs(frexp(x, &e)), digits); /* x = m 2^(e - digits) */
+  e -= digits;
+  while (!(m & 1)) {
+    m >>= 1;
+    e++;
+  }
+  return e;
+}
+
+/*
+ * Whether every order of the additions gives the exact sum of in[0..n): the finite values
+ * are multiples of 2^q, with 2^q a normal number, and their |x| add up below 2^(digits + q),
+ * so that every partial sum is a number of the type.
+ */
+static int sum_is_exact(const tu_dtype_info *d, const void *in, size_t n) {
+  int digits = d->size == 4 ? FLT_MANT_DIG : DBL_MANT_DIG, min_exp = (d->size == 4 ? FLT_MIN_EXP : DBL_MIN_EXP) - 1;
+  int q = INT_MAX;
+  size_t i;
+  for (i = 0; i < n; i++) {
+    double x = get_f(d, tu_get_bits(d->size, in, i));
+    if (isfinite(x) && x != 0) {
+      int e = lowest_exponent(d, x);
+      q = e < q ? e : q;
+    }
+  }
+  if (q == INT_MAX) return 1; /* no finite nonzero value */
+  return q >= min_exp && units_below(d, in, n, q, ldexpl(1.0L, digits)) < ldexpl(1.0L, digits);
+}
+
 /* The finite |x| behind a SUM: one total (reduce), or per element of a scan. */
 static double *absum_of(const tu_dtype_info *d, const void *in, size_t n, int scan, int exclusive) {
   double *a = (double *)tu_xmalloc((scan && n ? n : 1) * sizeof(double)), acc = 0;
@@ -931,6 +1004,16 @@ static double *absum_of(const tu_dtype_info *d, const void *in, size_t n, int sc
   }
   if (!scan) a[0] = acc;
   return a;
+}
+
+/* How the SUM of the call's input compares (reduce: one result; scan: one per element). */
+static void fsum_init(seq_t *s, call_t *c, int scan, int exclusive) {
+  c->fs.absum = absum_of(c->d, s->h[H_IN].p, c->n, scan, exclusive);
+  c->fs.n = c->n;
+  c->fs.scan = scan;
+  c->fs.exclusive = exclusive;
+  c->fs.exact = sum_is_exact(c->d, s->h[H_IN].p, c->n);
+  desc_append(s, c->fs.exact ? " (exact sums)" : " (inexact sums)");
 }
 
 static const gpuprims_op OPS[3] = {GPUPRIMS_OP_SUM, GPUPRIMS_OP_MIN, GPUPRIMS_OP_MAX};
@@ -1027,8 +1110,7 @@ static void check_read_part(seq_t *s, const call_t *c, gpuprims_buffer *dst) {
   for (j = 0; j < c->rcount; j++) {
     const unsigned char *w = copied_elem(s, c, c->roff + j);
     if (memcmp(got + j * c->d->size, w, c->d->size) != 0) {
-      report_diff(s, s->callno, s->desc, "the part read back", CMP_EXACT, c->d, w, got + j * c->d->size, 1, NULL,
-                  1, 0);
+      report_diff(s, s->callno, s->desc, "the part read back", CMP_EXACT, c->d, w, got + j * c->d->size, 1, NULL, 0);
       return;
     }
   }
@@ -1057,8 +1139,8 @@ static void reduce_call(seq_t *s, int to_buf) {
   begin_call(s, &c, to_buf ? "reduce_to_buffer" : "reduce");
   c.op = OPS[tu_below(&s->rng, 3)];
   c.cmp = value_cmp(c.d, c.op);
-  if (c.cmp == CMP_FSUM) c.absum = absum_of(c.d, s->h[H_IN].p, c.n, 0, 0);
   desc_append(s, " %s", tu_op_name(c.op));
+  if (c.cmp == CMP_FSUM) fsum_init(s, &c, 0, 0);
   run_compared(s, &c, to_buf ? reduce_buf_on : reduce_on);
 }
 
@@ -1073,10 +1155,10 @@ static void call_scan(seq_t *s) {
   c.inplace = one_in(s, 3);
   c.out_len = !c.inplace && illegal(s) ? c.n + 1 : c.n;
   c.cmp = value_cmp(c.d, c.op);
-  if (c.cmp == CMP_FSUM) c.absum = absum_of(c.d, s->h[H_IN].p, c.n, 1, c.mode == GPUPRIMS_SCAN_EXCLUSIVE);
   if (c.out_len != c.n) c.cmp = CMP_EXACT; /* a failed call: the output must stay as poisoned */
   desc_append(s, " %s %s%s%s", tu_op_name(c.op), tu_mode_name(c.mode), c.inplace ? ", in place" : "",
               c.out_len != c.n ? ", out of length n + 1 (illegal)" : "");
+  if (c.cmp == CMP_FSUM) fsum_init(s, &c, 1, c.mode == GPUPRIMS_SCAN_EXCLUSIVE);
   run_compared(s, &c, scan_on);
 }
 
