@@ -13,6 +13,8 @@
  * - Sequential C references for reduce and scan over every dtype.
  * - A sequential reference for radix sort (tu_sort_key, tu_sort_ref: the stable order as a
  *   permutation, by qsort of (order key, index) pairs) and tu_gather.
+ * - tu_cuda_stream_create/_destroy: a caller's CUDA stream through the driver API loaded at
+ *   run time (no CUDA headers), for gpuprims_context_set_stream.
  *
  * Include this header first: it sets the POSIX feature level before any system header.
  */
@@ -37,6 +39,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <dlfcn.h>
 
 #define TU_SKIP_CODE 77
 #define TU_PRINT_LIMIT 40
@@ -928,6 +931,103 @@ static inline size_t tu_count_diff(const void *a, const void *b, size_t es, size
   size_t i, c = 0;
   for (i = 0; i < n; i++) c += memcmp(x + i * es, y + i * es, es) != 0;
   return c;
+}
+
+/* ------------------------------------------------------------------------------------- */
+/* A caller's CUDA stream, without CUDA headers                                           */
+/* ------------------------------------------------------------------------------------- */
+
+/*
+ * A non-blocking stream on the primary context of CUDA device `device` (the context
+ * gpuprims uses, as the runtime API would), made through libcuda.so.1 loaded at run time,
+ * so a test needs neither the CUDA headers nor nvcc. Only for a context whose backend is
+ * CUDA: elsewhere there is nothing to load.
+ */
+typedef int (*tu_cu_init_fn)(unsigned);
+typedef int (*tu_cu_device_get_fn)(int *, int);
+typedef int (*tu_cu_primary_retain_fn)(void **, int);
+typedef int (*tu_cu_primary_release_fn)(int);
+typedef int (*tu_cu_ctx_push_fn)(void *);
+typedef int (*tu_cu_ctx_pop_fn)(void **);
+typedef int (*tu_cu_stream_create_fn)(void **, unsigned);
+typedef int (*tu_cu_stream_fn)(void *);
+
+typedef struct {
+  void *lib, *pctx, *stream;
+  int dev;
+  tu_cu_primary_release_fn release;
+  tu_cu_ctx_push_fn push;
+  tu_cu_ctx_pop_fn pop;
+  tu_cu_stream_fn sync, destroy;
+} tu_cuda_stream;
+
+static inline int tu_load_sym_(void *lib, const char *name, void *fn_out, size_t fn_size) {
+  void *sym = dlsym(lib, name);
+  if (!sym) return 0;
+  memcpy(fn_out, &sym, fn_size); /* object pointer to function pointer, without a cast */
+  return 1;
+}
+
+/* Makes cs->stream; 1 on success, else 0 with the reason in why. */
+static inline int tu_cuda_stream_create(tu_cuda_stream *cs, int device, char *why, size_t wl) {
+  tu_cu_init_fn init;
+  tu_cu_device_get_fn device_get;
+  tu_cu_primary_retain_fn retain;
+  tu_cu_stream_create_fn create;
+  void *popped = NULL;
+  int r;
+  memset(cs, 0, sizeof *cs);
+  cs->lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!cs->lib) {
+    snprintf(why, wl, "dlopen(libcuda.so.1) failed: %s", dlerror());
+    return 0;
+  }
+  if (!(tu_load_sym_(cs->lib, "cuInit", &init, sizeof init) &&
+        tu_load_sym_(cs->lib, "cuDeviceGet", &device_get, sizeof device_get) &&
+        tu_load_sym_(cs->lib, "cuDevicePrimaryCtxRetain", &retain, sizeof retain) &&
+        tu_load_sym_(cs->lib, "cuDevicePrimaryCtxRelease_v2", &cs->release, sizeof cs->release) &&
+        tu_load_sym_(cs->lib, "cuCtxPushCurrent_v2", &cs->push, sizeof cs->push) &&
+        tu_load_sym_(cs->lib, "cuCtxPopCurrent_v2", &cs->pop, sizeof cs->pop) &&
+        tu_load_sym_(cs->lib, "cuStreamCreate", &create, sizeof create) &&
+        tu_load_sym_(cs->lib, "cuStreamSynchronize", &cs->sync, sizeof cs->sync) &&
+        tu_load_sym_(cs->lib, "cuStreamDestroy_v2", &cs->destroy, sizeof cs->destroy))) {
+    snprintf(why, wl, "libcuda.so.1 lacks a driver API symbol");
+    dlclose(cs->lib);
+    cs->lib = NULL;
+    return 0;
+  }
+  cs->dev = -1;
+  r = init(0);
+  if (r == 0) r = device_get(&cs->dev, device);
+  if (r == 0) r = retain(&cs->pctx, cs->dev);
+  if (r == 0) r = cs->push(cs->pctx);
+  if (r == 0) r = create(&cs->stream, 1 /* CU_STREAM_NON_BLOCKING */);
+  if (cs->pctx) cs->pop(&popped);
+  if (r == 0 && cs->stream) return 1;
+  snprintf(why, wl, "creating a CUDA stream through the driver API failed (CUresult %d)", r);
+  if (cs->pctx) cs->release(cs->dev);
+  dlclose(cs->lib);
+  memset(cs, 0, sizeof *cs);
+  return 0;
+}
+
+/* Waits for the stream and destroys it (no context may still issue work on it); 0 when
+ * the driver reported an error. */
+static inline int tu_cuda_stream_destroy(tu_cuda_stream *cs) {
+  void *popped = NULL;
+  int r = 0;
+  if (!cs->lib) return 1;
+  if (cs->push(cs->pctx) == 0) {
+    r |= cs->sync(cs->stream);
+    r |= cs->destroy(cs->stream);
+    cs->pop(&popped);
+  } else {
+    r = 1;
+  }
+  cs->release(cs->dev);
+  dlclose(cs->lib);
+  memset(cs, 0, sizeof *cs);
+  return r == 0;
 }
 
 #endif /* GPUPRIMS_TEST_UTIL_H */
