@@ -499,8 +499,8 @@ static int cmp_double(const void *a, const void *b) {
 }
 
 /* ns a call, the median and the least of BENCH_TRIALS runs of `calls` calls on each of
-   `threads` threads (every thread on the same handle). */
-static void bench_one(const char *label, int what, gpuprims_context *ctx, gpuprims_buffer *buf, long calls,
+   `threads` threads (thread k on bufs[k]; the slowest thread counts). */
+static void bench_one(const char *label, int what, gpuprims_context *ctx, gpuprims_buffer *const *bufs, long calls,
                       int threads) {
   double trial[BENCH_TRIALS];
   int t, k;
@@ -513,7 +513,7 @@ static void bench_one(const char *label, int what, gpuprims_context *ctx, gpupri
     for (k = 0; k < threads; k++) {
       jobs[k].what = what;
       jobs[k].ctx = ctx;
-      jobs[k].buf = buf;
+      jobs[k].buf = bufs[k];
       jobs[k].calls = calls;
       jobs[k].barrier = threads > 1 ? &barrier : NULL;
       jobs[k].failed = 0;
@@ -531,26 +531,32 @@ static void bench_one(const char *label, int what, gpuprims_context *ctx, gpupri
     trial[t] = worst;
   }
   qsort(trial, BENCH_TRIALS, sizeof trial[0], cmp_double);
-  printf("bench: %-44s %2d thread%s  %8.1f ns/call median  %8.1f min  (%d x %ld calls)\n", label, threads,
+  printf("bench: %-48s %d thread%s  %8.1f ns/call median  %8.1f min  (%d x %ld calls)\n", label, threads,
          threads > 1 ? "s" : " ", trial[BENCH_TRIALS / 2], trial[0], BENCH_TRIALS, calls);
   fflush(stdout);
 }
 
 static int bench(long calls) {
   gpuprims_context *ctx = NULL;
-  gpuprims_buffer *one, *sixteen;
+  gpuprims_buffer *one[BENCH_THREADS], *sixteen[BENCH_THREADS], *same[BENCH_THREADS];
   int32_t v[16];
   int i;
   for (i = 0; i < 16; i++) v[i] = i;
   TU_REQUIRE_OK(gpuprims_context_create(GPUPRIMS_BACKEND_HOST, 0, &ctx));
-  one = tu_buffer_from_host(ctx, GPUPRIMS_DTYPE_I32, v, 1);
-  sixteen = tu_buffer_from_host(ctx, GPUPRIMS_DTYPE_I32, v, 16);
+  for (i = 0; i < BENCH_THREADS; i++) {
+    one[i] = tu_buffer_from_host(ctx, GPUPRIMS_DTYPE_I32, v, 1);
+    sixteen[i] = tu_buffer_from_host(ctx, GPUPRIMS_DTYPE_I32, v, 16);
+  }
+  for (i = 0; i < BENCH_THREADS; i++) same[i] = one[0];
   bench_one("gpuprims_buffer_len", 0, ctx, one, calls, 1);
-  bench_one("gpuprims_buffer_len (same buffer)", 0, ctx, one, calls, BENCH_THREADS);
+  bench_one("gpuprims_buffer_len (a buffer each)", 0, ctx, one, calls, BENCH_THREADS);
+  bench_one("gpuprims_buffer_len (one buffer)", 0, ctx, same, calls, BENCH_THREADS);
   bench_one("gpuprims_reduce, host, 16 x i32", 1, ctx, sixteen, calls / 10, 1);
-  bench_one("gpuprims_reduce, host, 16 x i32 (same buffer)", 1, ctx, sixteen, calls / 10, BENCH_THREADS);
-  gpuprims_buffer_destroy(one);
-  gpuprims_buffer_destroy(sixteen);
+  bench_one("gpuprims_reduce, host, 16 x i32 (a buffer each)", 1, ctx, sixteen, calls / 10, BENCH_THREADS);
+  for (i = 0; i < BENCH_THREADS; i++) {
+    gpuprims_buffer_destroy(one[i]);
+    gpuprims_buffer_destroy(sixteen[i]);
+  }
   gpuprims_context_destroy(ctx);
   return tu_finish();
 }

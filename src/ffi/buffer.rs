@@ -17,7 +17,7 @@ fn byte_size(dtype: DType, len: usize) -> Result<usize> {
 }
 
 fn new_buffer(ctx: &Arc<ContextShared>, dtype: DType, len: usize, memory: Memory) -> Result<*mut gpuprims_buffer> {
-    into_handle::<gpuprims_buffer>(Arc::new(Buffer { context: ctx.clone(), dtype, len, memory }))
+    into_handle::<gpuprims_buffer>(Buffer { context: ctx.clone(), dtype, len, memory })
 }
 
 /// Checks that [offset, offset + count) lies inside the buffer; returns byte offsets.

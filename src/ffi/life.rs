@@ -61,8 +61,8 @@ pub extern "C" fn gpuprims_life_create(
         if width == 0 || height == 0 {
             return Err(invalid(format!("a grid needs at least one cell, not {width} x {height}")));
         }
-        let grid = Grid::new(c, Geometry::new(width, height, boundary)?)?;
-        write_out(out, into_handle::<gpuprims_life_grid>(Arc::new(grid))?);
+        let grid = Grid::new(Arc::clone(&c), Geometry::new(width, height, boundary)?)?;
+        write_out(out, into_handle::<gpuprims_life_grid>(grid)?);
         Ok(())
     })
 }

@@ -26,10 +26,10 @@ use types::{gpuprims_buffer, gpuprims_context, gpuprims_status, GPUPRIMS_STATUS_
 
 // Handles are opaque IDs looked up in a table per kind, never dereferenced: see handles.rs.
 impl Castable for gpuprims_context {
-    type Inner = ContextShared;
+    type Inner = Arc<ContextShared>;
     const KIND: Kind = Kind::Context;
-    fn registry() -> &'static Registry<ContextShared> {
-        static CONTEXTS: Registry<ContextShared> = Registry::new();
+    fn registry() -> &'static Registry<Arc<ContextShared>> {
+        static CONTEXTS: Registry<Arc<ContextShared>> = Registry::new();
         &CONTEXTS
     }
 }

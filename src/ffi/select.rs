@@ -12,7 +12,7 @@ use crate::error::{invalid, Error, Result};
 
 /// The checks both k-th entry points share: the context, and that rank k exists.
 fn checked_rank(ctx: &Arc<ContextShared>, input: &Buffer, k: u64) -> Result<usize> {
-    same_context(ctx, &input, "in")?;
+    same_context(ctx, input, "in")?;
     if k >= input.len as u64 {
         return Err(invalid(format!("k = {k}, but in has {} elements (k must be below that)", input.len)));
     }
