@@ -11,6 +11,9 @@
  *   gpuprims_last_error(); it names the function and the argument at fault.
  * - Enumerations are plain uint32_t: an unknown value is GPUPRIMS_STATUS_INVALID_ARGUMENT,
  *   never undefined behaviour. A call with several faults reports one of them.
+ * - Handles are opaque values, never dereferenced: a destroyed handle, a handle of another
+ *   kind or any other non-NULL pointer is GPUPRIMS_STATUS_INVALID_ARGUMENT (NULL is
+ *   GPUPRIMS_STATUS_NULL_ARGUMENT), and destroying one is a no-op.
  * - Offsets, counts and lengths are in elements, not bytes; gpuprims_dtype_size() gives
  *   the bytes of one element (I8/U8 1, I16/U16 2, I32/U32/F32 4, I64/U64/F64 8).
  * - Text outputs write at most len bytes including the terminating NUL, truncating when

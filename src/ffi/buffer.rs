@@ -16,7 +16,7 @@ fn byte_size(dtype: DType, len: usize) -> Result<usize> {
         .ok_or_else(|| invalid(format!("len: {len} elements of {} is too large", dtype.name())))
 }
 
-fn new_buffer(ctx: &Arc<ContextShared>, dtype: DType, len: usize, memory: Memory) -> *mut gpuprims_buffer {
+fn new_buffer(ctx: &Arc<ContextShared>, dtype: DType, len: usize, memory: Memory) -> Result<*mut gpuprims_buffer> {
     into_handle::<gpuprims_buffer>(Buffer { context: ctx.clone(), dtype, len, memory })
 }
 
@@ -44,7 +44,7 @@ pub extern "C" fn gpuprims_buffer_create(
         let dtype = DType::from_raw(dtype).map_err(|e| invalid(format!("dtype: {e}")))?;
         require(out, "out")?;
         let memory = c.backend.allocate(byte_size(dtype, len)?)?;
-        write_out(out, new_buffer(c, dtype, len, memory));
+        write_out(out, new_buffer(&c, dtype, len, memory)?);
         Ok(())
     })
 }
@@ -73,7 +73,7 @@ pub extern "C" fn gpuprims_buffer_from_host(
             let data = unsafe { std::slice::from_raw_parts(src as *const u8, bytes) };
             c.backend.write(&memory, 0, data)?;
         }
-        write_out(out, new_buffer(c, dtype, len, memory));
+        write_out(out, new_buffer(&c, dtype, len, memory)?);
         Ok(())
     })
 }
@@ -97,7 +97,7 @@ pub extern "C" fn gpuprims_buffer_wrap_device(
         }
         require(out, "out")?;
         let memory = c.backend.wrap_device(device_ptr, byte_size(dtype, len)?)?;
-        write_out(out, new_buffer(c, dtype, len, memory));
+        write_out(out, new_buffer(&c, dtype, len, memory)?);
         Ok(())
     })
 }
@@ -165,7 +165,7 @@ pub extern "C" fn gpuprims_buffer_write(
         if count > 0 {
             require(src, "src")?;
         }
-        let (at, bytes) = byte_range(b, offset, count)?;
+        let (at, bytes) = byte_range(&b, offset, count)?;
         if bytes == 0 {
             return Ok(());
         }
@@ -189,7 +189,7 @@ pub extern "C" fn gpuprims_buffer_read(
         if count > 0 {
             require(dst, "dst")?;
         }
-        let (at, bytes) = byte_range(b, offset, count)?;
+        let (at, bytes) = byte_range(&b, offset, count)?;
         if bytes == 0 {
             return Ok(());
         }
@@ -212,7 +212,7 @@ pub extern "C" fn gpuprims_buffer_copy(
         if d.context.id != s.context.id {
             return Err(Error::ContextMismatch("dst and src belong to different contexts".into()));
         }
-        same_dtype(d, "dst", s, "src")?;
+        same_dtype(&d, "dst", &s, "src")?;
         if d.len != s.len {
             return Err(Error::SizeMismatch(format!("dst has {} elements, src has {}", d.len, s.len)));
         }

@@ -38,7 +38,7 @@ pub extern "C" fn gpuprims_context_create(
             return Err(invalid(format!("device: ordinal {device} is negative")));
         }
         let shared = crate::backend::open(kind, device)?;
-        write_out(out, into_handle::<gpuprims_context>(shared));
+        write_out(out, into_handle::<gpuprims_context>(shared)?);
         Ok(())
     })
 }

@@ -2,9 +2,10 @@
 #![allow(non_camel_case_types)]
 
 use std::ffi::{c_char, CStr};
+use std::sync::Arc;
 
 use super::types::*;
-use super::{destroy_handle, guard, into_handle, require, try_ref, write_out, write_text, Castable, Tag};
+use super::{destroy_handle, guard, into_handle, require, try_ref, write_out, write_text, Castable, Kind, Registry};
 use crate::error::{invalid, Error, Result};
 use crate::life::{Boundary, Geometry, Grid};
 
@@ -25,8 +26,11 @@ pub const GPUPRIMS_LIFE_DEAD: gpuprims_life_boundary = 1;
 
 impl Castable for gpuprims_life_grid {
     type Inner = Grid;
-    const TAG: Tag = Tag::LifeGrid;
-    const NAME: &'static str = "gpuprims_life_grid";
+    const KIND: Kind = Kind::LifeGrid;
+    fn registry() -> &'static Registry<Grid> {
+        static GRIDS: Registry<Grid> = Registry::new();
+        &GRIDS
+    }
 }
 
 /// A NUL-terminated string argument.
@@ -57,8 +61,8 @@ pub extern "C" fn gpuprims_life_create(
         if width == 0 || height == 0 {
             return Err(invalid(format!("a grid needs at least one cell, not {width} x {height}")));
         }
-        let grid = Grid::new(c.clone(), Geometry::new(width, height, boundary)?)?;
-        write_out(out, into_handle::<gpuprims_life_grid>(grid));
+        let grid = Grid::new(Arc::clone(&c), Geometry::new(width, height, boundary)?)?;
+        write_out(out, into_handle::<gpuprims_life_grid>(grid)?);
         Ok(())
     })
 }

@@ -1,5 +1,6 @@
 //! The C ABI. Each family has its own file; this one holds what they share: the
-//! opaque handles and their casts, the panic boundary, and text output.
+//! opaque handles (IDs in a table per kind, handles.rs), the panic boundary, and text
+//! output.
 //! No algorithm lives here: arguments are checked, then the backend is called.
 
 // cbindgen declares functions in module order: contexts come first in the header.
@@ -12,6 +13,7 @@ pub mod scan;
 pub mod select;
 pub mod sort;
 pub mod types;
+mod handles;
 
 use std::ffi::c_char;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -19,81 +21,25 @@ use std::sync::Arc;
 
 use crate::backend::{Buffer, ContextShared};
 use crate::error::{set_last_error, Error, Result};
+pub(crate) use handles::{destroy_handle, into_handle, try_ref, Castable, Kind, Registry};
 use types::{gpuprims_buffer, gpuprims_context, gpuprims_status, GPUPRIMS_STATUS_INTERNAL_ERROR, GPUPRIMS_STATUS_OK};
 
-/// The tag at the start of every handle, so a handle of the wrong kind (or a
-/// destroyed one, on a best-effort basis) is an error rather than a crash.
-#[repr(u64)]
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub(crate) enum Tag {
-    Context = 0x6770_7072_6374_7831,
-    Buffer = 0x6770_7072_6275_6631,
-    LifeGrid = 0x6770_7072_6c69_6631,
-    Dead = 0,
-}
-
-#[repr(C)]
-pub(crate) struct Handle<T> {
-    tag: Tag,
-    value: T,
-}
-
-
-/// Conversions between an opaque C handle and the Rust value behind it.
-pub(crate) trait Castable {
-    type Inner;
-    const TAG: Tag;
-    const NAME: &'static str;
-}
-
+// Handles are opaque IDs looked up in a table per kind, never dereferenced: see handles.rs.
 impl Castable for gpuprims_context {
     type Inner = Arc<ContextShared>;
-    const TAG: Tag = Tag::Context;
-    const NAME: &'static str = "gpuprims_context";
+    const KIND: Kind = Kind::Context;
+    fn registry() -> &'static Registry<Arc<ContextShared>> {
+        static CONTEXTS: Registry<Arc<ContextShared>> = Registry::new();
+        &CONTEXTS
+    }
 }
 
 impl Castable for gpuprims_buffer {
     type Inner = Buffer;
-    const TAG: Tag = Tag::Buffer;
-    const NAME: &'static str = "gpuprims_buffer";
-}
-
-/// Moves `value` to the heap and hands out its handle.
-pub(crate) fn into_handle<C: Castable>(value: C::Inner) -> *mut C {
-    Box::into_raw(Box::new(Handle { tag: C::TAG, value })) as *mut C
-}
-
-/// Borrows the value behind a handle; `arg` names the argument in messages.
-pub(crate) fn try_ref<'a, C: Castable>(ptr: *const C, arg: &str) -> Result<&'a C::Inner> {
-    if ptr.is_null() {
-        return Err(Error::NullArgument(format!("{arg} is NULL")));
-    }
-    let handle = ptr as *const Handle<C::Inner>;
-    // SAFETY: a non-NULL pointer is taken to point at a gpuprims handle; its tag says
-    // whether it is of the expected kind and still alive. The raw read of the tag
-    // avoids materialising a reference to a value of the wrong type.
-    let tag = unsafe { std::ptr::read(std::ptr::addr_of!((*handle).tag) as *const u64) };
-    if tag != C::TAG as u64 {
-        return Err(Error::InvalidArgument(format!(
-            "{arg} is not a live {} (wrong handle kind or already destroyed)",
-            C::NAME
-        )));
-    }
-    // SAFETY: the tag matched, so this is a live Handle<C::Inner>.
-    Ok(unsafe { &(*handle).value })
-}
-
-/// Takes back and drops the value behind a handle. NULL is a no-op; a handle of the
-/// wrong kind is left alone.
-pub(crate) fn destroy_handle<C: Castable>(ptr: *mut C) {
-    if try_ref::<C>(ptr, "handle").is_err() {
-        return;
-    }
-    let handle = ptr as *mut Handle<C::Inner>;
-    // SAFETY: live handle of this kind, created by into_handle.
-    unsafe {
-        (*handle).tag = Tag::Dead;
-        drop(Box::from_raw(handle));
+    const KIND: Kind = Kind::Buffer;
+    fn registry() -> &'static Registry<Buffer> {
+        static BUFFERS: Registry<Buffer> = Registry::new();
+        &BUFFERS
     }
 }
 
@@ -148,12 +94,12 @@ pub(crate) fn write_text(text: &str, buf: *mut c_char, len: usize) -> usize {
     text.len()
 }
 
-/// Checks that buffer `a` holds the same element type as `b` (TYPE_MISMATCH).
 /// Whether two buffers are one, or share memory (two handles wrapping the same bytes).
 pub(crate) fn aliased(a: &Buffer, b: &Buffer) -> bool {
     std::ptr::eq(a, b) || a.memory.overlaps(&b.memory)
 }
 
+/// Checks that buffer `a` holds the same element type as `b` (TYPE_MISMATCH).
 pub(crate) fn same_dtype(a: &Buffer, a_name: &str, b: &Buffer, b_name: &str) -> Result<()> {
     if a.dtype == b.dtype {
         Ok(())

@@ -36,7 +36,7 @@ pub extern "C" fn gpuprims_reduce(
         let c = try_ref(ctx, "ctx")?;
         let input = try_ref(r#in, "in")?;
         require(out, "out")?;
-        let op = checked_op(c, input, op)?;
+        let op = checked_op(&c, &input, op)?;
         let mut value = [0u8; 8];
         let size = input.dtype.size();
         c.backend.reduce(&input.memory, input.dtype, input.len, op, &mut value[..size])?;
@@ -61,9 +61,9 @@ pub extern "C" fn gpuprims_reduce_to_buffer(
         let c = try_ref(ctx, "ctx")?;
         let input = try_ref(r#in, "in")?;
         let output = try_ref(out, "out")?;
-        let op = checked_op(c, input, op)?;
-        same_context(c, output, "out")?;
-        same_dtype(output, "out", input, "in")?;
+        let op = checked_op(&c, &input, op)?;
+        same_context(&c, &output, "out")?;
+        same_dtype(&output, "out", &input, "in")?;
         if output.len != 1 {
             return Err(Error::SizeMismatch(format!("out has {} elements, must have 1", output.len)));
         }

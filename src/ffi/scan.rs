@@ -25,9 +25,9 @@ pub extern "C" fn gpuprims_scan(
         let output = try_ref(out, "out")?;
         let op = Op::from_raw(op).map_err(|e| invalid(format!("op: {e}")))?;
         let mode = ScanMode::from_raw(mode).map_err(|e| invalid(format!("mode: {e}")))?;
-        same_context(c, input, "in")?;
-        same_context(c, output, "out")?;
-        same_dtype(output, "out", input, "in")?;
+        same_context(&c, &input, "in")?;
+        same_context(&c, &output, "out")?;
+        same_dtype(&output, "out", &input, "in")?;
         if input.len != output.len {
             return Err(Error::SizeMismatch(format!(
                 "out has {} elements, in has {}",

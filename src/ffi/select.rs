@@ -38,7 +38,7 @@ pub extern "C" fn gpuprims_select_kth(
         let c = try_ref(ctx, "ctx")?;
         let input = try_ref(r#in, "in")?;
         require(out, "out")?;
-        let k = checked_rank(c, input, k)?;
+        let k = checked_rank(&c, &input, k)?;
         let mut value = [0u8; 8];
         let size = input.dtype.size();
         c.backend.select_kth(&input.memory, input.dtype, input.len, k, SelectOut::Host(&mut value[..size]))?;
@@ -64,13 +64,13 @@ pub extern "C" fn gpuprims_select_kth_to_buffer(
         let c = try_ref(ctx, "ctx")?;
         let input = try_ref(r#in, "in")?;
         let output = try_ref(out, "out")?;
-        let k = checked_rank(c, input, k)?;
-        same_context(c, output, "out")?;
-        same_dtype(output, "out", input, "in")?;
+        let k = checked_rank(&c, &input, k)?;
+        same_context(&c, &output, "out")?;
+        same_dtype(&output, "out", &input, "in")?;
         if output.len != 1 {
             return Err(Error::SizeMismatch(format!("out has {} elements, must have 1", output.len)));
         }
-        if aliased(output, input) {
+        if aliased(&output, &input) {
             return Err(invalid("out shares memory with in"));
         }
         c.backend.select_kth(&input.memory, input.dtype, input.len, k, SelectOut::Device(&output.memory))
@@ -101,34 +101,34 @@ pub extern "C" fn gpuprims_topk(
         let values = try_ref(out_values, "out_values")?;
         let indices = if out_indices.is_null() { None } else { Some(try_ref(out_indices, "out_indices")?) };
         let order = Order::from_raw(order).map_err(|e| invalid(format!("order: {e}")))?;
-        same_context(c, input, "in")?;
-        same_context(c, values, "out_values")?;
+        same_context(&c, &input, "in")?;
+        same_context(&c, &values, "out_values")?;
         if k > input.len as u64 {
             return Err(invalid(format!("k = {k}, but in has only {} elements", input.len)));
         }
-        same_dtype(values, "out_values", input, "in")?;
+        same_dtype(&values, "out_values", &input, "in")?;
         if values.len as u64 != k {
             return Err(Error::SizeMismatch(format!("out_values has {} elements, k is {k}", values.len)));
         }
-        if aliased(values, input) {
+        if aliased(&values, &input) {
             return Err(invalid("out_values shares memory with in"));
         }
-        if let Some(ix) = indices {
-            same_context(c, ix, "out_indices")?;
+        if let Some(ix) = indices.as_deref() {
+            same_context(&c, ix, "out_indices")?;
             if ix.dtype != DType::U64 {
                 return Err(Error::TypeMismatch(format!("out_indices holds {}, must hold u64", ix.dtype.name())));
             }
             if ix.len as u64 != k {
                 return Err(Error::SizeMismatch(format!("out_indices has {} elements, k is {k}", ix.len)));
             }
-            if aliased(ix, input) || aliased(ix, values) {
+            if aliased(ix, &input) || aliased(ix, &values) {
                 return Err(invalid("out_indices shares memory with in or out_values"));
             }
         }
         if k == 0 {
             return Ok(());
         }
-        c.backend.topk(&input.memory, input.dtype, input.len, k as usize, order, &values.memory, indices.map(|b| &b.memory))
+        c.backend.topk(&input.memory, input.dtype, input.len, k as usize, order, &values.memory, indices.as_deref().map(|b| &b.memory))
     })
 }
 
@@ -171,17 +171,17 @@ pub extern "C" fn gpuprims_segmented_select(
         let offsets = try_ref(offsets, "offsets")?;
         let ranks = if ks.is_null() { None } else { Some(try_ref(ks, "ks")?) };
         let output = try_ref(out, "out")?;
-        same_context(c, input, "values")?;
-        same_context(c, offsets, "offsets")?;
-        same_context(c, output, "out")?;
-        let offsets_dtype = index_dtype(offsets, "offsets")?;
+        same_context(&c, &input, "values")?;
+        same_context(&c, &offsets, "offsets")?;
+        same_context(&c, &output, "out")?;
+        let offsets_dtype = index_dtype(&offsets, "offsets")?;
         if offsets.len == 0 {
             return Err(Error::SizeMismatch("offsets is empty; it must hold nrows + 1 entries".into()));
         }
         let nrows = offsets.len - 1;
-        let ranks = match ranks {
+        let ranks = match ranks.as_deref() {
             Some(r) => {
-                same_context(c, r, "ks")?;
+                same_context(&c, r, "ks")?;
                 let t = index_dtype(r, "ks")?;
                 if r.len != nrows {
                     return Err(Error::SizeMismatch(format!("ks has {} entries, offsets gives {nrows} rows", r.len)));
@@ -190,11 +190,11 @@ pub extern "C" fn gpuprims_segmented_select(
             }
             None => None,
         };
-        same_dtype(output, "out", input, "values")?;
+        same_dtype(&output, "out", &input, "values")?;
         if output.len != nrows {
             return Err(Error::SizeMismatch(format!("out has {} elements, offsets gives {nrows} rows", output.len)));
         }
-        if aliased(output, input) || aliased(output, offsets) || ranks.is_some_and(|(r, _)| aliased(output, r)) {
+        if aliased(&output, &input) || aliased(&output, &offsets) || ranks.is_some_and(|(r, _)| aliased(&output, r)) {
             return Err(invalid("out shares memory with values, offsets or ks"));
         }
         let rows = Rows { offsets: &offsets.memory, offsets_dtype, nrows, ranks: ranks.map(|(r, t)| (&r.memory, t)) };

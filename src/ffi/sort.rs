@@ -47,7 +47,7 @@ fn sort_in_place(
         let c = try_ref(ctx, "ctx")?;
         let k = try_ref(keys, "keys")?;
         let v = if values.is_null() { None } else { Some(try_ref(values, "values")?) };
-        let (order, vals) = checked_sort_args(c, k, v, order)?;
+        let (order, vals) = checked_sort_args(&c, &k, v.as_deref(), order)?;
         if k.len <= 1 {
             return Ok(());
         }
