@@ -4,8 +4,6 @@
  */
 #include "test_util.h"
 
-#include <dlfcn.h>
-
 #define CANARY 0x7E
 
 static void check_device_name(gpuprims_context *ctx, const char *what) {
@@ -122,72 +120,22 @@ static void check_usable(gpuprims_context *ctx, const char *what) {
 }
 
 /*
- * CUDA only: a caller's stream from the driver API (libcuda, loaded at run time, on the
+ * CUDA only: a caller's stream from the driver API (test_util.h: tu_cuda_stream, on the
  * device's primary context as the runtime API would create it), non-blocking so that
  * nothing orders it implicitly. Work issued on it must be ordered after earlier work,
  * and work issued after switching back must be ordered after it.
  */
-typedef int (*cu_init_fn)(unsigned);
-typedef int (*cu_device_get_fn)(int *, int);
-typedef int (*cu_primary_retain_fn)(void **, int);
-typedef int (*cu_primary_release_fn)(int);
-typedef int (*cu_ctx_push_fn)(void *);
-typedef int (*cu_ctx_pop_fn)(void **);
-typedef int (*cu_stream_create_fn)(void **, unsigned);
-typedef int (*cu_stream_sync_fn)(void *);
-typedef int (*cu_stream_destroy_fn)(void *);
-
-static int load_sym(void *lib, const char *name, void *fn_out, size_t fn_size) {
-  void *sym = dlsym(lib, name);
-  if (!sym) return 0;
-  memcpy(fn_out, &sym, fn_size); /* object pointer to function pointer, without a cast */
-  return 1;
-}
-
 static void cuda_stream_test(gpuprims_context *ctx) {
-  cu_init_fn cu_init;
-  cu_device_get_fn cu_device_get;
-  cu_primary_retain_fn cu_retain;
-  cu_primary_release_fn cu_release;
-  cu_ctx_push_fn cu_push;
-  cu_ctx_pop_fn cu_pop;
-  cu_stream_create_fn cu_stream_create;
-  cu_stream_sync_fn cu_stream_sync;
-  cu_stream_destroy_fn cu_stream_destroy;
-  void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-  void *pctx = NULL, *popped = NULL, *stream = NULL;
-  int dev = -1, r, i;
+  tu_cuda_stream cs;
+  char why[256];
+  void *stream;
+  int i;
   enum { N = 300001 };
   int32_t *data, *got, sum = 0, red = 0, acc;
   gpuprims_buffer *in, *out;
-  if (!lib) {
-    TU_CHECKF(0, "CUDA context, but dlopen(libcuda.so.1) failed: %s", dlerror());
+  if (!TU_CHECKF(tu_cuda_stream_create(&cs, 0, why, sizeof why), "CUDA context, but no caller's stream: %s", why))
     return;
-  }
-  if (!(load_sym(lib, "cuInit", &cu_init, sizeof cu_init) &&
-        load_sym(lib, "cuDeviceGet", &cu_device_get, sizeof cu_device_get) &&
-        load_sym(lib, "cuDevicePrimaryCtxRetain", &cu_retain, sizeof cu_retain) &&
-        load_sym(lib, "cuDevicePrimaryCtxRelease_v2", &cu_release, sizeof cu_release) &&
-        load_sym(lib, "cuCtxPushCurrent_v2", &cu_push, sizeof cu_push) &&
-        load_sym(lib, "cuCtxPopCurrent_v2", &cu_pop, sizeof cu_pop) &&
-        load_sym(lib, "cuStreamCreate", &cu_stream_create, sizeof cu_stream_create) &&
-        load_sym(lib, "cuStreamSynchronize", &cu_stream_sync, sizeof cu_stream_sync) &&
-        load_sym(lib, "cuStreamDestroy_v2", &cu_stream_destroy, sizeof cu_stream_destroy))) {
-    TU_CHECKF(0, "libcuda.so.1 lacks a driver API symbol");
-    dlclose(lib);
-    return;
-  }
-  r = cu_init(0);
-  if (r == 0) r = cu_device_get(&dev, 0);
-  if (r == 0) r = cu_retain(&pctx, dev);
-  if (r == 0) r = cu_push(pctx);
-  if (r == 0) r = cu_stream_create(&stream, 1 /* CU_STREAM_NON_BLOCKING */);
-  if (pctx) cu_pop(&popped);
-  if (!TU_CHECKF(r == 0 && stream != NULL, "creating a CUDA stream through the driver API failed (CUresult %d)", r)) {
-    if (pctx) cu_release(dev);
-    dlclose(lib);
-    return;
-  }
+  stream = cs.stream;
 
   data = (int32_t *)tu_xmalloc(N * sizeof(int32_t));
   got = (int32_t *)tu_xmalloc(N * sizeof(int32_t));
@@ -232,12 +180,7 @@ static void cuda_stream_test(gpuprims_context *ctx) {
   free(data);
   free(got);
 
-  cu_push(pctx);
-  TU_CHECK(cu_stream_sync(stream) == 0);
-  TU_CHECK(cu_stream_destroy(stream) == 0);
-  cu_pop(&popped);
-  cu_release(dev);
-  dlclose(lib);
+  TU_CHECK(tu_cuda_stream_destroy(&cs));
   printf("test_context: work on a caller's CUDA stream checked\n");
 }
 

@@ -134,8 +134,8 @@ if [ "${SKIP_SEQUENCES:-0}" != 1 ] && [ "$build_rc" -eq 0 ] && [ -n "$seq_bin" ]
   section "call sequences (test_sequences; replay a failure with its printed GPUPRIMS_TEST_SEED)"
   seq_calls="${SEQ_CALLS:-3000}"
   seq_runs=(
-    "long:GPUPRIMS_SEQ_CALLS=$seq_calls"
-    "tags-near-wrap:GPUPRIMS_SEQ_CALLS=$((seq_calls / 3)) GPUPRIMS_TUNE=sync.first_tag=4294967000"
+    "long:GPUPRIMS_SEQ_CALLS=$seq_calls GPUPRIMS_SEQ_MAX_LOG2=22"
+    "tags-near-wrap:GPUPRIMS_SEQ_CALLS=$((seq_calls / 3)) GPUPRIMS_SEQ_MAX_LOG2=22 GPUPRIMS_TUNE=sync.first_tag=4294967000"
   )
   for run in "${seq_runs[@]}"; do
     name="${run%%:*}"
