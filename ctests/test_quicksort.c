@@ -17,7 +17,7 @@
  * GPUPRIMS_TUNE=quicksort.max_levels=6: a sort that needs more levels fails).
  *
  * Then inputs whose one oversized bucket the large sort takes as a pair of halves
- * (kernels/quicksort_small.cu), at 2^17 + 5 keys (quick) or 2^20:
+ * (kernels/quicksort_small.cu), at 2^17 + 5 keys (quick, or the host backend) or 2^20:
  *   - level 1: 7,000 distinct unsampled keys in one bucket of a plain split, about
  *     10,000 to 11,000 with its share of the random keys (between one and two tiles
  *     of 8,192; past two about once in 10^5 inputs at 2^20);
@@ -60,11 +60,17 @@ static void unsampled_cluster(uint32_t *k32, size_t n, size_t count) {
   }
 }
 
+/* The long inputs of the CUDA pivot rule at their full length: on CUDA (unless
+ * GPUPRIMS_TEST_QUICK), or with GPUPRIMS_TEST_FULL=1 (the host backend has no pivot rule:
+ * its sort of the keys takes no path by length). */
+static int full_length(const env_t *e) {
+  return !getenv("GPUPRIMS_TEST_QUICK") && (tu_is_cuda(e->ctx) || getenv("GPUPRIMS_TEST_FULL"));
+}
+
 /* The input whose one oversized bucket becomes a pair of halves on level `level` (1 or
  * 2; see the top), sorted both ways with and without values. */
 static void pair_of_halves(env_t *e, int level) {
-  const int quick = getenv("GPUPRIMS_TEST_QUICK") != NULL;
-  const size_t n = quick ? ((size_t)1 << 17) + 5 : (size_t)1 << 20;
+  const size_t n = full_length(e) ? (size_t)1 << 20 : ((size_t)1 << 17) + 5;
   uint32_t *k32 = (uint32_t *)(void *)e->keys;
   size_t i, j;
   if (level == 1) {
@@ -92,8 +98,7 @@ static void pair_of_halves(env_t *e, int level) {
 }
 
 static void against_the_pivot_rule(env_t *e) {
-  const int quick = getenv("GPUPRIMS_TEST_QUICK") != NULL;
-  const size_t n = quick ? ((size_t)1 << 17) + 5 : BIG_N;
+  const size_t n = full_length(e) ? BIG_N : ((size_t)1 << 17) + 5;
   const size_t samples = samples_of(n), spacing = n / samples;
   size_t i, j;
   uint32_t *k32 = (uint32_t *)(void *)e->keys;
