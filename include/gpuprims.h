@@ -5,8 +5,16 @@
  *
  * Conventions
  * - Every function returns a gpuprims_status unless noted. Outputs go through
- *   out-parameters that are left untouched on failure, and a failed call leaves every
- *   buffer as it was wherever the check can be made before work is issued.
+ *   out-parameters that are left untouched on failure.
+ * - Failures. A call acquires everything it needs (memory, compiled and loaded kernels)
+ *   before its first write, so one that fails before that write (any bad argument; a
+ *   failed allocation, GPUPRIMS_STATUS_OUT_OF_MEMORY; a failed compile or module load,
+ *   GPUPRIMS_STATUS_COMPILE_ERROR or GPUPRIMS_STATUS_DRIVER_ERROR) leaves every buffer as
+ *   it was: an in-place sort that runs out of memory leaves its keys and values unsorted
+ *   and whole. A call that fails after its first write (a kernel launch the driver
+ *   refuses) leaves its outputs unspecified, the keys and values of an in-place sort
+ *   included: partly written, partly as before; buffers it only reads are never written.
+ *   Either way nothing leaks, and the context works for the next call.
  * - The message of this thread's last failed call is available from
  *   gpuprims_last_error(); it names the function and the argument at fault.
  * - Enumerations are plain uint32_t: an unknown value is GPUPRIMS_STATUS_INVALID_ARGUMENT,
@@ -30,6 +38,12 @@
  * CUDA work is asynchronous in stream order; the calls that hand data to host memory
  * (gpuprims_reduce, gpuprims_buffer_read, ...) wait for it, and an asynchronous fault of
  * earlier work surfaces as GPUPRIMS_STATUS_DRIVER_ERROR from the next call that waits.
+ * A fault of a kernel (an illegal address, say, from a wrapped pointer that was freed)
+ * loses the device's CUDA context: from then on every call that works on the device, on
+ * every gpuprims context of it, returns GPUPRIMS_STATUS_DRIVER_ERROR saying that the
+ * contexts must be destroyed, and so does creating one. Once all are destroyed (and
+ * nothing else in the process, the CUDA runtime say, holds the device's primary
+ * context), a new context works.
  */
 
 #ifndef GPUPRIMS_H
@@ -108,6 +122,39 @@ typedef uint32_t gpuprims_scan_mode;
  (every NaN counts as one value above +inf: last ascending, first descending).
  */
 typedef uint32_t gpuprims_order;
+
+/*
+ Fault points passed since the last gpuprims_fault_inject (or since the process
+ started), per kind, and the faults made.
+ */
+typedef struct {
+  /*
+   Device memory allocations (host memory on the host backend: buffers, scratch).
+   */
+  uint64_t allocs;
+  /*
+   Kernel modules a context needed for the first time (compiled on the process's
+   first need, else taken from memory or the disk cache).
+   */
+  uint64_t compiles;
+  /*
+   Kernel modules loaded into a CUDA context.
+   */
+  uint64_t loads;
+  /*
+   Kernel launches.
+   */
+  uint64_t launches;
+  /*
+   Faults made (0 or 1 for each kind armed).
+   */
+  uint64_t injected;
+  /*
+   Bytes of device memory (host memory on the host backend) that buffers, grids and
+   scratch of every context hold now; 0 once all are destroyed (a leak check).
+   */
+  uint64_t bytes_held;
+} gpuprims_fault_counts;
 
 
 
@@ -634,6 +681,23 @@ gpuprims_status gpuprims_quicksort(gpuprims_context *ctx,
                                    gpuprims_buffer *keys,
                                    gpuprims_buffer *values,
                                    gpuprims_order order);
+
+/*
+ For tests only: from now on, the N-th fault point of a kind fails as the real
+ operation would (an allocation with GPUPRIMS_STATUS_OUT_OF_MEMORY, a compile with
+ GPUPRIMS_STATUS_COMPILE_ERROR, a module load or a launch with
+ GPUPRIMS_STATUS_DRIVER_ERROR), its message ending "(fault injected: kind:N)". `spec`
+ is "kind:N" or several joined by commas, kind one of alloc, compile, load, launch,
+ N >= 1; "" disarms. Every count restarts at 0. The environment variable
+ GPUPRIMS_FAULT arms the same way at the process's first fault point. Faults are
+ process-wide: calls of every thread and context count and can fail.
+ */
+gpuprims_status gpuprims_fault_inject(const char *spec);
+
+/*
+ The fault points passed and the faults made since the last gpuprims_fault_inject.
+ */
+gpuprims_status gpuprims_fault_get_counts(gpuprims_fault_counts *out);
 
 #ifdef __cplusplus
 }  // extern "C"

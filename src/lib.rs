@@ -7,5 +7,6 @@
 pub mod backend;
 pub mod dtype;
 pub mod error;
+pub mod fault;
 pub mod ffi;
 pub mod life;

@@ -12,6 +12,7 @@ pub mod reduce;
 pub mod scan;
 pub mod select;
 pub mod sort;
+pub mod fault;
 pub mod types;
 mod handles;
 

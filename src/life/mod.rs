@@ -105,8 +105,7 @@ pub struct Grid {
 
 /// A zeroed host vector of `n` words, or OUT_OF_MEMORY.
 pub fn zeroed_words(n: usize) -> Result<Vec<u64>> {
-    let mut v = Vec::new();
-    v.try_reserve_exact(n).map_err(|_| Error::OutOfMemory(format!("could not allocate {n} words of host memory")))?;
+    let mut v = crate::backend::host::scratch_vec(n, "Life cells")?;
     v.resize(n, 0);
     Ok(v)
 }

@@ -12,11 +12,12 @@ use std::sync::{Mutex, MutexGuard};
 use cudarc::driver::result as drv;
 use cudarc::driver::sys::{self, CUcontext, CUdevice, CUdeviceptr, CUfunction, CUstream};
 
-use super::driver::{DeviceProps, DriverContext};
+use super::driver::{lost, DeviceProps, DriverContext};
 use super::loader::Loader;
+use super::memory::{alloc_async, free_async};
 use super::side_stream::SideStream;
 use crate::dtype::DType;
-use crate::error::{internal, Result};
+use crate::error::{internal, Error, Result};
 
 /// Zero-initialised memory for the scan's ticket counter and the tagged words blocks
 /// publish to each other (look-back aggregates and digit counts, reduce partials),
@@ -65,17 +66,26 @@ impl SyncState {
         // SAFETY: stream-ordered on the context's stream.
         unsafe {
             if self.ptr != 0 {
-                drv::free_async(self.ptr, stream).during("cuMemFreeAsync")?;
+                free_async(self.ptr, self.bytes(), stream)?;
                 self.ptr = 0;
                 self.word_capacity = 0;
             }
-            self.ptr = drv::malloc_async(stream, bytes).during("cuMemAllocAsync (sync state)")?;
+            self.ptr = alloc_async(stream, bytes, "sync state")?;
             drv::memset_d8_async(self.ptr, 0, bytes, stream).during("cuMemsetD8Async")?;
         }
         self.word_capacity = capacity;
         self.epoch = first_tag();
         self.tickets_issued = 0;
         Ok(())
+    }
+
+    /// The bytes allocated (0 before the first run).
+    fn bytes(&self) -> usize {
+        if self.ptr == 0 {
+            0
+        } else {
+            TAGGED_OFFSET + 8 * self.word_capacity
+        }
     }
 
     /// Starts a run that publishes up to `words` tagged words, all with one tag: their
@@ -131,11 +141,11 @@ impl Scratch {
         // SAFETY: stream-ordered on the stream all earlier users of the memory ran on.
         unsafe {
             if self.ptr != 0 {
-                drv::free_async(self.ptr, stream).during("cuMemFreeAsync (scratch)")?;
+                free_async(self.ptr, self.bytes, stream)?;
                 self.ptr = 0;
                 self.bytes = 0;
             }
-            self.ptr = drv::malloc_async(stream, bytes).during(&format!("allocating {bytes} bytes of scratch memory"))?;
+            self.ptr = alloc_async(stream, bytes, "scratch")?;
         }
         self.bytes = bytes;
         Ok(self.ptr)
@@ -224,23 +234,17 @@ impl CudaShared {
         super::loader::look_up_nvrtc_early();
         let device = drv::device::get(ordinal).during("cuDeviceGet")?;
         let props = DeviceProps::read(device)?;
-        // SAFETY: device from cuDeviceGet; released in Drop.
+        // SAFETY: device from cuDeviceGet; released in Drop, or below on failure.
         let context = unsafe { drv::primary_ctx::retain(device) }.during("cuDevicePrimaryCtxRetain")?;
-        // SAFETY: a retained context.
-        unsafe { drv::ctx::set_current(context) }.during("cuCtxSetCurrent")?;
-        let own_stream = drv::stream::create(drv::stream::StreamKind::NonBlocking).during("cuStreamCreate")?;
-        let mut host: *mut c_void = std::ptr::null_mut();
-        let mut device_ptr: CUdeviceptr = 0;
-        // SAFETY: out-pointers; flags ask for memory the device can map.
-        unsafe {
-            sys::cuMemHostAlloc(
-                &mut host,
-                RESULT_SLOT_BYTES,
-                sys::CU_MEMHOSTALLOC_DEVICEMAP | sys::CU_MEMHOSTALLOC_PORTABLE,
-            )
-            .during("cuMemHostAlloc")?;
-            sys::cuMemHostGetDevicePointer_v2(&mut device_ptr, host, 0).during("cuMemHostGetDevicePointer")?;
-        }
+        let parts = Self::fresh_context(context).and_then(|()| Self::stream_and_slot());
+        let (own_stream, host, device_ptr) = match parts {
+            Ok(p) => p,
+            Err(e) => {
+                // SAFETY: retained above; nothing of ours is left on it.
+                let _ = unsafe { drv::primary_ctx::release(device) };
+                return Err(e);
+            }
+        };
         Ok(CudaShared {
             device,
             context,
@@ -260,8 +264,51 @@ impl CudaShared {
         })
     }
 
-    /// Makes the context current on this thread and takes the state lock.
+    /// Makes the retained `context` current; where an earlier context of this handle
+    /// value was lost, checks that this one is a fresh one (driver::lost).
+    fn fresh_context(context: CUcontext) -> Result<()> {
+        // SAFETY: a retained context.
+        unsafe { drv::ctx::set_current(context) }.during("cuCtxSetCurrent")?;
+        if lost::why(context).is_some() {
+            // SAFETY: the current context; fails again (sticky) if it is the lost one.
+            unsafe { sys::cuCtxSynchronize() }.during("checking the device's CUDA context after an earlier fault")?;
+            lost::forget(context);
+        }
+        Ok(())
+    }
+
+    /// The context's own stream and its pinned result slot (host and device addresses);
+    /// nothing is left allocated on failure.
+    fn stream_and_slot() -> Result<(CUstream, *mut c_void, CUdeviceptr)> {
+        let stream = drv::stream::create(drv::stream::StreamKind::NonBlocking).during("cuStreamCreate")?;
+        let mut host: *mut c_void = std::ptr::null_mut();
+        let mut device_ptr: CUdeviceptr = 0;
+        // SAFETY: out-pointers; flags ask for memory the device can map. On failure what
+        // was made is released.
+        unsafe {
+            let slot = sys::cuMemHostAlloc(&mut host, RESULT_SLOT_BYTES, sys::CU_MEMHOSTALLOC_DEVICEMAP | sys::CU_MEMHOSTALLOC_PORTABLE)
+                .during("cuMemHostAlloc (the result slot)")
+                .and_then(|()| sys::cuMemHostGetDevicePointer_v2(&mut device_ptr, host, 0).during("cuMemHostGetDevicePointer"));
+            if let Err(e) = slot {
+                if !host.is_null() {
+                    let _ = sys::cuMemFreeHost(host);
+                }
+                let _ = drv::stream::destroy(stream);
+                return Err(e);
+            }
+        }
+        Ok((stream, host, device_ptr))
+    }
+
+    /// Makes the context current on this thread and takes the state lock; fails once
+    /// the CUDA context is lost (driver::lost).
     pub fn lock(&self) -> Result<MutexGuard<'_, State>> {
+        if let Some(why) = lost::why(self.context) {
+            return Err(Error::Driver(format!(
+                "an earlier call failed with an error the CUDA context cannot recover from ({why}): \
+                 destroy this gpuprims context (and every other on this device) and create a new one"
+            )));
+        }
         // SAFETY: a retained context.
         unsafe { drv::ctx::set_current(self.context) }.during("cuCtxSetCurrent")?;
         Ok(self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner()))
@@ -388,9 +435,16 @@ impl Drop for CudaShared {
             let _ = drv::ctx::set_current(self.context);
             let _ = sys::cuCtxSynchronize();
             let state = self.state.get_mut().unwrap_or_else(|p| p.into_inner());
-            for ptr in [state.sync.ptr, state.scratch.ptr, state.step_scratch.ptr, state.segsel.counters] {
+            let counters = super::segmented_select::COUNTERS_BYTES;
+            let held = [
+                (state.sync.ptr, state.sync.bytes()),
+                (state.scratch.ptr, state.scratch.bytes),
+                (state.step_scratch.ptr, state.step_scratch.bytes),
+                (state.segsel.counters, counters),
+            ];
+            for (ptr, bytes) in held {
                 if ptr != 0 {
-                    let _ = drv::free_async(ptr, self.own_stream);
+                    let _ = free_async(ptr, bytes, self.own_stream);
                 }
             }
             let _ = drv::stream::synchronize(self.own_stream);

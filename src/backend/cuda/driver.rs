@@ -6,14 +6,80 @@ use cudarc::driver::sys::{self, CUdevice_attribute};
 
 use crate::error::{Error, Result};
 
-/// Maps a driver error to ours; `what` says which operation failed.
+/// Maps a driver error to ours; `what` says which operation failed. An error that
+/// leaves the CUDA context unusable (a kernel's fault) marks the current context lost.
 pub fn driver_error(what: &str, e: DriverError) -> Error {
     let name = e.error_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
     let text = e.error_string().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
     let msg = format!("{what}: {name} ({text})");
+    if is_sticky(e.0) {
+        return Error::Driver(lost::mark_current(msg));
+    }
     match e.0 {
         sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY => Error::OutOfMemory(msg),
         _ => Error::Driver(msg),
+    }
+}
+
+/// The errors after which every later call on the CUDA context fails the same way
+/// (a kernel's fault: CUDA's "sticky" errors); only a new context recovers.
+fn is_sticky(r: sys::CUresult) -> bool {
+    use sys::CUresult::*;
+    matches!(
+        r,
+        CUDA_ERROR_ILLEGAL_ADDRESS
+            | CUDA_ERROR_LAUNCH_TIMEOUT
+            | CUDA_ERROR_ASSERT
+            | CUDA_ERROR_HARDWARE_STACK_ERROR
+            | CUDA_ERROR_ILLEGAL_INSTRUCTION
+            | CUDA_ERROR_MISALIGNED_ADDRESS
+            | CUDA_ERROR_INVALID_ADDRESS_SPACE
+            | CUDA_ERROR_INVALID_PC
+            | CUDA_ERROR_LAUNCH_FAILED
+    )
+}
+
+/// The CUDA contexts a sticky error was seen on. Primary contexts are shared by every
+/// gpuprims context of a device, so the mark is by CUDA context: each gpuprims context
+/// on it refuses work from then on (CudaShared::lock), until all are destroyed and a
+/// new one finds a fresh CUDA context (the driver may give it the old handle value).
+pub mod lost {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Mutex;
+
+    use cudarc::driver::sys::{self, CUcontext};
+
+    /// Whether any context was ever marked: the only cost of this on a healthy call.
+    static ANY: AtomicBool = AtomicBool::new(false);
+    /// (context as an address, the error that lost it).
+    static LOST: Mutex<Vec<(usize, String)>> = Mutex::new(Vec::new());
+
+    /// Marks the current context lost with `msg` and returns the message to report.
+    pub(super) fn mark_current(msg: String) -> String {
+        let mut ctx: CUcontext = std::ptr::null_mut();
+        // SAFETY: an out-pointer.
+        if unsafe { sys::cuCtxGetCurrent(&mut ctx) } == sys::CUresult::CUDA_SUCCESS && !ctx.is_null() {
+            let mut lost = LOST.lock().unwrap_or_else(|p| p.into_inner());
+            if !lost.iter().any(|(c, _)| *c == ctx as usize) {
+                lost.push((ctx as usize, msg.clone()));
+            }
+            ANY.store(true, Ordering::Release);
+        }
+        format!("{msg}; the CUDA context is lost: destroy this gpuprims context (and every other on this device) and create a new one")
+    }
+
+    /// The error that lost `ctx`, if one did.
+    pub fn why(ctx: CUcontext) -> Option<String> {
+        if !ANY.load(Ordering::Acquire) {
+            return None;
+        }
+        let lost = LOST.lock().unwrap_or_else(|p| p.into_inner());
+        lost.iter().find(|(c, _)| *c == ctx as usize).map(|(_, m)| m.clone())
+    }
+
+    /// Forgets the mark of `ctx` (a fresh context that got the old handle value).
+    pub fn forget(ctx: CUcontext) {
+        LOST.lock().unwrap_or_else(|p| p.into_inner()).retain(|(c, _)| *c != ctx as usize);
     }
 }
 

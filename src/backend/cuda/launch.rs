@@ -169,6 +169,7 @@ fn with_params(grid: u64, args: &[Arg], launch: impl FnOnce(&mut [*mut c_void]) 
     if args.len() > MAX_ARGS {
         return Err(internal(format!("{} kernel arguments, at most {MAX_ARGS} (launch.rs: MAX_ARGS)", args.len())));
     }
+    crate::fault::point(crate::fault::Point::Launch, || format!("launching a kernel of {grid} blocks"))?;
     for (i, a) in args.iter().enumerate() {
         slots[i] = a.0;
     }

@@ -16,7 +16,7 @@ use super::context::CudaShared;
 use super::driver::DriverContext;
 use super::launch::{launch, Arg};
 use super::loader::ModuleSpec;
-use super::memory::DeviceMemory;
+use super::memory::{alloc_async, DeviceMemory};
 use super::sources;
 use super::modules::Module;
 use super::precompile;
@@ -101,7 +101,7 @@ pub struct CudaLife {
 fn allocate(shared: &Arc<CudaShared>, bytes: usize, what: &str) -> Result<DeviceMemory> {
     let state = shared.lock()?;
     // SAFETY: stream-ordered allocation and clear on the context's stream.
-    let ptr = unsafe { drv::malloc_async(state.stream, bytes) }.during(&format!("allocating {bytes} bytes ({what})"))?;
+    let ptr = unsafe { alloc_async(state.stream, bytes, what) }?;
     let mem = DeviceMemory { ptr, bytes, owner: Some(shared.clone()) };
     // SAFETY: `bytes` bytes at `ptr` were just allocated.
     unsafe { drv::memset_d8_async(ptr, 0, bytes, state.stream) }.during("cuMemsetD8Async")?;

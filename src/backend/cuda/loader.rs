@@ -18,6 +18,7 @@ use super::nvrtc;
 use super::sources::{Source, HEADERS};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
+use crate::fault::Point;
 
 /// A source plus the defines that instantiate it (element type, tuning).
 #[derive(Debug, Clone)]
@@ -162,7 +163,12 @@ impl Loader {
         Ok(match modules.entry((source.name, variant)) {
             Entry::Occupied(e) => e.into_mut(),
             Entry::Vacant(e) => {
-                let image = cubin(&spec(), &self.arch)?;
+                // Fault points where a compile and a load can fail: a module's first use
+                // in a context (it compiles on the process's first).
+                let spec = spec();
+                crate::fault::point(Point::Compile, || format!("compiling {} for {}", spec.source.name, self.arch))?;
+                let image = cubin(&spec, &self.arch)?;
+                crate::fault::point(Point::Load, || format!("cuModuleLoadData ({})", spec.source.name))?;
                 // SAFETY: a CUBIN NVRTC produced for this architecture.
                 let module =
                     unsafe { drv::module::load_data(image.as_ptr() as *const _) }.during("cuModuleLoadData")?;

@@ -4,9 +4,12 @@
 use std::sync::Arc;
 
 use cudarc::driver::result as drv;
-use cudarc::driver::sys::CUdeviceptr;
+use cudarc::driver::sys::{CUdeviceptr, CUstream};
 
 use super::context::CudaShared;
+use super::driver::DriverContext;
+use crate::error::Result;
+use crate::fault::Point;
 
 pub struct DeviceMemory {
     pub ptr: CUdeviceptr,
@@ -18,11 +21,36 @@ pub struct DeviceMemory {
 impl Drop for DeviceMemory {
     fn drop(&mut self) {
         if let (Some(owner), true) = (&self.owner, self.ptr != 0) {
-            if let Ok(state) = owner.lock() {
+            match owner.lock() {
                 // SAFETY: allocated by us with cuMemAllocAsync; work using it was
                 // issued on this stream (or ordered before it by set_stream).
-                let _ = unsafe { drv::free_async(self.ptr, state.stream) };
+                Ok(state) => {
+                    let _ = unsafe { free_async(self.ptr, self.bytes, state.stream) };
+                }
+                // A lost CUDA context: the memory goes with it when it is destroyed.
+                Err(_) => crate::fault::released(self.bytes),
             }
         }
     }
+}
+
+/// `bytes` (> 0) of stream-ordered device memory on `stream`; `what` names it in the
+/// error. Every device allocation of the backend goes through here (a fault point).
+///
+/// # Safety
+/// `stream` must be a live stream of the current context.
+pub unsafe fn alloc_async(stream: CUstream, bytes: usize, what: &str) -> Result<CUdeviceptr> {
+    crate::fault::point(Point::Alloc, || format!("allocating {bytes} bytes of device memory ({what})"))?;
+    let ptr = drv::malloc_async(stream, bytes).during(&format!("allocating {bytes} bytes of device memory ({what})"))?;
+    crate::fault::acquired(bytes);
+    Ok(ptr)
+}
+
+/// Frees `bytes` at `ptr` (from alloc_async) in stream order on `stream`.
+///
+/// # Safety
+/// Every use of the memory must be ordered before this point of `stream`.
+pub unsafe fn free_async(ptr: CUdeviceptr, bytes: usize, stream: CUstream) -> Result<()> {
+    crate::fault::released(bytes);
+    drv::free_async(ptr, stream).during("cuMemFreeAsync")
 }

@@ -70,7 +70,7 @@ impl Backend for CudaBackend {
         } else {
             let state = self.shared.lock()?;
             // SAFETY: stream-ordered allocation on the context's stream.
-            unsafe { drv::malloc_async(state.stream, bytes) }.during(&format!("allocating {bytes} bytes"))?
+            unsafe { memory::alloc_async(state.stream, bytes, "a buffer") }?
         };
         Ok(Memory::Device(DeviceMemory { ptr, bytes, owner: Some(self.shared.clone()) }))
     }

@@ -19,7 +19,7 @@ use super::context::{round_up, CudaShared, ShortKernel, State, RESULT_SLOT_BYTES
 use super::driver::DriverContext;
 use super::launch::{launch, launch_cooperative, Arg};
 use super::loader::ModuleSpec;
-use super::memory::DeviceMemory;
+use super::memory::{alloc_async, DeviceMemory};
 use super::modules::Module;
 use super::radix_sort;
 use super::select;
@@ -59,7 +59,7 @@ fn next_call_number(n: u32) -> u32 {
 
 /// Bytes of the device counters (kernels/segmented_select.cu: struct Counters), zeroed
 /// once; the short-row launch leaves them so but for the verdict, tagged by call.
-const COUNTERS_BYTES: usize = 256;
+pub(super) const COUNTERS_BYTES: usize = 256;
 
 /// Block sizes and keys a thread of each class: rows up to 32 * warp_items keys take a
 /// warp (bit by bit, two bits a step, for keys up to bitwise_bytes wide, else a digit
@@ -206,7 +206,7 @@ fn begin_call(state: &mut State) -> Result<(CUdeviceptr, u32)> {
     if state.segsel.counters == 0 {
         // SAFETY: stream-ordered allocation and clear on the context's stream.
         unsafe {
-            let ptr = drv::malloc_async(state.stream, COUNTERS_BYTES).during("cuMemAllocAsync (segmented select)")?;
+            let ptr = alloc_async(state.stream, COUNTERS_BYTES, "segmented select counters")?;
             drv::memset_d8_async(ptr, 0, COUNTERS_BYTES, state.stream).during("cuMemsetD8Async")?;
             state.segsel.counters = ptr;
         }

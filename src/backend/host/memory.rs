@@ -4,6 +4,7 @@
 use std::alloc::{alloc_zeroed, dealloc, Layout};
 
 use crate::error::{Error, Result};
+use crate::fault::{self, Point};
 
 pub struct HostMemory {
     ptr: *mut u8,
@@ -21,6 +22,7 @@ impl HostMemory {
         if bytes == 0 {
             return Ok(HostMemory { ptr: ALIGN as *mut u8, bytes: 0 });
         }
+        fault::point(Point::Alloc, || format!("allocating {bytes} bytes of host memory"))?;
         let layout = Layout::from_size_align(bytes, ALIGN)
             .map_err(|_| Error::OutOfMemory(format!("{bytes} bytes is too large")))?;
         // SAFETY: the layout has a non-zero size.
@@ -28,6 +30,7 @@ impl HostMemory {
         if ptr.is_null() {
             return Err(Error::OutOfMemory(format!("could not allocate {bytes} bytes of host memory")));
         }
+        fault::acquired(bytes);
         Ok(HostMemory { ptr, bytes })
     }
 
@@ -73,8 +76,21 @@ impl HostMemory {
 impl Drop for HostMemory {
     fn drop(&mut self) {
         if self.bytes > 0 {
+            fault::released(self.bytes);
             // SAFETY: allocated in `zeroed` with this layout.
             unsafe { dealloc(self.ptr, Layout::from_size_align_unchecked(self.bytes, ALIGN)) };
         }
     }
+}
+
+/// An empty Vec with room for `len` elements, or OUT_OF_MEMORY naming `what`: the host
+/// backend's scratch, allocated before a primitive's first write (a fault point, as
+/// device scratch is on the CUDA backend).
+pub fn scratch_vec<T>(len: usize, what: &str) -> Result<Vec<T>> {
+    let bytes = len.saturating_mul(std::mem::size_of::<T>());
+    let failed = || format!("allocating {bytes} bytes of host memory ({what})");
+    fault::point(Point::Alloc, failed)?;
+    let mut v = Vec::new();
+    v.try_reserve_exact(len).map_err(|_| Error::OutOfMemory(failed()))?;
+    Ok(v)
 }

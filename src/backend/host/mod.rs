@@ -9,7 +9,7 @@ mod segmented_select;
 mod select;
 mod sort;
 
-pub use memory::HostMemory;
+pub use memory::{scratch_vec, HostMemory};
 
 use std::ffi::c_void;
 
@@ -133,20 +133,18 @@ impl Backend for HostBackend {
 
     fn radix_sort(&self, keys: &Memory, key_dtype: DType, values: Option<SortValues>, len: usize, order: Order) -> Result<()> {
         let values = values.map(|v| v.as_host()).transpose()?;
-        sort::stable_sort(keys.as_host()?, key_dtype, values, len, order);
-        Ok(())
+        sort::stable_sort(keys.as_host()?, key_dtype, values, len, order)
     }
 
     fn quicksort(&self, keys: &Memory, key_dtype: DType, values: Option<SortValues>, len: usize, order: Order) -> Result<()> {
         let values = values.map(|v| v.as_host()).transpose()?;
-        sort::unstable_sort(keys.as_host()?, key_dtype, values, len, order);
-        Ok(())
+        sort::unstable_sort(keys.as_host()?, key_dtype, values, len, order)
     }
 
     fn select_kth(&self, input: &Memory, dtype: DType, len: usize, k: usize, out: SelectOut) -> Result<()> {
         let mut value = [0u8; 8];
         let size = dtype.size();
-        select::select_kth(input.as_host()?, dtype, len, k, &mut value[..size]);
+        select::select_kth(input.as_host()?, dtype, len, k, &mut value[..size])?;
         match out {
             SelectOut::Host(out) => {
                 out.copy_from_slice(&value[..size]);
@@ -170,8 +168,7 @@ impl Backend for HostBackend {
             Some(m) => Some(m.as_host()?),
             None => None,
         };
-        select::topk(input.as_host()?, dtype, len, k, order, out_values.as_host()?, indices);
-        Ok(())
+        select::topk(input.as_host()?, dtype, len, k, order, out_values.as_host()?, indices)
     }
 
     fn segmented_select(&self, values: &Memory, dtype: DType, len: usize, rows: &Rows, out: &Memory) -> Result<()> {

@@ -1,31 +1,33 @@
 //! Host segmented select: the rows checked in order (the first bad one is the error),
 //! then each row's element of its rank by the standard library's selection
-//! (introselect) on a copy of the row under the library's total order, rows in
-//! parallel.
+//! (introselect) on a copy of the rows (one scratch, allocated before `out` is
+//! written) under the library's total order, rows in parallel.
 
 use rayon::prelude::*;
 
 use super::sort::sort_key;
-use super::HostMemory;
+use super::{scratch_vec, HostMemory};
 use crate::backend::{RowFault, Rows};
 use crate::dtype::{DType, Order};
 use crate::error::Result;
 use crate::with_element_type;
 
 /// `n` entries of a U32 or U64 buffer as u64.
-fn entries(mem: &HostMemory, dtype: DType, n: usize) -> Vec<u64> {
+fn entries(mem: &HostMemory, dtype: DType, n: usize, what: &str) -> Result<Vec<u64>> {
+    let mut v = scratch_vec(n, what)?;
     // SAFETY: the buffer holds `n` entries of its dtype (checked by the caller).
     match dtype {
-        DType::U32 => unsafe { mem.typed::<u32>(n) }.iter().map(|&v| v as u64).collect(),
-        _ => unsafe { mem.typed::<u64>(n) }.to_vec(),
+        DType::U32 => v.extend(unsafe { mem.typed::<u32>(n) }.iter().map(|&v| v as u64)),
+        _ => v.extend_from_slice(unsafe { mem.typed::<u64>(n) }),
     }
+    Ok(v)
 }
 
 pub(super) fn segmented_select(values: &HostMemory, dtype: DType, len: usize, rows: &Rows, out: &HostMemory) -> Result<()> {
     let nrows = rows.nrows;
-    let offsets = entries(rows.offsets.as_host()?, rows.offsets_dtype, nrows + 1);
+    let offsets = entries(rows.offsets.as_host()?, rows.offsets_dtype, nrows + 1, "a copy of the offsets")?;
     let ranks = match rows.ranks {
-        Some((mem, t)) => Some(entries(mem.as_host()?, t, nrows)),
+        Some((mem, t)) => Some(entries(mem.as_host()?, t, nrows, "a copy of the ranks")?),
         None => None,
     };
     let rank = |row: usize, n: u64| ranks.as_ref().map_or((n - 1) / 2, |r| r[row]);
@@ -42,12 +44,21 @@ pub(super) fn segmented_select(values: &HostMemory, dtype: DType, len: usize, ro
         // SAFETY: values holds `len` elements of T, out `nrows` (checked by the caller),
         // and they do not overlap.
         let xs = unsafe { values.typed::<T>(len) };
+        // The rows tile [offsets[0], offsets[nrows]) (checked above): one copy, cut
+        // into a slice a row.
+        let (first, last) = (offsets[0] as usize, offsets[nrows] as usize);
+        let mut copy = scratch_vec(last - first, "a copy of the rows")?;
+        copy.extend_from_slice(&xs[first..last]);
+        let mut row_copies: Vec<&mut [T]> = scratch_vec(nrows, "the rows' slices")?;
+        let mut rest = copy.as_mut_slice();
+        for row in 0..nrows {
+            let (this, next) = rest.split_at_mut((offsets[row + 1] - offsets[row]) as usize);
+            row_copies.push(this);
+            rest = next;
+        }
         let out = unsafe { out.typed_mut::<T>(nrows) };
-        out.par_iter_mut().enumerate().for_each_init(Vec::new, |row_copy, (row, o)| {
-            let (begin, end) = (offsets[row] as usize, offsets[row + 1] as usize);
-            row_copy.clear();
-            row_copy.extend_from_slice(&xs[begin..end]);
-            let k = rank(row, (end - begin) as u64) as usize;
+        out.par_iter_mut().zip(row_copies.par_iter_mut()).enumerate().for_each(|(row, (o, row_copy))| {
+            let k = rank(row, row_copy.len() as u64) as usize;
             let (_, &mut at, _) =
                 row_copy.select_nth_unstable_by(k, |a, b| sort_key(*a, Order::Ascending).cmp(&sort_key(*b, Order::Ascending)));
             *o = at;
