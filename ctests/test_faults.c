@@ -12,12 +12,17 @@
  *      primitives after it are right.
  * At the end no memory is held (gpuprims_fault_counts.bytes_held), so nothing leaked.
  * References come from a host-backend context. On CUDA also: a real out-of-memory (a
- * sort whose scratch does not fit beside its keys) and a kernel's fault (a sticky error:
- * every later call fails and says the context must go; a new context works).
+ * sort whose scratch does not fit beside its keys) and, in a child process, a kernel's
+ * fault (a sticky error: every later call on the device fails and says the context is
+ * lost; CUDA 13 gives the process no new context on the device, host contexts still
+ * work, and this process's context is unaffected).
  *
  * GPUPRIMS_FAULT_ONLY=<scenario name> walks one scenario.
  */
 #include "test_util.h"
+
+#include <spawn.h>
+#include <sys/wait.h>
 
 #define FT_MAX_BUFS 4
 #define FT_HOST_OUT 64 /* bytes of host output a scenario may have */
@@ -518,7 +523,8 @@ static void ft_real_out_of_memory(gpuprims_context *ctx, tu_rng *r) {
 
 /* Freed device memory read by a kernel: an illegal address, after which the CUDA context
  * is lost. Every later call on every context of the device says so; once they are all
- * destroyed, a new context works. Runs last: it breaks the device's primary context. */
+ * destroyed, a new CUDA context is refused (CUDA 13: the process must restart) or, on a
+ * driver that allows it, works; a host context works. Run in a child process (main). */
 static void ft_kernel_fault(tu_rng *r) {
   const size_t n = 16u << 20;
   gpuprims_context *ctx = ft_open(GPUPRIMS_BACKEND_CUDA), *other = ft_open(GPUPRIMS_BACKEND_CUDA), *later = NULL;
@@ -559,19 +565,50 @@ static void ft_kernel_fault(tu_rng *r) {
   gpuprims_context_destroy(ctx);
   gpuprims_context_destroy(other);
   tu_cuda_stream_destroy(&d.cs); /* its hold on the primary context too */
-  later = ft_open(GPUPRIMS_BACKEND_CUDA);
-  ft_probe(later, r, "a kernel fault and a new context");
+  later = NULL;
+  s = gpuprims_context_create(GPUPRIMS_BACKEND_CUDA, 0, &later);
+  tu_last_error_text(msg, sizeof msg);
+  printf("  a new CUDA context with all destroyed: %s%s%s\n", tu_status_name(s), s ? ": " : "", s ? msg : "");
+  TU_CHECKF(s == GPUPRIMS_STATUS_OK || (s == GPUPRIMS_STATUS_DRIVER_ERROR && strstr(msg, "lost")),
+            "a new CUDA context after the fault: %s (%s)", tu_status_name(s), msg);
+  if (s == GPUPRIMS_STATUS_OK) {
+    ft_probe(later, r, "a kernel fault and a new CUDA context");
+    gpuprims_context_destroy(later);
+  }
+  later = ft_open(GPUPRIMS_BACKEND_HOST);
+  ft_probe(later, r, "a kernel fault, on a host context");
   gpuprims_context_destroy(later);
+}
+
+/* Runs this program again with --kernel-fault (ft_kernel_fault breaks the device for its
+ * process) and checks that it passed. */
+static void ft_kernel_fault_in_child(void) {
+  char *argv[] = {(char *)"test_faults", (char *)"--kernel-fault", NULL};
+  extern char **environ;
+  pid_t pid;
+  int status = 0;
+  fflush(stdout);
+  if (posix_spawn(&pid, "/proc/self/exe", NULL, NULL, argv, environ) != 0) {
+    TU_CHECKF(0, "could not start the kernel-fault child process");
+    return;
+  }
+  TU_CHECKF(waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+            "the kernel-fault child process failed (status 0x%x)", status);
 }
 
 /* ------------------------------------------------------------------------------------- */
 
-int main(void) {
+int main(int argc, char **argv) {
   tu_rng rng;
   gpuprims_context *anchor;
   const char *only = getenv("GPUPRIMS_FAULT_ONLY");
   size_t i;
   int cuda;
+  if (argc > 1 && strcmp(argv[1], "--kernel-fault") == 0) {
+    tu_rng_seed(&rng, tu_init("test_faults --kernel-fault"));
+    ft_kernel_fault(&rng);
+    return tu_finish();
+  }
   tu_rng_seed(&rng, tu_init("test_faults"));
   /* Keeps the device's context alive between the walk's fresh contexts. */
   anchor = tu_open_context();
@@ -580,10 +617,13 @@ int main(void) {
     if (only && strcmp(only, SCENARIOS[i].name) != 0) continue;
     ft_scenario_walk(&SCENARIOS[i], &rng);
   }
-  if (cuda && !only) ft_real_out_of_memory(anchor, &rng);
+  if (cuda && !only) {
+    ft_real_out_of_memory(anchor, &rng);
+    ft_kernel_fault_in_child();
+    ft_probe(anchor, &rng, "another process's kernel fault");
+  }
   gpuprims_context_destroy(anchor);
   TU_CHECKF(ft_counts().bytes_held == 0, "%llu bytes still held with every buffer and context destroyed",
             (unsigned long long)ft_counts().bytes_held);
-  if (cuda && !only) ft_kernel_fault(&rng);
   return tu_finish();
 }

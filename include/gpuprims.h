@@ -40,10 +40,10 @@
  * earlier work surfaces as GPUPRIMS_STATUS_DRIVER_ERROR from the next call that waits.
  * A fault of a kernel (an illegal address, say, from a wrapped pointer that was freed)
  * loses the device's CUDA context: from then on every call that works on the device, on
- * every gpuprims context of it, returns GPUPRIMS_STATUS_DRIVER_ERROR saying that the
- * contexts must be destroyed, and so does creating one. Once all are destroyed (and
- * nothing else in the process, the CUDA runtime say, holds the device's primary
- * context), a new context works.
+ * every gpuprims context of it, returns GPUPRIMS_STATUS_DRIVER_ERROR whose message says
+ * the context is lost, and so does creating a CUDA context: CUDA 13 gives this process
+ * no new context on that device, so destroy the contexts and restart the process (other
+ * processes, and host-backend contexts, are not affected).
  */
 
 #ifndef GPUPRIMS_H

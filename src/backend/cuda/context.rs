@@ -10,7 +10,7 @@ use std::ffi::c_void;
 use std::sync::{Mutex, MutexGuard};
 
 use cudarc::driver::result as drv;
-use cudarc::driver::sys::{self, CUcontext, CUdevice, CUdeviceptr, CUfunction, CUstream};
+use cudarc::driver::sys::{self, CUcontext, CUdevice, CUdeviceptr, CUstream};
 
 use super::driver::{lost, DeviceProps, DriverContext};
 use super::loader::Loader;
@@ -154,20 +154,12 @@ impl Scratch {
 
 /// The segmented select's device counters (allocated and zeroed on first use; each
 /// call's kernels leave them zeroed but for the verdict, which carries the call's
-/// number), its calls so far, which number the reports, and its short-row kernels
-/// looked up so far.
+/// number), its calls so far, which number the reports, and its kernels looked up so
+/// far (segmented_select.rs).
 pub struct SegselState {
     pub counters: CUdeviceptr,
     pub calls: u32,
-    pub short_kernels: Vec<ShortKernel>,
-}
-
-/// The segmented select's short-row kernel of one module variant (key width, float
-/// keys) and how many of its blocks the GPU holds at once.
-pub struct ShortKernel {
-    pub variant: u32,
-    pub function: CUfunction,
-    pub resident_blocks: u64,
+    pub kernels: Vec<super::segmented_select::SegselKernels>,
 }
 
 /// What may change after the context is created; guarded by one lock.
@@ -257,7 +249,7 @@ impl CudaShared {
                 sync: SyncState { ptr: 0, word_capacity: 0, epoch: 1, tickets_issued: 0 },
                 scratch: Scratch { ptr: 0, bytes: 0 },
                 step_scratch: Scratch { ptr: 0, bytes: 0 },
-                segsel: SegselState { counters: 0, calls: 0, short_kernels: Vec::new() },
+                segsel: SegselState { counters: 0, calls: 0, kernels: Vec::new() },
                 host_tag: 0,
                 side: None,
             }),
@@ -305,8 +297,8 @@ impl CudaShared {
     pub fn lock(&self) -> Result<MutexGuard<'_, State>> {
         if let Some(why) = lost::why(self.context) {
             return Err(Error::Driver(format!(
-                "an earlier call failed with an error the CUDA context cannot recover from ({why}): \
-                 destroy this gpuprims context (and every other on this device) and create a new one"
+                "an earlier call failed with an error the CUDA context cannot recover from ({why}); {}",
+                lost::LOST_ADVICE
             )));
         }
         // SAFETY: a retained context.

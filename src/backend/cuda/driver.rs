@@ -49,6 +49,13 @@ pub mod lost {
 
     use cudarc::driver::sys::{self, CUcontext};
 
+    /// What a call on a lost context tells the caller. CUDA 13's driver refuses every
+    /// new context on the device in the process after such an error (H200, 2026-11-26:
+    /// cuDevicePrimaryCtxRetain and cuCtxCreate fail with it even after the primary
+    /// context was released and reset), so only a new process recovers.
+    pub const LOST_ADVICE: &str = "the CUDA context is lost: destroy every gpuprims context of this device; \
+        CUDA gives no new context on it to this process (restart the process; host-backend contexts still work)";
+
     /// Whether any context was ever marked: the only cost of this on a healthy call.
     static ANY: AtomicBool = AtomicBool::new(false);
     /// (context as an address, the error that lost it).
@@ -65,7 +72,7 @@ pub mod lost {
             }
             ANY.store(true, Ordering::Release);
         }
-        format!("{msg}; the CUDA context is lost: destroy this gpuprims context (and every other on this device) and create a new one")
+        format!("{msg}; {LOST_ADVICE}")
     }
 
     /// The error that lost `ctx`, if one did.

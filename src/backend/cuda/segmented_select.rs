@@ -15,7 +15,7 @@
 use cudarc::driver::result as drv;
 use cudarc::driver::sys::{CUdeviceptr, CUfunction, CUstream};
 
-use super::context::{round_up, CudaShared, ShortKernel, State, RESULT_SLOT_BYTES};
+use super::context::{round_up, CudaShared, State, RESULT_SLOT_BYTES};
 use super::driver::DriverContext;
 use super::launch::{launch, launch_cooperative, Arg};
 use super::loader::ModuleSpec;
@@ -215,24 +215,46 @@ fn begin_call(state: &mut State) -> Result<(CUdeviceptr, u32)> {
     Ok((state.segsel.counters, state.segsel.calls))
 }
 
-/// The short-row kernel for (key width, float keys) and how many of its blocks the GPU
-/// holds at once, looked up once a context. The module, function and occupancy lookups
-/// took about 0.3 us of every call's host time before its launch, and that time counts
-/// in the call's latency. The first call of a key width compiles both modules side by
-/// side, with the context's lock held (other calls on the context wait for it once).
-fn short_kernel(shared: &CudaShared, state: &mut State, key_bytes: usize, float_keys: bool) -> Result<(CUfunction, u64)> {
+/// The kernels of one module variant (key width, float keys): the short-row kernel
+/// (and how many of its blocks the GPU holds at once), its commit, and the kernel of
+/// each longer row class (by_class[0] is the short one).
+#[derive(Clone, Copy)]
+pub struct SegselKernels {
+    variant: u32,
+    short: CUfunction,
+    resident_blocks: u64,
+    commit: CUfunction,
+    by_class: [CUfunction; CLASSES],
+}
+
+/// The kernels for (key width, float keys), looked up once a context, all before a
+/// call's first launch (so a module that fails to load leaves `out` untouched). The
+/// module, function and occupancy lookups took about 0.3 us of every call's host time
+/// before its launch, and that time counts in the call's latency. The first call of a
+/// key width compiles both modules side by side, with the context's lock held (other
+/// calls on the context wait for it once).
+fn kernels(shared: &CudaShared, state: &mut State, key_bytes: usize, float_keys: bool) -> Result<SegselKernels> {
     let v = select::variant(key_bytes, float_keys);
-    if let Some(k) = state.segsel.short_kernels.iter().find(|k| k.variant == v) {
-        return Ok((k.function, k.resident_blocks));
+    if let Some(k) = state.segsel.kernels.iter().find(|k| k.variant == v) {
+        return Ok(*k);
     }
     let spec = |source: Source| move || module(source, key_bytes, float_keys);
     let (short_spec, long_spec) = (spec(SOURCES[0]), spec(SOURCES[1]));
     precompile::compile_unloaded(shared, &[(SOURCES[0], v, &short_spec), (SOURCES[1], v, &long_spec)])?;
-    let function = function(shared, SOURCES[0], key_bytes, float_keys, "segsel_short")?;
-    let resident_blocks = shared.props.sm_count as u64 * shared.loader.blocks_per_sm(function, policy().warp_block)? as u64;
-    state.segsel.short_kernels.push(ShortKernel { variant: v, function, resident_blocks });
-    Ok((function, resident_blocks))
+    let short = function(shared, SOURCES[0], key_bytes, float_keys, "segsel_short")?;
+    let resident_blocks = shared.props.sm_count as u64 * shared.loader.blocks_per_sm(short, policy().warp_block)? as u64;
+    let commit = function(shared, SOURCES[0], key_bytes, float_keys, "segsel_commit")?;
+    let mut by_class = [short; CLASSES];
+    for (class, name) in CLASS_KERNELS.iter().enumerate().skip(1) {
+        by_class[class] = function(shared, SOURCES[1], key_bytes, float_keys, name)?;
+    }
+    let k = SegselKernels { variant: v, short, resident_blocks, commit, by_class };
+    state.segsel.kernels.push(k);
+    Ok(k)
 }
+
+/// The kernel of each row class (the short rows' is segsel_short, above).
+const CLASS_KERNELS: [&str; CLASSES] = ["segsel_short", "segsel_mid", "segsel_wide", "segsel_wider", "segsel_long"];
 
 fn function(shared: &CudaShared, source: Source, key_bytes: usize, float_keys: bool, kernel: &'static str) -> Result<CUfunction> {
     shared.loader.function(source, select::variant(key_bytes, float_keys), kernel, || module(source, key_bytes, float_keys))
@@ -262,7 +284,8 @@ pub fn segmented_select(
     let key_bytes = dtype.size();
     let float_keys = dtype.is_float();
     let mut state = shared.lock()?;
-    let (short, resident_blocks) = short_kernel(shared, &mut state, key_bytes, float_keys)?;
+    let k = kernels(shared, &mut state, key_bytes, float_keys)?;
+    let (short, resident_blocks) = (k.short, k.resident_blocks);
     let p = policy();
     let warps_a_block = (p.warp_block / 32) as u64;
     // The grid's first blocks check the rows, a lane a run of them: one row for calls
@@ -334,7 +357,7 @@ pub fn segmented_select(
         let resident = fits && grid <= resident_blocks && launch_cooperative(short, grid, p.warp_block, stream, &args(true))?;
         if !resident {
             launch(short, grid, p.warp_block, stream, &args(false))?;
-            let commit = function(shared, SOURCES[0], key_bytes, float_keys, "segsel_commit")?;
+            let commit = k.commit;
             let blocks = (nrows as u64).div_ceil(COMMIT_BLOCK as u64).min(sms * 16);
             launch(
                 commit,
@@ -350,14 +373,13 @@ pub fn segmented_select(
         return Err(fault.error(report.row, report.begin, report.end, report.rank, len));
     }
     // The short rows are done; the long ones, checked, go by class.
-    let kernels = ["", "segsel_mid", "segsel_wide", "segsel_wider", "segsel_long"];
     let blocks = [0, p.mid_block, p.wide_block, p.wider_block, p.long_block];
     for class in 1..CLASSES {
         let count = report.counts[class] as u64;
         if count == 0 {
             continue;
         }
-        let f = function(shared, SOURCES[1], key_bytes, float_keys, kernels[class])?;
+        let f = k.by_class[class];
         let list = ids + (class * list_bytes) as u64;
         let args = [
             Arg::ptr(values.ptr),
