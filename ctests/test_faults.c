@@ -99,6 +99,12 @@ static gpuprims_status run_topk(gpuprims_context *c, gpuprims_buffer **b, unsign
   gpuprims_buffer_len(b[1], &k);
   return gpuprims_topk(c, b[0], k, GPUPRIMS_ORDER_DESCENDING, b[1], b[2]);
 }
+static gpuprims_status run_topk_values(gpuprims_context *c, gpuprims_buffer **b, unsigned char *o) {
+  size_t k = 0;
+  (void)o;
+  gpuprims_buffer_len(b[1], &k);
+  return gpuprims_topk(c, b[0], k, GPUPRIMS_ORDER_ASCENDING, b[1], NULL);
+}
 static gpuprims_status run_segmented_select(gpuprims_context *c, gpuprims_buffer **b, unsigned char *o) {
   (void)o;
   return gpuprims_segmented_select(c, b[0], b[1], NULL, b[2]);
@@ -164,6 +170,11 @@ static const ft_scenario SCENARIOS[] = {
     {"select_kth_f32", 1, {B(F32, 1000003, FT_IN, FT_DISTINCT), NONE, NONE, NONE}, run_select_kth},
     {"select_kth_to_buffer_i64", 2, {B(I64, 500000, FT_IN, FT_RANDOM), B(I64, 1, FT_OUT, FT_POISON), NONE, NONE}, run_select_kth_to_buffer},
     {"topk_u32", 3, {B(U32, 700000, FT_IN, FT_RANDOM), B(U32, 300, FT_OUT, FT_POISON), B(U64, 300, FT_OUT, FT_POISON), NONE}, run_topk},
+    /* k past one block's sort: the gathered k are radix sorted (pairs), counting sorted (U8). */
+    {"topk_large_k_f64", 3, {B(F64, 600000, FT_IN, FT_DISTINCT), B(F64, 50000, FT_OUT, FT_POISON), B(U64, 50000, FT_OUT, FT_POISON), NONE}, run_topk},
+    {"topk_large_k_u8", 2, {B(U8, 300000, FT_IN, FT_RANDOM), B(U8, 20000, FT_OUT, FT_POISON), NONE, NONE}, run_topk_values},
+    /* Deep enough for a second partition level. */
+    {"quicksort_u32_levels", 1, {B(U32, 3000000, FT_INOUT, FT_DISTINCT), NONE, NONE, NONE}, run_quicksort_keys},
     {"segmented_select_f32", 3, {B(F32, 600000, FT_IN, FT_DISTINCT), B(U64, 1001, FT_IN, FT_ROWS), B(F32, 1000, FT_OUT, FT_POISON), NONE}, run_segmented_select},
     {"buffer_from_host", 0, {NONE, NONE, NONE, NONE}, run_buffer_from_host},
     {"life", 0, {NONE, NONE, NONE, NONE}, run_life},
@@ -200,7 +211,13 @@ static void ft_fill(const ft_buf_spec *b, unsigned char *p, tu_rng *r, size_t va
     case FT_POISON: memset(p, 0xA5, ft_bytes(b)); break;
     case FT_ROWS: ft_fill_rows((uint64_t *)(void *)p, n - 1, values_len, r); break;
     case FT_DISTINCT: /* a shuffled run of distinct values */
-      for (i = 0; i < n; i++) tu_put_f(b->dtype, p, i, (double)i - (double)(n / 2));
+      for (i = 0; i < n; i++) {
+        int64_t v = (int64_t)i - (int64_t)(n / 2);
+        if (tu_dtype(b->dtype)->is_float)
+          tu_put_f(b->dtype, p, i, (double)v);
+        else
+          tu_put_bits(b->dtype, p, i, (uint64_t)v);
+      }
       for (i = n; i > 1; i--) {
         size_t j = (size_t)tu_below(r, i), w = tu_dtype_size(b->dtype);
         unsigned char t[8];

@@ -74,7 +74,8 @@ impl SyncState {
             drv::memset_d8_async(self.ptr, 0, bytes, stream).during("cuMemsetD8Async")?;
         }
         self.word_capacity = capacity;
-        self.epoch = first_tag();
+        // (A test's first tag near the last may leave too few for a reservation.)
+        self.epoch = if first_tag() + tags as u64 - 1 <= MAX_TAG { first_tag() } else { 1 };
         self.tickets_issued = 0;
         Ok(())
     }
@@ -86,6 +87,19 @@ impl SyncState {
         } else {
             TAGGED_OFFSET + 8 * self.word_capacity
         }
+    }
+
+    /// Makes room, before a primitive's first write, for `runs` runs of up to `words`
+    /// words each (begin_run), so that none of them allocates or clears the memory
+    /// later: an allocation that failed after a write would leave the caller's buffers
+    /// half done.
+    pub fn reserve_runs(&mut self, stream: CUstream, words: usize, runs: usize) -> Result<()> {
+        self.ensure(stream, words, tags_for(runs, 1))
+    }
+
+    /// As reserve_runs, for runs of the digit look-back (begin_digit_run).
+    pub fn reserve_digit_runs(&mut self, stream: CUstream, words: usize, runs: usize) -> Result<()> {
+        self.ensure(stream, words, tags_for(runs, DIGIT_LOOKBACK_TAGS))
     }
 
     /// Starts a run that publishes up to `words` tagged words, all with one tag: their
@@ -108,6 +122,11 @@ impl SyncState {
         self.epoch += tags as u64;
         Ok((self.ptr + TAGGED_OFFSET as u64, epoch))
     }
+}
+
+/// The tags of `runs` runs of `each` tags (at most every tag there is).
+fn tags_for(runs: usize, each: u32) -> u32 {
+    (runs as u64 * each as u64).min(MAX_TAG) as u32
 }
 
 /// 64-bit tagged words per published value of `dtype` (kernels/common/tagged.cuh).

@@ -7,8 +7,9 @@
 //! never waits.
 
 use cudarc::driver::result as drv;
+use cudarc::driver::sys::{CUdeviceptr, CUfunction};
 
-use super::context::{round_up, CudaShared};
+use super::context::{round_up, CudaShared, State};
 use super::driver::DriverContext;
 use super::launch::{launch, launch_with_shared, Arg};
 use super::loader::ModuleSpec;
@@ -82,17 +83,30 @@ pub fn modules() -> Vec<Module> {
         .collect()
 }
 
+/// The sort's kernels (histogram, plan, fill) and its control block in scratch memory:
+/// everything it needs before its first write. The state lock must be held.
+fn acquire(shared: &CudaShared, state: &mut State, key_bytes: usize) -> Result<([CUfunction; 3], CUdeviceptr)> {
+    let load = |kernel| shared.loader.function(sources::COUNTING_SORT, key_bytes as u32, kernel, || module(key_bytes));
+    let kernels = [load("counting_histogram")?, load("counting_plan")?, load("counting_fill")?];
+    let control = state.scratch.ensure(state.stream, round_up(control_bytes(key_bytes).0))?;
+    Ok((kernels, control))
+}
+
+/// Acquires, ahead of a call's first write, what a later sort of `key_bytes` keys will
+/// need (the top-k sorts what it gathered). The state lock must be held.
+pub fn reserve(shared: &CudaShared, state: &mut State, key_bytes: usize) -> Result<()> {
+    acquire(shared, state, key_bytes).map(|_| ())
+}
+
 pub fn sort(shared: &CudaShared, keys: &DeviceMemory, key_dtype: DType, len: usize, order: Order) -> Result<()> {
     let key_bytes = key_dtype.size();
-    let load = |kernel| shared.loader.function(sources::COUNTING_SORT, key_bytes as u32, kernel, || module(key_bytes));
-    let (histogram, plan, fill) = (load("counting_histogram")?, load("counting_plan")?, load("counting_fill")?);
     let (values, slices) = values_and_slices(key_bytes);
     let (hist_block, fill_block) = (hist_block(key_bytes), fill_block());
 
     let mut state = shared.lock()?;
     let stream = state.stream;
-    let (control_bytes, zeroed) = control_bytes(key_bytes);
-    let control = state.scratch.ensure(stream, round_up(control_bytes))?;
+    let ([histogram, plan, fill], control) = acquire(shared, &mut state, key_bytes)?;
+    let zeroed = control_bytes(key_bytes).1;
     // SAFETY: the zeroed head lies inside the scratch memory.
     unsafe { drv::memset_d8_async(control, 0, zeroed, stream) }.during("cuMemsetD8Async (counting control)")?;
 

@@ -357,6 +357,13 @@ pub fn sort(
         next += round_up(bytes) as u64;
     }
     let [alt, alt_values, segs_a, segs_b, tile_owner, counts, levels, buckets_of] = at;
+    // Everything the levels need is acquired before the first write (so running out
+    // of memory leaves the keys as they were): the lists of the most segments a
+    // level can have (below), each level's scan of its bucket counts, the side stream.
+    state.sync.reserve_runs(stream, scan::run_words(DType::U32, max_tiles * BUCKETS + 1), max_levels)?;
+    if len > large_span && knob("quicksort.side_stream", 1) != 0 {
+        state.side_stream()?;
+    }
     // Per level: the splitters, the small and large segments and the chunks to copy.
     let lists = |state: &mut super::context::State, active: usize| -> Result<Lists> {
         let splitters = round_up(active * BUCKETS * key_bytes);
@@ -379,6 +386,9 @@ pub fn sort(
     // kernels/quicksort.cu; keys and values hold `len` elements, the scratch the
     // alternate buffers, segments, owners, counts and level counts sized above, the
     // step scratch this level's lists.
+    if len > large_span {
+        lists(&mut state, max_segments)?; // (every level's lists fit these)
+    }
     if len <= large_span {
         let small_list = lists(&mut state, 1)?.small;
         unsafe {

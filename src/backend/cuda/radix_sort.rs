@@ -7,8 +7,9 @@
 //! bytes go to the counting sort instead, when counting_sort::serves says so.
 
 use cudarc::driver::result as drv;
+use cudarc::driver::sys::{CUdeviceptr, CUfunction};
 
-use super::context::{round_up, CudaShared};
+use super::context::{round_up, CudaShared, State};
 use super::counting_sort;
 use super::driver::DriverContext;
 use super::launch::{launch, launch_with_shared, Arg};
@@ -16,7 +17,7 @@ use super::loader::ModuleSpec;
 use super::modules::Module;
 use super::precompile;
 use super::memory::DeviceMemory;
-use super::sources;
+use super::sources::{self, Source};
 use super::tuning::knob;
 use crate::dtype::{DType, Order};
 use crate::error::{invalid, Result};
@@ -330,6 +331,127 @@ pub(super) fn key_order(dtype: DType, order: Order) -> u32 {
     kind | if order == Order::Descending { KEY_DESCENDING } else { 0 }
 }
 
+/// What a sort of given keys takes: its portions and passes, whether pairs move packed,
+/// and the modules it runs.
+struct Plan {
+    key_bytes: usize,
+    value_bytes: usize,
+    float_keys: bool,
+    len: usize,
+    portion: usize,
+    portions: usize,
+    passes: usize,
+    packed: bool,
+}
+
+/// What a sort holds before its first write: its kernels (histogram, plan, pass,
+/// finish, and the packing pass where pairs move packed) and its scratch (alternate
+/// keys, alternate values, control block).
+struct Acquired {
+    kernels: [CUfunction; 4],
+    packing: Option<CUfunction>,
+    alt: CUdeviceptr,
+    alt_values: CUdeviceptr,
+    control: CUdeviceptr,
+}
+
+impl Plan {
+    fn new(keys: &DeviceMemory, key_dtype: DType, values: Option<(&DeviceMemory, DType)>, len: usize) -> Result<Plan> {
+        let key_bytes = key_dtype.size();
+        let value_bytes = values.map_or(0, |(_, d)| d.size());
+        let p = policy(key_bytes, value_bytes);
+        let portion = p.portion_tiles() * p.tile();
+        let portions = len.div_ceil(portion);
+        if portions > MAX_PORTIONS {
+            return Err(invalid(format!("{len} keys: at most {} can be sorted", portion * MAX_PORTIONS)));
+        }
+        // Pairs may move packed between passes (kernels/radix_sort.cu, "Packed pairs").
+        let packed = packs(module_packs(key_bytes, value_bytes), len, keys.ptr, values.map_or(0, |(m, _)| m.ptr));
+        let passes = key_bytes * 8 / RADIX_BITS;
+        Ok(Plan { key_bytes, value_bytes, float_keys: key_dtype.is_float(), len, portion, portions, passes, packed })
+    }
+
+    /// The (histogram, pass, packing) modules' sources and variants.
+    fn modules(&self) -> [(Source, u32); 3] {
+        let (k, v, f) = (self.key_bytes, self.value_bytes, self.float_keys);
+        [
+            (sources::RADIX_HISTOGRAM, variant(k, 0, f)),
+            (sources::RADIX_SORT, variant(k, v, f)),
+            (sources::RADIX_SORT, packing_variant(k, v, f)),
+        ]
+    }
+
+    /// The spec of module `which` of `modules` (built only where a module is missing).
+    fn spec(&self, which: usize) -> ModuleSpec {
+        let (k, v, f) = (self.key_bytes, self.value_bytes, self.float_keys);
+        match which {
+            0 => histogram_module(k, f),
+            1 => module(k, v, f),
+            _ => packing_module(k, v, f),
+        }
+    }
+
+    /// On a first call the modules compile side by side (the packing one when packed),
+    /// before the state lock is taken.
+    fn compile(&self, shared: &CudaShared) -> Result<()> {
+        let [(s0, v0), (s1, v1), (s2, v2)] = self.modules();
+        let (f0, f1, f2) = (|| self.spec(0), || self.spec(1), || self.spec(2));
+        let wanted: [precompile::Wanted; 3] = [(s0, v0, &f0), (s1, v1, &f1), (s2, v2, &f2)];
+        precompile::compile_unloaded(shared, &wanted[..if self.packed { 3 } else { 2 }])
+    }
+
+    /// Everything the sort needs before its first write: kernels loaded, scratch
+    /// allocated, look-back room for every pass reserved. The state lock must be held.
+    fn acquire(&self, shared: &CudaShared, state: &mut State) -> Result<Acquired> {
+        let [(hist_source, hist_variant), (pass_source, pass_variant), (pack_source, pack_variant)] = self.modules();
+        let load_hist = |kernel| shared.loader.function(hist_source, hist_variant, kernel, || self.spec(0));
+        let load_pass = |kernel| shared.loader.function(pass_source, pass_variant, kernel, || self.spec(1));
+        let kernels = [load_hist("radix_histogram")?, load_hist("radix_plan")?, load_pass("radix_pass")?, load_pass("radix_finish")?];
+        let packing = match self.packed {
+            true => Some(shared.loader.function(pack_source, pack_variant, "radix_pass_packing", || self.spec(2))?),
+            false => None,
+        };
+        let stream = state.stream;
+        // Scratch: the alternate keys, the alternate values, the control block.
+        let alt_bytes = round_up(self.len * self.key_bytes);
+        let alt_values_bytes = round_up(self.len * self.value_bytes);
+        let alt = state.scratch.ensure(stream, alt_bytes + alt_values_bytes + CONTROL_BYTES)?;
+        let p = policy(self.key_bytes, self.value_bytes);
+        let most_tiles = self.portion.min(self.len).div_ceil(p.tile());
+        // (With room for a few runs more: the top-k's selection runs between its
+        // reservation and its sort.)
+        state.sync.reserve_digit_runs(stream, most_tiles * RADIX, self.passes * self.portions + 16)?;
+        let alt_values = alt + alt_bytes as u64;
+        Ok(Acquired { kernels, packing, alt, alt_values, control: alt_values + alt_values_bytes as u64 })
+    }
+}
+
+/// For a call that sorts after its first write (the top-k sorts what it gathered into
+/// its outputs): compiles the modules a sort of these keys (and values) runs, before
+/// the state lock is taken; `reserve` then acquires the rest under it.
+pub fn compile_for(shared: &CudaShared, keys: &DeviceMemory, key_dtype: DType, values: Option<(&DeviceMemory, DType)>, len: usize) -> Result<()> {
+    match counting_sort::serves(key_dtype.size(), values.is_some(), len) {
+        true => Ok(()), // one small module, loaded by `reserve`
+        false => Plan::new(keys, key_dtype, values, len)?.compile(shared),
+    }
+}
+
+/// Acquires, ahead of a call's first write, everything a later sort of these keys
+/// (and values) needs: kernels, scratch, look-back room. The state lock must be held.
+pub fn reserve(
+    shared: &CudaShared,
+    state: &mut State,
+    keys: &DeviceMemory,
+    key_dtype: DType,
+    values: Option<(&DeviceMemory, DType)>,
+    len: usize,
+) -> Result<()> {
+    match counting_sort::serves(key_dtype.size(), values.is_some(), len) {
+        true => counting_sort::reserve(shared, state, key_dtype.size()),
+        false => Plan::new(keys, key_dtype, values, len)?.acquire(shared, state).map(|_| ()),
+    }
+}
+
 pub fn sort(
     shared: &CudaShared,
     keys: &DeviceMemory,
@@ -343,43 +465,17 @@ pub fn sort(
         return counting_sort::sort(shared, keys, key_dtype, len, order);
     }
     let value_bytes = values.map_or(0, |(_, d)| d.size());
-    let float_keys = key_dtype.is_float();
     let p = policy(key_bytes, value_bytes);
-    let portion = p.portion_tiles() * p.tile();
-    let portions = len.div_ceil(portion);
-    if portions > MAX_PORTIONS {
-        return Err(invalid(format!("{len} keys: at most {} can be sorted", portion * MAX_PORTIONS)));
-    }
-    let passes = key_bytes * 8 / RADIX_BITS;
-    let (hist_variant, pass_variant) = (variant(key_bytes, 0, float_keys), variant(key_bytes, value_bytes, float_keys));
-    let hist_spec = || histogram_module(key_bytes, float_keys);
-    let pass_spec = || module(key_bytes, value_bytes, float_keys);
-    let packing_spec = || packing_module(key_bytes, value_bytes, float_keys);
-    let packing_variant = packing_variant(key_bytes, value_bytes, float_keys);
-    // Pairs may move packed between passes (kernels/radix_sort.cu, "Packed pairs").
+    let plan = Plan::new(keys, key_dtype, values, len)?;
+    let (portion, portions, passes, packed) = (plan.portion, plan.portions, plan.passes, plan.packed);
     let values_ptr = values.map_or(0, |(m, _)| m.ptr);
-    let packed = packs(module_packs(key_bytes, value_bytes), len, keys.ptr, values_ptr);
-    // On the first call the modules compile side by side (the packing one when packed).
-    let wanted: [precompile::Wanted; 3] = [
-        (sources::RADIX_HISTOGRAM, hist_variant, &hist_spec),
-        (sources::RADIX_SORT, pass_variant, &pass_spec),
-        (sources::RADIX_SORT, packing_variant, &packing_spec),
-    ];
-    precompile::compile_unloaded(shared, &wanted[..if packed { 3 } else { 2 }])?;
-    let load_hist = |kernel| shared.loader.function(sources::RADIX_HISTOGRAM, hist_variant, kernel, hist_spec);
-    let load_pass = |kernel| shared.loader.function(sources::RADIX_SORT, pass_variant, kernel, pass_spec);
+    plan.compile(shared)?;
 
     let mut state = shared.lock()?;
     let stream = state.stream;
-    let (histogram, plan, pass_kernel, finish) =
-        (load_hist("radix_histogram")?, load_hist("radix_plan")?, load_pass("radix_pass")?, load_pass("radix_finish")?);
-
-    // Scratch: the alternate keys, the alternate values, the control block.
-    let alt_bytes = round_up(len * key_bytes);
-    let alt_values_bytes = round_up(len * value_bytes);
-    let alt = state.scratch.ensure(stream, alt_bytes + alt_values_bytes + CONTROL_BYTES)?;
-    let alt_values = alt + alt_bytes as u64;
-    let control = alt_values + alt_values_bytes as u64;
+    let a = plan.acquire(shared, &mut state)?;
+    let [histogram, plan_kernel, pass_kernel, finish] = a.kernels;
+    let (alt, alt_values, control) = (a.alt, a.alt_values, a.control);
     let sms = shared.props.sm_count as u64;
     // How many blocks of a kernel the GPU holds at once with `bytes` of dynamic shared
     // memory (which the loader allows the kernel first, before its first launch).
@@ -405,18 +501,16 @@ pub fn sort(
             stream,
             &[Arg::ptr(keys.ptr), Arg::size(len), Arg::u32(order_bits), Arg::ptr(control)],
         )?;
-        launch(plan, 1, RADIX as u32, stream, &[Arg::size(len), Arg::ptr(control)])?;
+        launch(plan_kernel, 1, RADIX as u32, stream, &[Arg::size(len), Arg::ptr(control)])?;
     }
     let tile_shared = p.tile_shared_bytes(key_bytes, value_bytes);
     // The passes that write packed pairs (all but the last) run in a kernel of their
     // own, launched beside radix_pass for each pass that can be one.
     // (Each kernel with the number of its blocks the GPU holds at once.)
     let pass_kernel = (pass_kernel, resident(pass_kernel, p.block, tile_shared)?);
-    let packing_kernel = if packed {
-        let f = shared.loader.function(sources::RADIX_SORT, packing_variant, "radix_pass_packing", packing_spec)?;
-        Some((f, resident(f, p.block, tile_shared)?))
-    } else {
-        None
+    let packing_kernel = match a.packing {
+        Some(f) => Some((f, resident(f, p.block, tile_shared)?)),
+        None => None,
     };
     for pass in 0..passes {
         // (The last digit's pass is always the last.)

@@ -98,6 +98,15 @@ pub fn scan(
     scan_locked(shared, &mut state, input.ptr, output.ptr, dtype, len, op, mode)
 }
 
+/// The tagged words a scan of `len` elements of `dtype` publishes: each tile's
+/// aggregate, then the anchors' inclusive prefixes (anchors are tiles 0, window,
+/// 2 * window, ...).
+pub fn run_words(dtype: DType, len: usize) -> usize {
+    let p = policy(dtype);
+    let tiles = len.div_ceil((p.block * p.items) as usize);
+    (tiles + tiles.div_ceil(p.window as usize)) * tagged_words(dtype)
+}
+
 /// The scan of `len` elements at `input` into `output` (may be `input`), issued by a
 /// primitive that holds the state lock (the quicksort scans its bucket counts).
 #[allow(clippy::too_many_arguments)]
@@ -113,8 +122,6 @@ pub fn scan_locked(
 ) -> Result<()> {
     let p = policy(dtype);
     let tiles = len.div_ceil((p.block * p.items) as usize);
-    // Anchors are tiles 0, window, 2 * window, ...
-    let anchors = tiles.div_ceil(p.window as usize);
     let words = tagged_words(dtype);
 
     let stream = state.stream;
@@ -124,7 +131,7 @@ pub fn scan_locked(
     };
     let f = shared.loader.function(sources::SCAN, variant(dtype, op), kernel, || module(dtype, op))?;
     let sync = &mut state.sync;
-    let (aggregate, epoch) = sync.begin_run(stream, (tiles + anchors) * words)?;
+    let (aggregate, epoch) = sync.begin_run(stream, run_words(dtype, len))?;
     let inclusive = aggregate + (tiles * words * 8) as u64;
     let ticket_base = sync.tickets_issued;
     let args = [

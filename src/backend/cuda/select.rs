@@ -482,8 +482,16 @@ pub fn topk(
         let state = shared.lock()?;
         return sort_small(shared, &state, dtype, (input.ptr, 0, len), (out_values, out_indices, k), order);
     }
+    // What the sort of the gathered k needs is acquired before the gather writes them.
+    let gathered = out_indices.map(|m| (m, DType::U64));
+    if k > small_len {
+        radix_sort::compile_for(shared, out_values, dtype, gathered, k)?;
+    }
     {
         let mut state = shared.lock()?;
+        if k > small_len {
+            radix_sort::reserve(shared, &mut state, out_values, dtype, gathered, k)?;
+        }
         let scratch = find_rank(shared, &mut state, input, dtype, len, k - 1, order, out_indices.is_some(), Found::Gathered)?;
         let gather = function(shared, sources::TOPK, key_bytes, float_keys, "select_topk_gather")?;
         let p = policy();
@@ -518,7 +526,7 @@ pub fn topk(
         }
     }
     if k > small_len {
-        radix_sort::sort(shared, out_values, dtype, out_indices.map(|m| (m, DType::U64)), k, order)?;
+        radix_sort::sort(shared, out_values, dtype, gathered, k, order)?;
     } else if k > 1 {
         let state = shared.lock()?;
         let gathered = (out_values.ptr, out_indices.map_or(0, |m| m.ptr), k);
