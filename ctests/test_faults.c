@@ -613,6 +613,23 @@ static void ft_kernel_fault_in_child(void) {
             "the kernel-fault child process failed (status 0x%x)", status);
 }
 
+/* The fault functions' own arguments: each bad one refused with a message, changing nothing. */
+static void ft_bad_specs(void) {
+  const char *bad[] = {"alloc", "alloc:0", "alloc:-1", "alloc:x", "alloc:1:2", "oom:3", "launch:99999999999999999999999"};
+  size_t i;
+  TU_EXPECT_STATUS(gpuprims_fault_inject(NULL), GPUPRIMS_STATUS_NULL_ARGUMENT);
+  TU_EXPECT_STATUS(gpuprims_fault_get_counts(NULL), GPUPRIMS_STATUS_NULL_ARGUMENT);
+  for (i = 0; i < TU_ARRAY_LEN(bad); i++) {
+    char msg[512];
+    gpuprims_status s = gpuprims_fault_inject(bad[i]);
+    tu_last_error_text(msg, sizeof msg);
+    TU_CHECKF(s == GPUPRIMS_STATUS_INVALID_ARGUMENT && strstr(msg, "spec") != NULL, "fault spec \"%s\": %s (%s)", bad[i],
+              tu_status_name(s), msg);
+  }
+  ft_arm(NULL, 0);
+  TU_CHECK(ft_counts().injected == 0);
+}
+
 /* ------------------------------------------------------------------------------------- */
 
 int main(int argc, char **argv) {
@@ -630,6 +647,7 @@ int main(int argc, char **argv) {
   /* Keeps the device's context alive between the walk's fresh contexts. */
   anchor = tu_open_context();
   cuda = tu_is_cuda(anchor);
+  ft_bad_specs();
   for (i = 0; i < TU_ARRAY_LEN(SCENARIOS); i++) {
     if (only && strcmp(only, SCENARIOS[i].name) != 0) continue;
     ft_scenario_walk(&SCENARIOS[i], &rng);
