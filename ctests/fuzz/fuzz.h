@@ -23,6 +23,11 @@
 #define FZ_MAX_STALE 16 /* destroyed handles remembered, per kind */
 #define FZ_DESC 320     /* one call's description */
 
+/* What out-parameters hold before a call: no length, count or dtype the library could
+ * write (a text of 4242 bytes, say, is a real length). */
+#define FZ_UNSET ((size_t)UINT64_C(0xA5A5A5A5A5A5A5A5))
+#define FZ_UNSET32 0xA5A5A5A5u
+
 /* A status as a bit of a mask of allowed statuses. */
 #define FZ_S(name) (1u << GPUPRIMS_STATUS_##name)
 #define FZ_OK FZ_S(OK)
@@ -47,6 +52,7 @@ typedef struct {
   int live;       /* the handle is live */
   int id;         /* for the log: ctx#id */
   gpuprims_backend backend;
+  int32_t device; /* the ordinal it was opened with (CUDA: its device) */
 } fz_ctx;
 
 /* A buffer. Its contents live in the shadow of its owner (itself, unless it is a
@@ -135,7 +141,7 @@ fz_h fz_hostile(int kind);              /* NULL, stale, wrong kind, forged or ga
 fz_h fz_maybe_hostile(int kind, fz_h live, unsigned pct);
 unsigned fz_handle_fault(const fz_h *a, int optional);
 void fz_remember_stale(int kind, void *p);
-int fz_ctx_add(gpuprims_context *h);    /* records a new live context (queries its backend) */
+int fz_ctx_add(gpuprims_context *h, int32_t device); /* records a new live context (queries its backend) */
 void fz_ctx_release_if_unused(int c);
 int fz_buf_add(gpuprims_buffer *h, int ctx, gpuprims_dtype dt, size_t len, int owner, size_t off);
 void fz_buf_forget(int b);              /* after the handle was destroyed */

@@ -87,7 +87,7 @@ void fz_op_context_create(void) {
   s = fz_done(gpuprims_context_create(be, dev, no_out ? NULL : &out), allowed);
   if (s == GPUPRIMS_STATUS_OK) {
     if (out == NULL || out == TU_SENTINEL_PTR(gpuprims_context)) fz_fail("context_create said OK but wrote %p", (void *)out);
-    fz_ctx_add(out);
+    fz_ctx_add(out, dev);
   } else if (!no_out && out != TU_SENTINEL_PTR(gpuprims_context)) {
     fz_fail("a failed context_create wrote its out-parameter (%p)", (void *)out);
   }
@@ -134,7 +134,7 @@ static void op_context_backend(int c, const fz_h *a, unsigned faults) {
 static void check_text_out(const char *fn, const unsigned char *buf, size_t len, int buf_null, size_t needed,
                            int needed_null) {
   size_t n, i;
-  if (!needed_null && (needed == 4242 || needed == 0)) fz_fail("%s said OK, needed is %zu", fn, needed);
+  if (!needed_null && (needed == FZ_UNSET || needed == 0)) fz_fail("%s said OK, needed is %zu", fn, needed);
   if (buf_null || len == 0) {
     if (first_written(buf, 128) < 128) fz_fail("%s with len 0 wrote into buf", fn);
     return;
@@ -150,7 +150,7 @@ static void check_text_out(const char *fn, const unsigned char *buf, size_t len,
 
 static void op_device_name(int c, const fz_h *a, unsigned faults) {
   unsigned char buf[128];
-  size_t len = (size_t)fz_below(97), needed = 4242;
+  size_t len = (size_t)fz_below(97), needed = FZ_UNSET;
   int buf_null = fz_pct(10), needed_null = fz_pct(20);
   gpuprims_status s;
   if (buf_null && len && fz_pct(50)) len = 0;
@@ -162,7 +162,7 @@ static void op_device_name(int c, const fz_h *a, unsigned faults) {
                                             needed_null ? NULL : &needed),
               faults ? faults : FZ_OK);
   if (s != GPUPRIMS_STATUS_OK) {
-    if (needed != 4242 || first_written(buf, sizeof buf) < sizeof buf) fz_fail("a failed device_name wrote its outputs");
+    if (needed != FZ_UNSET || first_written(buf, sizeof buf) < sizeof buf) fz_fail("a failed device_name wrote its outputs");
     return;
   }
   check_text_out("context_device_name", buf, len, buf_null, needed, needed_null);
@@ -297,7 +297,9 @@ void fz_op_buffer_wrap(void) {
   if (cuda) {
     int b, n = 0, pick[FZ_MAX_BUF];
     for (b = 0; b < FZ_MAX_BUF; b++)
-      if (fz.buf[b].live && fz.buf[b].owner == b && fz_ctx_is_cuda(fz.buf[b].ctx) && fz.buf[b].nbytes >= 16) pick[n++] = b;
+      if (fz.buf[b].live && fz.buf[b].owner == b && fz_ctx_is_cuda(fz.buf[b].ctx) && fz.buf[b].nbytes >= 16 &&
+          fz.ctx[fz.buf[b].ctx].device == fz.ctx[c].device) /* memory of the context's device */
+        pick[n++] = b;
     if (n == 0) return;
     o = fz_pin(pick[fz_below((uint64_t)n)]);
     off = 16 * (size_t)fz_below(fz.buf[o].nbytes / 16);
@@ -362,17 +364,17 @@ void fz_op_buffer_query(void) {
   a = fz_maybe_hostile(FZ_KBUF, fz_live_buf(b), 12);
   faults = fz_handle_fault(&a, 0) | (no_out ? FZ_S(NULL_ARGUMENT) : 0);
   if (r == 0) {
-    size_t out = 4242;
+    size_t out = FZ_UNSET;
     fz_call("gpuprims_buffer_len(%s, %s)", a.what, no_out ? "NULL" : "&out");
     s = fz_done(gpuprims_buffer_len((gpuprims_buffer *)a.p, no_out ? NULL : &out), faults ? faults : FZ_OK);
     if (s == GPUPRIMS_STATUS_OK && out != fz.buf[b].len) fz_fail("buffer_len wrote %zu, expected %zu", out, fz.buf[b].len);
-    if (s != GPUPRIMS_STATUS_OK && out != 4242) fz_fail("a failed buffer_len wrote %zu", out);
+    if (s != GPUPRIMS_STATUS_OK && out != FZ_UNSET) fz_fail("a failed buffer_len wrote %zu", out);
   } else if (r == 1) {
-    gpuprims_dtype out = 4242;
+    gpuprims_dtype out = FZ_UNSET32;
     fz_call("gpuprims_buffer_dtype(%s, %s)", a.what, no_out ? "NULL" : "&out");
     s = fz_done(gpuprims_buffer_dtype((gpuprims_buffer *)a.p, no_out ? NULL : &out), faults ? faults : FZ_OK);
     if (s == GPUPRIMS_STATUS_OK && out != fz.buf[b].dt) fz_fail("buffer_dtype wrote %lu", (unsigned long)out);
-    if (s != GPUPRIMS_STATUS_OK && out != 4242) fz_fail("a failed buffer_dtype wrote %lu", (unsigned long)out);
+    if (s != GPUPRIMS_STATUS_OK && out != FZ_UNSET32) fz_fail("a failed buffer_dtype wrote %lu", (unsigned long)out);
   } else {
     void *out = TU_SENTINEL_PTR(void);
     if (a.cls == FZ_LIVE && !fz_ctx_is_cuda(fz.buf[b].ctx)) faults |= FZ_S(UNSUPPORTED);

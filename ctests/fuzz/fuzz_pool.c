@@ -18,7 +18,7 @@ int fz_new_id(void) { return ++fz.next_id; }
 /* Contexts                                                                               */
 /* ------------------------------------------------------------------------------------- */
 
-int fz_ctx_add(gpuprims_context *h) {
+int fz_ctx_add(gpuprims_context *h, int32_t device) {
   int c;
   gpuprims_backend b = 0xDEAD;
   for (c = 0; c < FZ_MAX_CTX && fz.ctx[c].used; c++) {
@@ -27,6 +27,7 @@ int fz_ctx_add(gpuprims_context *h) {
   fz.ctx[c].h = h;
   fz.ctx[c].used = fz.ctx[c].live = 1;
   fz.ctx[c].id = fz_new_id();
+  fz.ctx[c].device = device;
   fz_call("gpuprims_context_backend(ctx#%d, &out) (check)", fz.ctx[c].id);
   fz_done(gpuprims_context_backend(h, &b), FZ_OK);
   if (b != GPUPRIMS_BACKEND_HOST && b != GPUPRIMS_BACKEND_CUDA) fz_fail("context_backend wrote %u", (unsigned)b);
@@ -439,7 +440,7 @@ void fz_pool_init(void) {
     exit(TU_SKIP_CODE);
   }
   fz_done(s, FZ_OK);
-  fz.auto_cuda = fz_ctx_is_cuda(fz_ctx_add(h));
+  fz.auto_cuda = fz_ctx_is_cuda(fz_ctx_add(h, 0));
 }
 
 void fz_pool_teardown(void) {
