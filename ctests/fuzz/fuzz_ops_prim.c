@@ -409,6 +409,7 @@ static void make_rows(size_t n, size_t nrows, uint64_t *off, uint64_t *ks, int w
     }
   }
   for (r = 0; r < nrows; r++) ks[r] = off[r + 1] > off[r] ? fz_below(off[r + 1] - off[r]) : 0;
+  ks[nrows] = fz_below(4); /* one past the rows: for a ks buffer one too long */
   if (nrows && fz_pct(15)) {
     size_t row = (size_t)fz_below(nrows);
     switch (fz_below(5)) {
