@@ -169,6 +169,18 @@ void fz_op_reduce(void) {
   for (i = es; i < sizeof out; i++)
     if (out[i] != POISON) fz_fail("reduce wrote %zu bytes, one %s is %zu", i + 1, tu_dtype_name(fz.buf[in].dt), es);
   check_reduce(fz.buf[in].dt, op, fz_shadow(in), fz.buf[in].len, out, "reduce");
+  if (fz_pct(15)) { /* "bitwise reproducible run to run on the same device and size" */
+    unsigned char again[16];
+    memset(again, POISON, sizeof again);
+    fz_call("gpuprims_reduce(%s, %s, %s, &out) (again: the same bits)", ca.what, ia.what, fz_op_name(op));
+    fz_done(gpuprims_reduce((gpuprims_context *)ca.p, (gpuprims_buffer *)ia.p, op, again), FZ_OK);
+    if (memcmp(out, again, es) != 0) {
+      char a[64], b[64];
+      tu_fmt_elem(fz.buf[in].dt, out, a, sizeof a);
+      tu_fmt_elem(fz.buf[in].dt, again, b, sizeof b);
+      fz_fail("reduce %s of %zu x %s gave %s, then %s", fz_op_name(op), fz.buf[in].len, tu_dtype_name(fz.buf[in].dt), a, b);
+    }
+  }
 }
 
 void fz_op_reduce_to_buffer(void) {
