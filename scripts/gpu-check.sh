@@ -13,7 +13,9 @@
 #   2. one line each: nvidia-smi -L, nvcc --version, cmake --version;
 #   3. GPUPRIMS_BACKEND=cuda ctest --output-on-failure -j1     (ctest.log);
 #      then test_sequences long, with tags near the wrap, and under memcheck at
-#      small sizes (sequences-*.log);
+#      small sizes (sequences-*.log); then the ABI fuzzer, fuzz_abi, on the CUDA
+#      backend for FUZZ_SECONDS (fuzz.log; CTest's own fuzz_abi runs on the host
+#      backend: TEST_ARGS="-LE fuzz" leaves it out);
 #   4. kernel compile timing: gpuprims_bench --sizes 1024 twice on a fresh
 #      GPUPRIMS_CACHE_DIR, cold (NVRTC compiles) then warm (disk cache); the
 #      bench prints each row's first call ("first-call ms <row>: X"), shown
@@ -34,6 +36,8 @@
 #   SKIP_PRECOMPILE=1  no precompile timing
 #   SKIP_SEQUENCES=1   no long call-sequence runs (test_sequences; SEQ_CALLS=n calls,
 #                      default 3000, and a memcheck run of SEQ_MEMCHECK_CALLS=150)
+#   SKIP_FUZZ=1     no fuzz_abi run on CUDA; FUZZ_SECONDS=s its length (default 60),
+#                   FUZZ_SEED=seed replays a run it printed
 #   BENCH_ARGS=...  more arguments for the full bench (e.g. "--reps 31")
 #   BUILD_DIR=dir   build directory (default build-gpu)
 #   CUDA_ARCH=N     CUDA architectures (default 90)
@@ -159,6 +163,33 @@ if [ "${SKIP_SEQUENCES:-0}" != 1 ] && [ "$build_rc" -eq 0 ] && [ -n "$seq_bin" ]
   seq_line="rc $seq_rc (logs: sequences-*.log)"
 fi
 
+# --- the ABI fuzzer on CUDA: seeded random calls, hostile arguments, results vs references --
+fuzz_line="skipped"
+fuzz_rc=0
+fuzz_bin="$(find "$build" -name fuzz_abi -type f -perm -u+x 2>/dev/null | head -n 1)"
+if [ "${SKIP_FUZZ:-0}" != 1 ] && [ "$build_rc" -eq 0 ] && [ -n "$fuzz_bin" ]; then
+  fuzz_s="${FUZZ_SECONDS:-60}"
+  section "ABI fuzzer (fuzz_abi on CUDA for $fuzz_s s; replay a failure with its printed GPUPRIMS_FUZZ_SEED)"
+  t0=$(ms_now)
+  # ASan (when the build has it) needs protect_shadow_gap=0 beside the CUDA driver (also
+  # in the program's defaults); the suppressions are the driver's and NVRTC's own
+  # allocations, kept for the process (ctests/fuzz/lsan-cuda.supp says why).
+  env GPUPRIMS_BACKEND=cuda GPUPRIMS_FUZZ_SECONDS="$fuzz_s" ${FUZZ_SEED:+"GPUPRIMS_FUZZ_SEED=$FUZZ_SEED"} \
+    ASAN_OPTIONS="protect_shadow_gap=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}" \
+    LSAN_OPTIONS="suppressions=$root/ctests/fuzz/lsan-cuda.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}" \
+    timeout $((fuzz_s + 240)) "$fuzz_bin" >"$logdir/fuzz.log" 2>&1
+  fuzz_rc=$?
+  t1=$(ms_now)
+  fuzz_done="$(grep -a -m1 '^fuzz_abi: done:' "$logdir/fuzz.log" | sed 's/^fuzz_abi: done: //')"
+  fuzz_line="rc $fuzz_rc in $(( (t1 - t0) / 1000 )) s; $(grep -a -m1 'seed 0x' "$logdir/fuzz.log" | sed 's/^fuzz_abi: //'); ${fuzz_done:-no summary line (see fuzz.log)}"
+  if [ "$fuzz_rc" -eq 77 ]; then
+    fuzz_line="skipped: no CUDA device (rc 77)"
+    fuzz_rc=0
+  fi
+  echo "$fuzz_line"
+  [ "$fuzz_rc" -ne 0 ] && grep -a -v '^  #' "$logdir/fuzz.log" | tail -n 40 && grep -a '^  #' "$logdir/fuzz.log" | tail -n 30
+fi
+
 # --- kernel compile timing: cold then warm disk cache ------------------------------
 compile_line="skipped"
 compile_rc=0
@@ -251,6 +282,7 @@ overall=0
 [ "$compile_rc" -ne 0 ] && overall=1
 [ "$precompile_rc" -ne 0 ] && overall=1
 [ "$seq_rc" -ne 0 ] && overall=1
+[ "$fuzz_rc" -ne 0 ] && overall=1
 
 {
   section "gpu-check summary"
@@ -266,6 +298,7 @@ overall=0
     fi
   fi
   echo "sequences: $seq_line"
+  echo "fuzz:    $fuzz_line"
   echo "compile: $compile_line"
   echo "precompile: $precompile_line"
   if [ "$bench_rc" = skipped ]; then
