@@ -24,7 +24,8 @@
  * the caller's to get right on CUDA), gpuprims_buffer_wrap_device with a pointer that is
  * not device memory of a live buffer (CUDA), host arrays shorter than the length passed
  * with them where that length is in range (the caller's undefined behaviour, not a bug
- * of the library), and the test-only gpuprims_fault_* functions.
+ * of the library), and the test-only gpuprims_fault_inject with a valid spec (only
+ * malformed ones: an armed fault would fail calls the fuzzer expects to pass).
  *
  * Environment:
  *   GPUPRIMS_FUZZ_SEED=<seed>     replays a run (the seed is printed at the start)
@@ -58,6 +59,7 @@ static const struct {
     {"buffer_read", fz_op_buffer_read, 5},
     {"buffer_copy", fz_op_buffer_copy, 4},
     {"info", fz_op_info, 3},
+    {"fault", fz_op_fault, 1},
     {"reduce", fz_op_reduce, 6},
     {"reduce_to_buffer", fz_op_reduce_to_buffer, 4},
     {"scan", fz_op_scan, 6},

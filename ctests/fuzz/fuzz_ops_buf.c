@@ -538,3 +538,27 @@ void fz_op_info(void) {
     if (got != want) fz_fail("dtype_size(%lu) is %zu, expected %zu", (unsigned long)t, got, want);
   }
 }
+
+/* ------------------------------------------------------------------------------------- */
+/* fault_inject, fault_get_counts: hostile arguments only (an armed fault would make the  */
+/* fuzzer's expected statuses wrong; ctests/test_faults.c walks real ones)                 */
+/* ------------------------------------------------------------------------------------- */
+
+void fz_op_fault(void) {
+  static const char *bad[] = {"alloc", "alloc:0", "alloc:-3", "launch:x", "load:1:1", "nope:2", ":5", "alloc: 1x",
+                              "compile:18446744073709551616", "alloc:1,oops:2", "\xff\xfe:1"};
+  if (fz_pct(50)) {
+    int use_null = fz_pct(15);
+    const char *spec = use_null ? NULL : bad[fz_below(TU_ARRAY_LEN(bad))];
+    fz_call("gpuprims_fault_inject(%s%s%s)", spec ? "\"" : "", spec ? spec : "NULL", spec ? "\"" : "");
+    fz_done(gpuprims_fault_inject(spec), use_null ? FZ_S(NULL_ARGUMENT) : FZ_S(INVALID_ARGUMENT));
+  } else {
+    gpuprims_fault_counts n;
+    int no_out = fz_pct(20);
+    memset(&n, 0xA5, sizeof n);
+    fz_call("gpuprims_fault_get_counts(%s)", no_out ? "NULL" : "&out");
+    if (fz_done(gpuprims_fault_get_counts(no_out ? NULL : &n), no_out ? FZ_S(NULL_ARGUMENT) : FZ_OK) == GPUPRIMS_STATUS_OK &&
+        n.injected != 0)
+      fz_fail("a fault was made, yet none was armed (%llu)", (unsigned long long)n.injected);
+  }
+}

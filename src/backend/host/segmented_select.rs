@@ -25,6 +25,9 @@ fn entries(mem: &HostMemory, dtype: DType, n: usize, what: &str) -> Result<Vec<u
 
 pub(super) fn segmented_select(values: &HostMemory, dtype: DType, len: usize, rows: &Rows, out: &HostMemory) -> Result<()> {
     let nrows = rows.nrows;
+    if nrows == 0 {
+        return Ok(()); // (offsets[0] alone bounds no row: it is not checked)
+    }
     let offsets = entries(rows.offsets.as_host()?, rows.offsets_dtype, nrows + 1, "a copy of the offsets")?;
     let ranks = match rows.ranks {
         Some((mem, t)) => Some(entries(mem.as_host()?, t, nrows, "a copy of the ranks")?),
@@ -99,6 +102,13 @@ mod tests {
         assert_eq!(got[2], 7.0);
         let got = run(&values, &[1, 4, 8, 9], Some(&[2, 3, 0])).unwrap();
         assert!(got[0].is_nan() && got[1].is_nan());
+    }
+
+    /// No rows: the one offset bounds nothing and is not checked (fuzz_abi found it
+    /// taken as a row's start, past the values' end).
+    #[test]
+    fn no_rows_read_no_offset() {
+        assert_eq!(run(&[1.0], &[15], None).unwrap(), Vec::<f32>::new());
     }
 
     #[test]
