@@ -41,6 +41,24 @@ if(GPUPRIMS_BUILD_TESTS)
                    "(no libasan/libubsan?): fuzz_abi is built without sanitizers")
   endif()
 
+  # test_faults again with the sanitizers, on the host backend: every failure path it
+  # walks must also leave no leak (LeakSanitizer at exit) and touch no freed memory.
+  if(GPUPRIMS_FUZZ_SANITIZE AND GPUPRIMS_FUZZ_HAVE_SANITIZERS)
+    add_executable(gpuprims_test_faults_asan "${CMAKE_CURRENT_SOURCE_DIR}/ctests/test_faults.c")
+    set_target_properties(gpuprims_test_faults_asan PROPERTIES
+      OUTPUT_NAME test_faults_asan C_STANDARD 11 C_STANDARD_REQUIRED ON C_EXTENSIONS OFF)
+    target_include_directories(gpuprims_test_faults_asan PRIVATE "${CMAKE_CURRENT_SOURCE_DIR}/ctests")
+    target_link_libraries(gpuprims_test_faults_asan PRIVATE gpuprims::gpuprims Threads::Threads ${CMAKE_DL_LIBS} m)
+    target_compile_options(gpuprims_test_faults_asan PRIVATE ${GPUPRIMS_TEST_WARNINGS}
+      -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined -g)
+    target_link_options(gpuprims_test_faults_asan PRIVATE -fsanitize=address,undefined)
+    add_test(NAME test_faults_asan COMMAND gpuprims_test_faults_asan)
+    set_tests_properties(test_faults_asan PROPERTIES
+      ENVIRONMENT "GPUPRIMS_BACKEND=host;ASAN_OPTIONS=detect_leaks=1"
+      SKIP_RETURN_CODE 77
+      TIMEOUT 300)
+  endif()
+
   add_test(NAME fuzz_abi COMMAND gpuprims_fuzz_abi)
   set_tests_properties(fuzz_abi PROPERTIES
     ENVIRONMENT "GPUPRIMS_FUZZ_SECONDS=60;GPUPRIMS_BACKEND=host"
