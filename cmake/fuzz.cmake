@@ -56,6 +56,7 @@ if(GPUPRIMS_BUILD_TESTS)
     set_tests_properties(test_faults_asan PROPERTIES
       ENVIRONMENT "GPUPRIMS_BACKEND=host;ASAN_OPTIONS=detect_leaks=1"
       SKIP_RETURN_CODE 77
+      LABELS quick
       TIMEOUT 300)
   endif()
 

@@ -58,6 +58,7 @@ set(_gp_packaging_tests install_to_prefix consumer_find_package guest_add_subdir
 if(TEST consumer_pkg_config)
   list(APPEND _gp_packaging_tests consumer_pkg_config)
 endif()
-# The host backend: these check packaging, not the GPU. cargo (the guest) and the GPU
-# tests share the cargo target directory and the device: one at a time.
-set_tests_properties(${_gp_packaging_tests} PROPERTIES ENVIRONMENT "GPUPRIMS_BACKEND=host" RESOURCE_LOCK gpu)
+# The host backend: these check packaging, not the GPU, so they need no GPU lock and run
+# beside the other tests under ctest -j (the guest's cargo shares the cargo target
+# directory, which cargo's own lock serializes).
+set_tests_properties(${_gp_packaging_tests} PROPERTIES ENVIRONMENT "GPUPRIMS_BACKEND=host" LABELS full)

@@ -24,7 +24,8 @@
  * index).
  *
  * Runs when GPUPRIMS_TEST_LARGE=1, or on the CUDA backend (skipped, exit 77, when the device
- * memory is short); GPUPRIMS_TEST_LARGE=0 always skips.
+ * memory is short); GPUPRIMS_TEST_LARGE=0 always skips, and so does GPUPRIMS_TEST_QUICK=1
+ * (the C++ copy's setting: it has no quick size set) unless GPUPRIMS_TEST_LARGE=1.
  */
 #include "test_util.h"
 
@@ -424,6 +425,8 @@ int main(void) {
 
   tu_init("test_large");
   if (large && strcmp(large, "0") == 0) tu_skip("GPUPRIMS_TEST_LARGE=0");
+  if (!forced && getenv("GPUPRIMS_TEST_QUICK"))
+    tu_skip("GPUPRIMS_TEST_QUICK: no quick size set, only sizes past 32 bits (GPUPRIMS_TEST_LARGE=1 runs them)");
   ctx = tu_open_context();
   if (!forced && !tu_is_cuda(ctx))
     tu_skip("host backend: set GPUPRIMS_TEST_LARGE=1 to run (2^31+ elements, about 4.5 GiB of memory, "

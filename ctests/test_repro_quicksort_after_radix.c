@@ -11,8 +11,10 @@
  * keys already sorted, 'v' of reversed keys (the work buffer filled anew for each), then a
  * quicksort of the random keys, an inclusive SUM scan of them (u32, wrapping) and a radix
  * sort of them, each checked against a sequential reference. Sequences "", r, s, v, rs, rv,
- * sv, rsv, sr, vr, ss, vv; sizes 2^20, 2^22 and 2^24 on CUDA, 2^20 and 2^22 on the host
- * backend (GPUPRIMS_REPRO_MAX_LOG2 caps them, GPUPRIMS_TEST_QUICK: 2^20 only). Buffers are
+ * sv, rsv, sr, vr, ss, vv; sizes 2^20, 2^22 and 2^24 on CUDA, 2^20 on the host backend
+ * (whose calls keep no state from one to the next and take no path by size, so larger
+ * sizes there only repeat it; GPUPRIMS_TEST_FULL=1: 2^22 too). GPUPRIMS_REPRO_MAX_LOG2
+ * sets the largest size, GPUPRIMS_TEST_QUICK: 2^20 only. Buffers are
  * owned, filled by gpuprims_buffer_copy from a buffer of the random keys ('r') or by
  * gpuprims_buffer_write ('s', 'v'). On CUDA every sequence runs a second time as the
  * original did: on a caller's stream (made through the driver API, test_util.h) with the
@@ -188,7 +190,7 @@ static void run_sequence(data_t *d, const char *steps, int wrapped) {
 int main(void) {
   uint64_t seed = tu_init("test_repro_quicksort_after_radix");
   gpuprims_context *ctx = tu_open_context(); /* exits 77 when GPUPRIMS_BACKEND=cuda has no device */
-  int cuda = tu_is_cuda(ctx), max_log2 = cuda ? 24 : 22, log2, mode;
+  int cuda = tu_is_cuda(ctx), max_log2 = cuda ? 24 : getenv("GPUPRIMS_TEST_FULL") ? 22 : 20, log2, mode;
   const char *env = getenv("GPUPRIMS_REPRO_MAX_LOG2");
   tu_rng r;
   size_t i;

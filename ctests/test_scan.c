@@ -7,6 +7,9 @@
  * bitwise. Special values (NaN, signed zeros, infinities, integer extremes), a repeat test
  * (2^22 elements of i32, f32 and f64, 20 runs, every run bitwise identical and right:
  * look-back races), errors.
+ *
+ * GPUPRIMS_TEST_QUICK=1: sizes up to 65537 (the edges of the first tiles and of a look-back
+ * window's worth of 4-byte tiles kept), the repeat test at 2^18 elements and 5 runs.
  */
 #include "test_util.h"
 
@@ -143,9 +146,9 @@ static void int_specials(env_t *e, const tu_dtype_info *d) {
   }
 }
 
-/* 2^22 elements, scanned 20 times: every run bitwise identical to the first, and right. */
-static void repeat_test(env_t *e, gpuprims_dtype t) {
-  size_t n = REPEAT_N, es = tu_dtype_size(t), bad;
+/* n elements, scanned `runs` times: every run bitwise identical to the first, and right. */
+static void repeat_test(env_t *e, gpuprims_dtype t, size_t n, int runs) {
+  size_t es = tu_dtype_size(t), bad;
   gpuprims_buffer *in, *out;
   unsigned char *first = (unsigned char *)tu_xmalloc(n * es);
   int r, differ = 0, first_ok;
@@ -160,7 +163,7 @@ static void repeat_test(env_t *e, gpuprims_dtype t) {
   bad = tu_check_scan(t, GPUPRIMS_OP_SUM, GPUPRIMS_SCAN_INCLUSIVE, e->data, n, first, -1, msg, sizeof msg);
   first_ok = TU_CHECKF(bad == 0, "repeat %s SUM inclusive n=%zu run 0: %zu wrong; first %s", tu_dtype_name(t), n, bad,
                        msg);
-  for (r = 1; r < REPEAT_RUNS; r++) {
+  for (r = 1; r < runs; r++) {
     TU_REQUIRE_OK(gpuprims_buffer_write(out, 0, e->poison, n));
     TU_REQUIRE_OK(gpuprims_scan(e->ctx, in, out, GPUPRIMS_OP_SUM, GPUPRIMS_SCAN_INCLUSIVE));
     e->runs++;
@@ -181,8 +184,9 @@ static void repeat_test(env_t *e, gpuprims_dtype t) {
       TU_CHECK(1);
     }
   }
-  printf("test_scan: repeat %s: %d runs, %d differ from the first%s\n", tu_dtype_name(t), REPEAT_RUNS, differ,
+  printf("test_scan: repeat %s n=%zu: %d runs, %d differ from the first%s\n", tu_dtype_name(t), n, runs, differ,
          first_ok ? "" : " (the first is wrong)");
+  fflush(stdout);
   gpuprims_buffer_destroy(out);
   gpuprims_buffer_destroy(in);
   free(first);
@@ -302,6 +306,10 @@ int main(void) {
                                  4097,   5119,   5120,   5121,   8191,    8192,    8193,
                                  16383,  16384,  16385,  65535,  65536,   65537,   327680,
                                  327681, 524288, 524289, ((size_t)1 << 20) + 3, MAX_N};
+  static const size_t quick_fixed[] = {0, 1, 2, 33, 257, 1025, 4097, 5121, 8193, 16385, 65537};
+  const int quick = getenv("GPUPRIMS_TEST_QUICK") != NULL;
+  const size_t repeat_n = quick ? (size_t)1 << 18 : REPEAT_N;
+  const int repeat_runs = quick ? 5 : REPEAT_RUNS;
   int i;
   double t0, t1, t2, t3;
   uint64_t seed = tu_init("test_scan");
@@ -314,14 +322,22 @@ int main(void) {
   e.poison = (unsigned char *)tu_xmalloc(cap * 8);
   memset(e.poison, 0xA5, cap * 8);
   e.runs = 0;
-  for (si = 0; si < TU_ARRAY_LEN(fixed); si++) sizes[nsizes++] = fixed[si];
+  if (quick) {
+    for (si = 0; si < TU_ARRAY_LEN(quick_fixed); si++) sizes[nsizes++] = quick_fixed[si];
+  } else {
+    for (si = 0; si < TU_ARRAY_LEN(fixed); si++) sizes[nsizes++] = fixed[si];
+  }
   sizes[nsizes++] = 1 + (size_t)tu_below(&e.rng, 5000);
-  sizes[nsizes++] = 1 + (size_t)tu_below(&e.rng, 300000);
+  sizes[nsizes++] = 1 + (size_t)tu_below(&e.rng, quick ? 70000 : 300000);
   printf("test_scan: random sizes %zu and %zu\n", sizes[nsizes - 2], sizes[nsizes - 1]);
 
   t0 = seconds();
-  for (i = 0; i < TU_NUM_DTYPES; i++)
+  for (i = 0; i < TU_NUM_DTYPES; i++) {
+    double td = seconds();
     for (si = 0; si < nsizes; si++) tu_random_cases(&e.rng, &d[i], e.data, sizes[si], check_ops, &e, 1);
+    printf("test_scan: %-3s random data, %zu sizes (%.1f s)\n", d[i].name, nsizes, seconds() - td);
+    fflush(stdout);
+  }
   t1 = seconds();
   for (i = 0; i < TU_NUM_DTYPES; i++) {
     if (d[i].is_float)
@@ -330,9 +346,9 @@ int main(void) {
       int_specials(&e, &d[i]);
   }
   t2 = seconds();
-  repeat_test(&e, GPUPRIMS_DTYPE_I32);
-  repeat_test(&e, GPUPRIMS_DTYPE_F32);
-  repeat_test(&e, GPUPRIMS_DTYPE_F64);
+  repeat_test(&e, GPUPRIMS_DTYPE_I32, repeat_n, repeat_runs);
+  repeat_test(&e, GPUPRIMS_DTYPE_F32, repeat_n, repeat_runs);
+  repeat_test(&e, GPUPRIMS_DTYPE_F64, repeat_n, repeat_runs);
   t3 = seconds();
   errors(&e);
 

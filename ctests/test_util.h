@@ -9,10 +9,11 @@
  * - A seeded RNG: a fresh seed per run (time, pid), printed at start; GPUPRIMS_TEST_SEED=
  *   <seed> replays a run.
  * - tu_open_context(): gpuprims_context_create(GPUPRIMS_BACKEND_AUTO, 0, ...), exit 77
- *   when GPUPRIMS_BACKEND=cuda but no device can be used.
+ *   when GPUPRIMS_BACKEND=cuda but no device can be used, or on the host backend under
+ *   GPUPRIMS_TEST_SKIP_ON_HOST=1 (CTest's runs under CUDA planner knobs).
  * - Sequential C references for reduce and scan over every dtype.
  * - A sequential reference for radix sort (tu_sort_key, tu_sort_ref: the stable order as a
- *   permutation, by qsort of (order key, index) pairs) and tu_gather.
+ *   permutation, by an LSD radix sort of (order key, index) pairs) and tu_gather.
  * - tu_cuda_stream_create/_destroy: a caller's CUDA stream through the driver API loaded at
  *   run time (no CUDA headers), for gpuprims_context_set_stream.
  *
@@ -319,7 +320,9 @@ static inline gpuprims_backend tu_backend_of(const gpuprims_context *ctx) {
 
 /*
  * The context every test runs on: AUTO, which GPUPRIMS_BACKEND=cuda|host overrides.
- * GPUPRIMS_BACKEND=cuda without a usable device: print why and exit 77 (skipped).
+ * GPUPRIMS_BACKEND=cuda without a usable device: print why and exit 77 (skipped); likewise
+ * any backend but CUDA under GPUPRIMS_TEST_SKIP_ON_HOST=1, which CTest sets for the runs
+ * under GPUPRIMS_TUNE knobs of the CUDA planner (elsewhere they would repeat a quick run).
  */
 static inline gpuprims_context *tu_open_context(void) {
   gpuprims_context *ctx = NULL;
@@ -341,6 +344,13 @@ static inline gpuprims_context *tu_open_context(void) {
   snprintf(tu_state.backend, sizeof tu_state.backend, "%s: %s", tu_backend_name(b), name);
   printf("%s: context backend %s\n", tu_state.name, tu_state.backend);
   fflush(stdout);
+  if (b != GPUPRIMS_BACKEND_CUDA && getenv("GPUPRIMS_TEST_SKIP_ON_HOST") &&
+      strcmp(getenv("GPUPRIMS_TEST_SKIP_ON_HOST"), "1") == 0) {
+    gpuprims_context_destroy(ctx);
+    tu_skip("a run under GPUPRIMS_TUNE knobs of the CUDA planner (GPUPRIMS_TEST_SKIP_ON_HOST=1): the %s backend "
+            "ignores them, so it would repeat the test's quick run",
+            tu_backend_name(b));
+  }
   return ctx;
 }
 
@@ -837,9 +847,14 @@ static inline const char *tu_order_name(gpuprims_order o) {
 
 /* The bits of element i of an array of es-byte elements, zero-extended (little-endian). */
 static inline uint64_t tu_get_bits(size_t es, const void *p, size_t i) {
-  uint64_t bits = 0;
-  memcpy(&bits, (const unsigned char *)p + es * i, es);
-  return bits;
+  const unsigned char *at = (const unsigned char *)p + es * i;
+  switch (es) { /* fixed sizes, so each memcpy is one load */
+    case 1: return *at;
+    case 2: { uint16_t v; memcpy(&v, at, 2); return v; }
+    case 4: { uint32_t v; memcpy(&v, at, 4); return v; }
+    case 8: { uint64_t v; memcpy(&v, at, 8); return v; }
+    default: { uint64_t bits = 0; memcpy(&bits, at, es); return bits; }
+  }
 }
 
 /* Is this f32/f64 bit pattern a NaN (any sign, any payload)? False for integer dtypes. */
@@ -882,21 +897,87 @@ static inline int tu_sort_pair_cmp_(const void *a_, const void *b_) {
   return 0;
 }
 
+/* The reference's key of element i as a number whose ascending order is order o's: the
+ * order key, with NaN (UINT64_MAX) brought down to one above the largest finite key of a
+ * 4-byte float and the complement taken within the keys' range for descending, so that the
+ * radix sort below finds the high digits of narrow keys constant and skips them. */
+static inline uint64_t tu_ref_key_(const tu_dtype_info *d, gpuprims_order o, uint64_t top, const void *keys,
+                                   size_t i) {
+  uint64_t k = tu_sort_key(d, tu_get_bits(d->size, keys, i));
+  if (k > top) k = top; /* NaN of a 4-byte float */
+  return o == GPUPRIMS_ORDER_DESCENDING ? top - k : k;
+}
+
+#define TU_REF_DIGIT_BITS 11
+#define TU_REF_DIGITS 6 /* 6 x 11 >= 64 */
+#define TU_REF_BUCKETS ((size_t)1 << TU_REF_DIGIT_BITS)
+
+/* The radix sort's second array of pairs and its counts, kept from call to call. */
+static struct {
+  pthread_mutex_t lock;
+  tu_sort_pair *pairs;
+  size_t cap;
+  size_t counts[TU_REF_DIGITS][TU_REF_BUCKETS];
+} tu_ref_work_ = {PTHREAD_MUTEX_INITIALIZER, NULL, 0, {{0}}};
+
 /*
  * The stable sort of keys[0..n) (dtype t) in order o, as a permutation: perm[j] is the input
- * position of the element the sort puts at j. (key, index) pairs are unique, so qsort's
- * order is the stable one. scratch: n pairs (NULL: allocated here).
+ * position of the element the sort puts at j. scratch: n pairs (NULL: allocated here).
+ * An LSD radix sort of (key, index) pairs by 11-bit digits, the digits every key shares
+ * skipped: stable, so equal keys keep their input order. Short inputs: qsort of the pairs,
+ * whose (key, index) are unique, so its order is the same.
  */
 static inline void tu_sort_ref(gpuprims_dtype t, const void *keys, size_t n, gpuprims_order o, size_t *perm,
                                tu_sort_pair *scratch) {
   const tu_dtype_info *d = tu_dtype(t);
+  const uint64_t mask = tu_width_mask(d->size);
+  /* the largest reference key: a NaN of a 4-byte float sits one above the finite keys */
+  const uint64_t top = d->size == 8 ? UINT64_MAX : d->is_float ? mask + 1 : mask;
   tu_sort_pair *pairs = scratch ? scratch : (tu_sort_pair *)tu_xmalloc(n * sizeof(tu_sort_pair));
   size_t i;
   for (i = 0; i < n; i++) {
-    pairs[i].key = tu_sort_key_at(d, o, keys, i);
+    pairs[i].key = tu_ref_key_(d, o, top, keys, i);
     pairs[i].index = (uint64_t)i;
   }
-  if (n > 1) qsort(pairs, n, sizeof(tu_sort_pair), tu_sort_pair_cmp_);
+  if (n <= 256) {
+    if (n > 1) qsort(pairs, n, sizeof(tu_sort_pair), tu_sort_pair_cmp_);
+  } else {
+    tu_sort_pair *src = pairs, *dst;
+    int g, digits = 1;
+    while (digits < TU_REF_DIGITS && (top >> (digits * TU_REF_DIGIT_BITS)) != 0) digits++;
+    pthread_mutex_lock(&tu_ref_work_.lock);
+    if (tu_ref_work_.cap < n) {
+      free(tu_ref_work_.pairs);
+      tu_ref_work_.pairs = (tu_sort_pair *)tu_xmalloc(n * sizeof(tu_sort_pair));
+      tu_ref_work_.cap = n;
+    }
+    dst = tu_ref_work_.pairs;
+    memset(tu_ref_work_.counts, 0, sizeof tu_ref_work_.counts);
+    for (i = 0; i < n; i++) {
+      uint64_t k = pairs[i].key;
+      for (g = 0; g < digits; g++)
+        tu_ref_work_.counts[g][(k >> (g * TU_REF_DIGIT_BITS)) & (TU_REF_BUCKETS - 1)]++;
+    }
+    for (g = 0; g < digits; g++) {
+      size_t *c = tu_ref_work_.counts[g], sum = 0, b;
+      const unsigned shift = (unsigned)(g * TU_REF_DIGIT_BITS);
+      tu_sort_pair *tmp;
+      if (c[(src[0].key >> shift) & (TU_REF_BUCKETS - 1)] == n) continue; /* every key has this digit */
+      for (b = 0; b < TU_REF_BUCKETS; b++) {
+        size_t here = c[b];
+        c[b] = sum;
+        sum += here;
+      }
+      for (i = 0; i < n; i++) dst[c[(src[i].key >> shift) & (TU_REF_BUCKETS - 1)]++] = src[i];
+      tmp = src;
+      src = dst;
+      dst = tmp;
+    }
+    for (i = 0; i < n; i++) perm[i] = (size_t)src[i].index;
+    pthread_mutex_unlock(&tu_ref_work_.lock);
+    if (!scratch) free(pairs);
+    return;
+  }
   for (i = 0; i < n; i++) perm[i] = (size_t)pairs[i].index;
   if (!scratch) free(pairs);
 }

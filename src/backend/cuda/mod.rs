@@ -202,25 +202,106 @@ impl Backend for CudaBackend {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::io::Write;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::mpsc;
+    use std::time::{Duration, Instant};
+
+    /// A line on stderr as it happens: written to the stream itself, past the test
+    /// harness's capture, so a long run shows that it is alive under `cargo test` and CTest.
+    fn progress(line: &str) {
+        let _ = writeln!(std::io::stderr().lock(), "every_kernel_module_compiles_cleanly: {line}");
+    }
 
     /// NVRTC needs no GPU: every kernel module compiles for sm_80 and sm_90 without
     /// an error or a warning. Skips when NVRTC is absent, unless
     /// GPUPRIMS_REQUIRE_NVRTC=1 (CI sets it), which makes absence a failure.
+    ///
+    /// About 470 compiles of 0.1 to 2 s each (the quicksort's block sorts and the
+    /// selections are the heaviest): they run on one thread per core (NVRTC is
+    /// thread-safe; GPUPRIMS_TEST_NVRTC_THREADS=n sets the count), each (source,
+    /// options, arch) once, with a progress line at least every 20 s.
     #[test]
     fn every_kernel_module_compiles_cleanly() {
         if !nvrtc::available_for_tests() {
             return;
         }
-        let mut failures = Vec::new();
-        for arch in ["sm_80", "sm_90"] {
-            for modules::Module { label: what, spec, .. } in modules::all() {
-                match nvrtc::compile(spec.source.name, spec.source.text, arch, &spec.options) {
-                    Ok(c) if c.log.is_empty() => assert!(!c.cubin.is_empty()),
-                    Ok(c) => failures.push(format!("{} {what} {arch}: warnings:\n{}", spec.source.name, c.log)),
-                    Err(e) => failures.push(format!("{} {what} {arch}: {e}", spec.source.name)),
+        let all = modules::all();
+        let mut seen = std::collections::HashSet::new();
+        let jobs: Vec<(&modules::Module, &str)> = ["sm_80", "sm_90"]
+            .into_iter()
+            .flat_map(|arch| all.iter().map(move |m| (m, arch)))
+            .filter(|(m, arch)| seen.insert((m.spec.source.name, m.spec.source.text, m.spec.options.clone(), *arch)))
+            .collect();
+        let threads = std::env::var("GPUPRIMS_TEST_NVRTC_THREADS")
+            .ok()
+            .and_then(|v| v.parse::<usize>().ok())
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()))
+            .clamp(1, jobs.len().max(1));
+        let start = Instant::now();
+        progress(&format!("{} compiles ({} modules, sm_80 and sm_90) on {threads} threads", jobs.len(), all.len()));
+
+        let next = AtomicUsize::new(0);
+        // (job, seconds, failure) as each compile finishes
+        let (tx, rx) = mpsc::channel::<(usize, f64, Option<String>)>();
+        let mut failures: Vec<(usize, String)> = Vec::new();
+        let mut times: Vec<(f64, usize)> = Vec::new();
+        std::thread::scope(|scope| {
+            for _ in 0..threads {
+                let tx = tx.clone();
+                let (jobs, next) = (&jobs, &next);
+                scope.spawn(move || loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(&(modules::Module { label: what, spec, .. }, arch)) = jobs.get(i) else { break };
+                    let t = Instant::now();
+                    let failure = match nvrtc::compile(spec.source.name, spec.source.text, arch, &spec.options) {
+                        Ok(c) if c.log.is_empty() && !c.cubin.is_empty() => None,
+                        Ok(c) if c.log.is_empty() => Some(format!("{} {what} {arch}: an empty CUBIN", spec.source.name)),
+                        Ok(c) => Some(format!("{} {what} {arch}: warnings:\n{}", spec.source.name, c.log)),
+                        Err(e) => Some(format!("{} {what} {arch}: {e}", spec.source.name)),
+                    };
+                    if tx.send((i, t.elapsed().as_secs_f64(), failure)).is_err() {
+                        break;
+                    }
+                });
+            }
+            drop(tx);
+            let mut last = Instant::now();
+            loop {
+                match rx.recv_timeout(Duration::from_secs(1)) {
+                    Ok((i, secs, failure)) => {
+                        times.push((secs, i));
+                        if let Some(f) = failure {
+                            progress(&format!("FAILED: {}", f.lines().next().unwrap_or("")));
+                            failures.push((i, f));
+                        }
+                    }
+                    Err(mpsc::RecvTimeoutError::Timeout) => {}
+                    Err(mpsc::RecvTimeoutError::Disconnected) => break,
+                }
+                if last.elapsed() >= Duration::from_secs(20) {
+                    last = Instant::now();
+                    progress(&format!("{} of {} compiled ({:.0} s)", times.len(), jobs.len(), start.elapsed().as_secs_f64()));
                 }
             }
-        }
+        });
+        times.sort_by(|a, b| b.0.total_cmp(&a.0));
+        let slowest: Vec<String> = times
+            .iter()
+            .take(3)
+            .map(|&(secs, i)| format!("{} {} {} {secs:.1} s", jobs[i].0.spec.source.name, jobs[i].0.label, jobs[i].1))
+            .collect();
+        progress(&format!(
+            "{} compiled in {:.0} s, {:.0} s of compiling (slowest: {}); {} failed",
+            times.len(),
+            start.elapsed().as_secs_f64(),
+            times.iter().map(|t| t.0).sum::<f64>(),
+            slowest.join(", "),
+            failures.len()
+        ));
+        assert_eq!(times.len(), jobs.len(), "a compile thread stopped early");
+        failures.sort_by_key(|f| f.0);
+        let failures: Vec<String> = failures.into_iter().map(|f| f.1).collect();
         assert!(failures.is_empty(), "{}", failures.join("\n\n"));
     }
 }
