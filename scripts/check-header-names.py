@@ -20,7 +20,9 @@ def defined_names(text):
     code = re.sub(r"^[ \t]*#(?:\\\n|[^\n])*", " ", text, flags=re.M)  # preprocessor lines out
     code = code.replace('extern "C"', " ")
     names += [("struct/enum/union", m) for m in re.findall(r"\b(?:struct|enum|union)\s+(\w+)", code)]
-    for decl in code.split(";"):
+    # A struct's or union's members are its own scope, not names the header defines.
+    flat = re.sub(r"\b(struct|union)(\s+\w+)?\s*\{[^{}]*\}", r"\1\2", code)
+    for decl in flat.split(";"):
         decl = decl.strip()
         if decl.startswith("typedef"):
             fn_ptr = re.search(r"\(\s*\*\s*(\w+)\s*\)", decl)
