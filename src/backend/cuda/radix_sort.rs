@@ -331,9 +331,10 @@ pub(super) fn key_order(dtype: DType, order: Order) -> u32 {
     kind | if order == Order::Descending { KEY_DESCENDING } else { 0 }
 }
 
-/// What a sort of given keys takes: its portions and passes, whether pairs move packed,
-/// and the modules it runs.
+/// What a sort of given keys takes: its tuning, portions and passes, whether pairs move
+/// packed, and the modules it runs. (Made once a call: the policy's knob lookups cost.)
 struct Plan {
+    p: Policy,
     key_bytes: usize,
     value_bytes: usize,
     float_keys: bool,
@@ -368,7 +369,7 @@ impl Plan {
         // Pairs may move packed between passes (kernels/radix_sort.cu, "Packed pairs").
         let packed = packs(module_packs(key_bytes, value_bytes), len, keys.ptr, values.map_or(0, |(m, _)| m.ptr));
         let passes = key_bytes * 8 / RADIX_BITS;
-        Ok(Plan { key_bytes, value_bytes, float_keys: key_dtype.is_float(), len, portion, portions, passes, packed })
+        Ok(Plan { p, key_bytes, value_bytes, float_keys: key_dtype.is_float(), len, portion, portions, passes, packed })
     }
 
     /// The (histogram, pass, packing) modules' sources and variants.
@@ -416,8 +417,7 @@ impl Plan {
         let alt_bytes = round_up(self.len * self.key_bytes);
         let alt_values_bytes = round_up(self.len * self.value_bytes);
         let alt = state.scratch.ensure(stream, alt_bytes + alt_values_bytes + CONTROL_BYTES)?;
-        let p = policy(self.key_bytes, self.value_bytes);
-        let most_tiles = self.portion.min(self.len).div_ceil(p.tile());
+        let most_tiles = self.portion.min(self.len).div_ceil(self.p.tile());
         // (With room for a few runs more: the top-k's selection runs between its
         // reservation and its sort.)
         state.sync.reserve_digit_runs(stream, most_tiles * RADIX, self.passes * self.portions + 16)?;
@@ -464,9 +464,8 @@ pub fn sort(
     if counting_sort::serves(key_bytes, values.is_some(), len) {
         return counting_sort::sort(shared, keys, key_dtype, len, order);
     }
-    let value_bytes = values.map_or(0, |(_, d)| d.size());
-    let p = policy(key_bytes, value_bytes);
     let plan = Plan::new(keys, key_dtype, values, len)?;
+    let p = &plan.p;
     let (portion, portions, passes, packed) = (plan.portion, plan.portions, plan.passes, plan.packed);
     let values_ptr = values.map_or(0, |(m, _)| m.ptr);
     plan.compile(shared)?;
@@ -503,7 +502,7 @@ pub fn sort(
         )?;
         launch(plan_kernel, 1, RADIX as u32, stream, &[Arg::size(len), Arg::ptr(control)])?;
     }
-    let tile_shared = p.tile_shared_bytes(key_bytes, value_bytes);
+    let tile_shared = p.tile_shared_bytes(key_bytes, plan.value_bytes);
     // The passes that write packed pairs (all but the last) run in a kernel of their
     // own, launched beside radix_pass for each pass that can be one.
     // (Each kernel with the number of its blocks the GPU holds at once.)
