@@ -199,6 +199,7 @@ void fz_op_buffer_read(void);
 void fz_op_buffer_copy(void);
 void fz_op_info(void);
 void fz_op_fault(void);
+void fz_destroy_hostile(int kind);
 void fz_op_reduce(void);
 void fz_op_reduce_to_buffer(void);
 void fz_op_scan(void);

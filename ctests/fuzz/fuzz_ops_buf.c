@@ -95,7 +95,6 @@ void fz_op_context_create(void) {
 
 void fz_op_context_destroy(void) {
   int c = fz_pick_live_ctx(), live = 0, i;
-  char before[256], after[256];
   for (i = 0; i < FZ_MAX_CTX; i++) live += fz.ctx[i].live;
   if (live > 1 && fz_pct(60)) {
     fz_call("gpuprims_context_destroy(ctx#%d)", fz.ctx[c].id);
@@ -106,15 +105,7 @@ void fz_op_context_destroy(void) {
     fz_ctx_release_if_unused(c);
     return;
   }
-  {
-    fz_h a = fz_hostile(FZ_KCTX);
-    tu_last_error_text(before, sizeof before);
-    fz_call("gpuprims_context_destroy(%s)", a.what);
-    gpuprims_context_destroy((gpuprims_context *)a.p);
-    fz_done_void("(void, a no-op)");
-    tu_last_error_text(after, sizeof after);
-    if (strcmp(before, after) != 0) fz_fail("a no-op context_destroy changed the last error to \"%s\"", after);
-  }
+  fz_destroy_hostile(FZ_KCTX);
 }
 
 static void op_context_backend(int c, const fz_h *a, unsigned faults) {
@@ -332,20 +323,11 @@ void fz_op_buffer_wrap(void) {
 
 void fz_op_buffer_destroy(void) {
   int b = fz_pick_live_buf();
-  char before[256], after[256];
   if (b >= 0 && fz_pct(70)) {
     fz_buf_destroy(b);
     return;
   }
-  {
-    fz_h a = fz_hostile(FZ_KBUF);
-    tu_last_error_text(before, sizeof before);
-    fz_call("gpuprims_buffer_destroy(%s)", a.what);
-    gpuprims_buffer_destroy((gpuprims_buffer *)a.p);
-    fz_done_void("(void, a no-op)");
-    tu_last_error_text(after, sizeof after);
-    if (strcmp(before, after) != 0) fz_fail("a no-op buffer_destroy changed the last error to \"%s\"", after);
-  }
+  fz_destroy_hostile(FZ_KBUF);
 }
 
 /* ------------------------------------------------------------------------------------- */
@@ -561,4 +543,23 @@ void fz_op_fault(void) {
         n.injected != 0)
       fz_fail("a fault was made, yet none was armed (%llu)", (unsigned long long)n.injected);
   }
+}
+
+/* Destroys a hostile handle of `kind` (FZ_KCTX, FZ_KBUF, FZ_KGRID): a no-op, which must
+ * not change this thread's last error either. */
+void fz_destroy_hostile(int kind) {
+  static const char *names[] = {"context_destroy", "buffer_destroy", "life_destroy"};
+  char before[256], after[256];
+  fz_h a = fz_hostile(kind);
+  tu_last_error_text(before, sizeof before);
+  fz_call("gpuprims_%s(%s)", names[kind], a.what);
+  if (kind == FZ_KCTX)
+    gpuprims_context_destroy((gpuprims_context *)a.p);
+  else if (kind == FZ_KBUF)
+    gpuprims_buffer_destroy((gpuprims_buffer *)a.p);
+  else
+    gpuprims_life_destroy((gpuprims_life_grid *)a.p);
+  fz_done_void("(void, a no-op)");
+  tu_last_error_text(after, sizeof after);
+  if (strcmp(before, after) != 0) fz_fail("a no-op %s changed the last error to \"%s\"", names[kind], after);
 }
