@@ -124,8 +124,9 @@ typedef uint32_t gpuprims_scan_mode;
 typedef uint32_t gpuprims_order;
 
 /*
- Fault points passed since the last gpuprims_fault_inject (or since the process
- started), per kind, and the faults made.
+ Fault points passed since the last gpuprims_fault_inject (or GPUPRIMS_FAULT), per
+ kind, and the faults made: nothing is counted before the first (arm "" to count
+ without a fault); the bytes held are counted always.
  */
 typedef struct {
   /*

@@ -5,10 +5,12 @@
 //!
 //! Armed by GPUPRIMS_FAULT (read at the first fault point of the process) or by
 //! gpuprims_fault_inject; the spec is `kind:N[,kind:N...]` with kind one of alloc,
-//! compile, load, launch and N >= 1. Every fault point counts itself whether armed or
-//! not (one relaxed atomic add), so a test can ask how many a call passed.
+//! compile, load, launch and N >= 1. Once anything was armed (even "", which disarms),
+//! every fault point counts itself, so a test can ask how many a call passed; before
+//! that a fault point is one relaxed load of a flag (no shared counter on a launch's
+//! path).
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use once_cell::sync::Lazy;
 
@@ -36,6 +38,8 @@ static PASSED: [AtomicU64; 4] = [AtomicU64::new(0), AtomicU64::new(0), AtomicU64
 static ARMED: [AtomicU64; 4] = [AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0)];
 /// Faults made since the last arming.
 static INJECTED: AtomicU64 = AtomicU64::new(0);
+/// Whether fault points count (set by the first arming).
+static COUNTING: AtomicBool = AtomicBool::new(false);
 /// Bytes of device memory (host memory on the host backend) the library holds now,
 /// buffers and scratch: a test of failures checks that it goes back to 0.
 static HELD: AtomicU64 = AtomicU64::new(0);
@@ -43,8 +47,9 @@ static HELD: AtomicU64 = AtomicU64::new(0);
 /// GPUPRIMS_FAULT, applied once, before the first fault point counts.
 static FROM_ENV: Lazy<()> = Lazy::new(|| {
     if let Ok(spec) = std::env::var("GPUPRIMS_FAULT") {
-        if let Err(e) = arm(&spec) {
-            eprintln!("gpuprims: GPUPRIMS_FAULT ignored: {e}");
+        match parse(&spec) {
+            Ok(wanted) => apply(wanted),
+            Err(e) => eprintln!("gpuprims: GPUPRIMS_FAULT ignored: {e}"),
         }
     }
 });
@@ -53,12 +58,18 @@ static FROM_ENV: Lazy<()> = Lazy::new(|| {
 pub fn arm(spec: &str) -> Result<()> {
     let wanted = parse(spec)?;
     Lazy::force(&FROM_ENV); // the environment's spec, if any, must not override this one later
+    apply(wanted);
+    Ok(())
+}
+
+/// Arms `wanted` (an N per kind, 0: none), clearing every count.
+fn apply(wanted: [u64; 4]) {
     for (i, n) in wanted.iter().enumerate() {
         ARMED[i].store(*n, Ordering::Relaxed);
         PASSED[i].store(0, Ordering::Relaxed);
     }
     INJECTED.store(0, Ordering::Relaxed);
-    Ok(())
+    COUNTING.store(true, Ordering::Relaxed);
 }
 
 /// The armed N per kind that `spec` asks for (0: none).
@@ -98,6 +109,9 @@ pub fn released(bytes: usize) {
 /// A fault point: fails, as the real operation `what` would, when it is the armed one.
 pub fn point(kind: Point, what: impl FnOnce() -> String) -> Result<()> {
     Lazy::force(&FROM_ENV);
+    if !COUNTING.load(Ordering::Relaxed) {
+        return Ok(());
+    }
     let i = kind as usize;
     let passed = PASSED[i].fetch_add(1, Ordering::Relaxed) + 1;
     if passed != ARMED[i].load(Ordering::Relaxed) {

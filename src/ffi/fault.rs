@@ -9,8 +9,9 @@ use super::{guard, require, write_out};
 use crate::error::invalid;
 use crate::fault;
 
-/// Fault points passed since the last gpuprims_fault_inject (or since the process
-/// started), per kind, and the faults made.
+/// Fault points passed since the last gpuprims_fault_inject (or GPUPRIMS_FAULT), per
+/// kind, and the faults made: nothing is counted before the first (arm "" to count
+/// without a fault); the bytes held are counted always.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Default)]
 pub struct gpuprims_fault_counts {
