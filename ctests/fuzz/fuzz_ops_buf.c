@@ -394,6 +394,19 @@ static int pick_range(int b, size_t *offset, size_t *count) {
   return 0;
 }
 
+/* A buffer_write or buffer_read of buffer b (maybe through a hostile handle, a): its
+ * range, whether it is valid, and the statuses the call may return (no_ptr: the host
+ * pointer is NULL). */
+static unsigned range_call(int b, int no_ptr, fz_h *a, size_t *offset, size_t *count, int *valid) {
+  unsigned faults;
+  *valid = pick_range(b, offset, count);
+  *a = fz_maybe_hostile(FZ_KBUF, fz_live_buf(b), 10);
+  faults = fz_handle_fault(a, 0);
+  if (!*valid && a->cls == FZ_LIVE) faults |= FZ_S(INVALID_ARGUMENT);
+  if (no_ptr && *count > 0) faults |= FZ_S(NULL_ARGUMENT);
+  return faults;
+}
+
 void fz_op_buffer_write(void) {
   int b = any_buf(), no_src = fz_pct(6), valid;
   size_t offset, count, es;
@@ -403,11 +416,7 @@ void fz_op_buffer_write(void) {
   gpuprims_status s;
   if (b < 0) return;
   es = fz.buf[b].es;
-  valid = pick_range(b, &offset, &count);
-  a = fz_maybe_hostile(FZ_KBUF, fz_live_buf(b), 10);
-  faults = fz_handle_fault(&a, 0);
-  if (!valid && a.cls == FZ_LIVE) faults |= FZ_S(INVALID_ARGUMENT);
-  if (no_src && count > 0) faults |= FZ_S(NULL_ARGUMENT);
+  faults = range_call(b, no_src, &a, &offset, &count, &valid);
   /* src holds count elements where the range is valid; else 64 bytes the library must
      not read (an ASan report if it does) */
   src = (unsigned char *)tu_xmalloc(valid ? count * es + 1 : 64);
@@ -428,11 +437,7 @@ void fz_op_buffer_read(void) {
   gpuprims_status s;
   if (b < 0) return;
   es = fz.buf[b].es;
-  valid = pick_range(b, &offset, &count);
-  a = fz_maybe_hostile(FZ_KBUF, fz_live_buf(b), 10);
-  faults = fz_handle_fault(&a, 0);
-  if (!valid && a.cls == FZ_LIVE) faults |= FZ_S(INVALID_ARGUMENT);
-  if (no_dst && count > 0) faults |= FZ_S(NULL_ARGUMENT);
+  faults = range_call(b, no_dst, &a, &offset, &count, &valid);
   cap = (valid ? count * es : 32) + 32; /* 32 guard bytes past what may be written */
   dst = (unsigned char *)tu_xmalloc(cap);
   memset(dst, POISON, cap);
