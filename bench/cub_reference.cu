@@ -12,6 +12,8 @@
 #include <cub/device/device_reduce.cuh>
 #include <cub/device/device_scan.cuh>
 #include <cub/version.cuh>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -302,6 +304,8 @@ double dispatch_sort(const char *what, uint32_t key_dtype, uint32_t value_dtype,
     case GPUPRIMS_DTYPE_U32: return value_dtype != 0 ? sort(uint32_t{}, uint32_t{}) : sort(uint32_t{}, None{});
     case GPUPRIMS_DTYPE_U64: return sort(uint64_t{}, None{});
     case GPUPRIMS_DTYPE_F32: return sort(float{}, None{});
+    case GPUPRIMS_DTYPE_F16: return sort(__half{}, None{});
+    case GPUPRIMS_DTYPE_BF16: return sort(__nv_bfloat16{}, None{});
     default: return unsupported(what, key_dtype, order);
   }
 }

@@ -81,7 +81,7 @@ double cubref_scan_ms(uint32_t dtype, uint32_t op, uint32_t mode, const void *d_
  * the key's bits): SortKeys / SortKeysDescending (value_dtype 0; d_values_* unused,
  * may be NULL) or SortPairs / SortPairsDescending (value_dtype
  * GPUPRIMS_DTYPE_U32, u32 keys only), order GPUPRIMS_ORDER_ASCENDING or
- * _DESCENDING, of n keys of key_dtype (U8, U16, U32, U64, F32) from d_keys_in
+ * _DESCENDING, of n keys of key_dtype (U8, U16, U32, U64, F32, F16, BF16) from d_keys_in
  * to d_keys_out (and values from d_values_in to d_values_out), issued on
  * `stream`. CUB only reads the inputs, so every run sorts the same unsorted
  * input. Timing as cubref_reduce_ms. After timing, the outputs are poisoned

@@ -115,7 +115,12 @@ static unsigned index_bits(size_t n) {
 
 static uint64_t random_nan(const tu_dtype_info *d, tu_rng *r) {
   uint64_t x = tu_next(r);
-  if (d->size == 4) {
+  if (d->size == 2) {
+    const uint64_t exp = d->id == GPUPRIMS_DTYPE_F16 ? 0x7C00u : 0x7F80u, mant = exp ^ 0x7FFFu;
+    uint64_t payload = x & mant;
+    if (payload == 0) payload = 1;
+    return ((x >> 48) & 0x8000u) | exp | payload;
+  } else if (d->size == 4) {
     uint32_t payload = (uint32_t)(x & 0x007FFFFFu);
     if (payload == 0) payload = 1;
     return (uint64_t)(((x >> 32) & 0x80000000u) | 0x7F800000u | payload);
@@ -144,6 +149,7 @@ static const uint64_t F64_SPECIALS[] = {
 static uint64_t special_bits(const tu_dtype_info *d, tu_rng *r) {
   if (d->is_float) {
     if (tu_below(r, 4) == 0) return random_nan(d, r);
+    if (d->size == 2) return tu_special_bits(d, r);
     if (d->size == 4) return F32_SPECIALS[tu_below(r, TU_ARRAY_LEN(F32_SPECIALS))];
     return F64_SPECIALS[tu_below(r, TU_ARRAY_LEN(F64_SPECIALS))];
   } else {
@@ -203,8 +209,8 @@ static int gen_keys(env_t *e, const tu_dtype_info *d, size_t n, int p) {
       /* n-1-i, centred on 0 for signed and float keys: distinct while n fits the type */
       int64_t off = d->is_signed ? (int64_t)(n / 2) : 0;
       for (i = 0; i < n; i++) put_int(d, e->keys, i, (int64_t)(n - 1 - i) - off, 1.0);
-      if (d->is_float)
-        e->reversed_distinct = es == 8 || n <= ((size_t)1 << 24);
+      if (d->is_float) /* integers are exact up to 2^(mantissa digits): f16 2^11, bf16 2^8 */
+        e->reversed_distinct = es == 8 || n <= ((size_t)1 << (es == 4 ? 24 : d->id == GPUPRIMS_DTYPE_F16 ? 12 : 9));
       else
         e->reversed_distinct = es == 8 || (uint64_t)n <= mask + 1;
       snprintf(e->what, sizeof e->what, "reversed, n-1-i%s (%s)", off ? " - n/2" : "",
@@ -329,7 +335,10 @@ static void ref_selfcheck(env_t *e, const tu_dtype_info *d, size_t n, gpuprims_o
     if (d->is_float) {
       int an = tu_bits_is_nan(d, a), bn = tu_bits_is_nan(d, b);
       double x, y;
-      if (d->size == 4) {
+      if (d->size == 2) {
+        x = tu_half_to_double(d->id, (uint16_t)a);
+        y = tu_half_to_double(d->id, (uint16_t)b);
+      } else if (d->size == 4) {
         float f, g;
         uint32_t a32 = (uint32_t)a, b32 = (uint32_t)b;
         memcpy(&f, &a32, 4);

@@ -267,7 +267,7 @@ static void test_dtype(env_t *e, const tu_dtype_info *d, const tu_dtype_info *ot
 }
 
 static void bad_dtypes(env_t *e) {
-  static const gpuprims_dtype bad[] = {0, 11, 12, 255, 0x7FFFFFFFu, 0xFFFFFFFFu};
+  static const gpuprims_dtype bad[] = {0, 13, 14, 255, 0x7FFFFFFFu, 0xFFFFFFFFu};
   unsigned char data[64];
   size_t i;
   memset(data, 1, sizeof data);

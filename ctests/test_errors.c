@@ -56,8 +56,8 @@ static void test_dtype_size_and_precompile(void) {
     size_t size;
   } sizes[] = {{GPUPRIMS_DTYPE_I8, 1},  {GPUPRIMS_DTYPE_U8, 1},  {GPUPRIMS_DTYPE_I16, 2}, {GPUPRIMS_DTYPE_U16, 2},
                {GPUPRIMS_DTYPE_I32, 4}, {GPUPRIMS_DTYPE_U32, 4}, {GPUPRIMS_DTYPE_I64, 8}, {GPUPRIMS_DTYPE_U64, 8},
-               {GPUPRIMS_DTYPE_F32, 4}, {GPUPRIMS_DTYPE_F64, 8}};
-  static const gpuprims_dtype not_dtypes[] = {0, 11, 100, 0x7FFFFFFFu, 0xFFFFFFFFu};
+               {GPUPRIMS_DTYPE_F32, 4}, {GPUPRIMS_DTYPE_F64, 8}, {GPUPRIMS_DTYPE_F16, 2}, {GPUPRIMS_DTYPE_BF16, 2}};
+  static const gpuprims_dtype not_dtypes[] = {0, 13, 100, 0x7FFFFFFFu, 0xFFFFFFFFu};
   gpuprims_context *ctx = NULL;
   size_t i;
   for (i = 0; i < TU_ARRAY_LEN(sizes); i++)

@@ -248,6 +248,27 @@ static void check_errors(gp::context &ctx) {
                [&] { gp::buffer<float> adopted(raw); });
 }
 
+// The 16-bit floats through the wrapper: the dtype from gp::f16 / gp::bf16, SUM in f32
+// rounded once, the sort's total order (-0.0 before +0.0, NaN last).
+static void check_half(gp::context &ctx) {
+  // 1.5 + 2.0 + 0.25 = 3.75; binary16: 0x3E00, 0x4000, 0x3400 -> 0x4380; bfloat16: 0x3FC0,
+  // 0x4000, 0x3E80 -> 0x4070
+  std::vector<gp::f16> h = {{0x3E00}, {0x4000}, {0x3400}};
+  std::vector<gp::bf16> b = {{0x3FC0}, {0x4000}, {0x3E80}};
+  auto hb = gp::buffer<gp::f16>::from_host(ctx, h);
+  auto bb = gp::buffer<gp::bf16>::from_host(ctx, b);
+  CHECK(hb.dtype == GPUPRIMS_DTYPE_F16 && bb.dtype == GPUPRIMS_DTYPE_BF16, "16-bit float dtypes");
+  CHECK(gp::reduce(ctx, hb, gp::op::sum).bits == 0x4380, "f16 sum 0x%04x", gp::reduce(ctx, hb, gp::op::sum).bits);
+  CHECK(gp::reduce(ctx, bb, gp::op::sum).bits == 0x4070, "bf16 sum 0x%04x", gp::reduce(ctx, bb, gp::op::sum).bits);
+  // NaN, +0.0, -1.0, -0.0 sorted: -1.0, -0.0, +0.0, NaN
+  std::vector<gp::f16> keys = {{0x7E00}, {0x0000}, {0xBC00}, {0x8000}};
+  auto kb = gp::buffer<gp::f16>::from_host(ctx, keys);
+  gp::radix_sort(ctx, kb);
+  std::vector<gp::f16> sorted = kb.to_host();
+  CHECK(sorted[0].bits == 0xBC00 && sorted[1].bits == 0x8000 && sorted[2].bits == 0x0000 && sorted[3].bits == 0x7E00,
+        "f16 sort: 0x%04x 0x%04x 0x%04x 0x%04x", sorted[0].bits, sorted[1].bits, sorted[2].bits, sorted[3].bits);
+}
+
 int main() {
   CHECK(gp::version() == GPUPRIMS_VERSION, "library 0x%x, header 0x%x", (unsigned)gp::version(),
         (unsigned)GPUPRIMS_VERSION);
@@ -277,6 +298,7 @@ int main() {
     check_type<float>(ctx, rng, n);
     check_type<double>(ctx, rng, n);
   }
+  check_half(ctx);
   check_errors(ctx);
   check_life(ctx);
   ctx.synchronize();

@@ -62,12 +62,7 @@ static void check_ops(void *env, gpuprims_dtype t, size_t n, const gpuprims_op *
 /* --- element helpers for the special cases --------------------------------------------- */
 
 /* A quiet NaN, a negative NaN, one with a payload, a signalling pattern. */
-static uint64_t nan_bits(gpuprims_dtype t, int which) {
-  static const uint64_t f32[4] = {0x7FC00000u, 0xFFC00000u, 0x7FC12345u, 0x7F800001u};
-  static const uint64_t f64[4] = {0x7FF8000000000000ull, 0xFFF8000000000000ull, 0x7FF800000000BEEFull,
-                                  0x7FF0000000000001ull};
-  return t == GPUPRIMS_DTYPE_F32 ? f32[which & 3] : f64[which & 3];
-}
+static uint64_t nan_bits(gpuprims_dtype t, int which) { return tu_nan_bits(t, which); }
 
 static void float_specials(env_t *e, gpuprims_dtype t) {
   static const size_t sizes[] = {1, 2, 3, 33, 1000, 65537};
@@ -135,14 +130,7 @@ static void float_specials(env_t *e, gpuprims_dtype t) {
       gpuprims_op op = k ? GPUPRIMS_OP_MAX : GPUPRIMS_OP_MIN;
       memset(out, OUT_POISON, sizeof out);
       if (TU_EXPECT_OK(gpuprims_reduce(e->ctx, b, op, out))) {
-        double v;
-        if (t == GPUPRIMS_DTYPE_F32) {
-          float f;
-          memcpy(&f, out, 4);
-          v = f;
-        } else {
-          memcpy(&v, out, 8);
-        }
+        double v = tu_get_f(t, out, 0);
         TU_CHECKF(v == 0.0 && (signbit(v) ? 1 : 0) == (k ? 0 : 1), "%s %s{%s0.0, %s0.0} is %g, expected %s0.0",
                   tu_dtype_name(t), tu_op_name(op), i ? "-" : "+", i ? "+" : "-", v, k ? "+" : "-");
       }
@@ -235,6 +223,11 @@ static int cmp_elems(const void *a, const void *b) {
     CMP_CASE(GPUPRIMS_DTYPE_F32, float)
     CMP_CASE(GPUPRIMS_DTYPE_F64, double)
 #undef CMP_CASE
+    case GPUPRIMS_DTYPE_F16:
+    case GPUPRIMS_DTYPE_BF16: {
+      double x = tu_get_f((gpuprims_dtype)cmp_elems_t, a, 0), y = tu_get_f((gpuprims_dtype)cmp_elems_t, b, 0);
+      return x < y ? -1 : x > y ? 1 : 0;
+    }
     default: return 0;
   }
 }
@@ -287,14 +280,8 @@ static void empty_input(env_t *e, const tu_dtype_info *d) {
   memset(out, OUT_POISON, sizeof out);
   if (TU_EXPECT_OK(gpuprims_reduce(e->ctx, b, GPUPRIMS_OP_SUM, out))) {
     int is_zero;
-    if (d->id == GPUPRIMS_DTYPE_F32) {
-      float f;
-      memcpy(&f, out, 4);
-      is_zero = f == 0.0f;
-    } else if (d->id == GPUPRIMS_DTYPE_F64) {
-      double f;
-      memcpy(&f, out, 8);
-      is_zero = f == 0.0;
+    if (d->is_float) {
+      is_zero = tu_get_f(d->id, out, 0) == 0.0;
     } else {
       is_zero = memcmp(out, zero, d->size) == 0;
     }

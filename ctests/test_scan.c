@@ -106,12 +106,8 @@ static void float_specials(env_t *e, gpuprims_dtype t) {
     n = sizes[si];
     /* NaNs: everything from the first NaN on is NaN (MIN, MAX and SUM) */
     tu_fill(&e->rng, t, e->data, n, TU_FILL_SMALLINT);
-    tu_put_bits(t, e->data, (size_t)tu_below(&e->rng, n),
-             t == GPUPRIMS_DTYPE_F32 ? 0x7FC00000u : 0x7FF8000000000000ull);
-    if (n > 2) {
-      tu_put_bits(t, e->data, (size_t)tu_below(&e->rng, n),
-               t == GPUPRIMS_DTYPE_F32 ? 0xFFC01234u : 0xFFF800000000BEEFull);
-    }
+    tu_put_bits(t, e->data, (size_t)tu_below(&e->rng, n), tu_nan_bits(t, 0));
+    if (n > 2) tu_put_bits(t, e->data, (size_t)tu_below(&e->rng, n), tu_nan_bits(t, 1));
     check_ops(e, t, n, OPS, 3, 0, "NaNs among small integers");
     /* infinities */
     tu_fill(&e->rng, t, e->data, n, TU_FILL_SMALLINT);
@@ -153,7 +149,7 @@ static void repeat_test(env_t *e, gpuprims_dtype t, size_t n, int runs) {
   unsigned char *first = (unsigned char *)tu_xmalloc(n * es);
   int r, differ = 0, first_ok;
   char msg[512];
-  tu_fill(&e->rng, t, e->data, n, t == GPUPRIMS_DTYPE_F32 || t == GPUPRIMS_DTYPE_F64 ? TU_FILL_UNIFORM : TU_FILL_BITS);
+  tu_fill(&e->rng, t, e->data, n, tu_dtype(t)->is_float ? TU_FILL_UNIFORM : TU_FILL_BITS);
   in = tu_buffer_from_host(e->ctx, t, e->data, n);
   out = tu_buffer_create(e->ctx, t, n);
   tu_poison(out, n, es);
@@ -349,6 +345,7 @@ int main(void) {
   repeat_test(&e, GPUPRIMS_DTYPE_I32, repeat_n, repeat_runs);
   repeat_test(&e, GPUPRIMS_DTYPE_F32, repeat_n, repeat_runs);
   repeat_test(&e, GPUPRIMS_DTYPE_F64, repeat_n, repeat_runs);
+  repeat_test(&e, GPUPRIMS_DTYPE_BF16, repeat_n, repeat_runs);
   t3 = seconds();
   errors(&e);
 

@@ -433,9 +433,21 @@ static uint64_t ramp_value(const tu_dtype_info *d, size_t i, size_t n) {
   return d->is_signed ? key ^ ((uint64_t)1 << (bits - 1)) : key;
 }
 
+/* The mantissa digits of a float type, and of the type its sums are computed in (f32 for
+ * the 16-bit floats, which are rounded once at the end). */
+static int mant_digits(const tu_dtype_info *d) {
+  switch (d->id) {
+    case GPUPRIMS_DTYPE_F16: return 11;
+    case GPUPRIMS_DTYPE_BF16: return 8;
+    case GPUPRIMS_DTYPE_F32: return FLT_MANT_DIG;
+    default: return DBL_MANT_DIG;
+  }
+}
+static int acc_is_f32(const tu_dtype_info *d) { return d->size <= 4; }
+
 /* The bits a float grid may have so that n of its values add up exactly in any order. */
 static int exact_grid_bits(const tu_dtype_info *d, size_t n) {
-  int b = (d->size == 4 ? FLT_MANT_DIG : DBL_MANT_DIG) - 2;
+  int b = mant_digits(d) - 2;
   for (; n > 1 && b > 1; n >>= 1) b--;
   return b;
 }
@@ -449,7 +461,7 @@ static void fill_random(tu_rng *r, const tu_dtype_info *d, void *p, size_t n, ch
     tu_fill_bytes(r, p, n * d->size);
     return;
   }
-  e = (int)tu_below(r, 61) - 30;
+  e = d->size == 2 ? (int)tu_below(r, 21) - 12 : (int)tu_below(r, 61) - 30; /* f16 holds 2^-24 .. 65504 */
   if (tu_below(r, 2)) {
     for (i = 0; i < n; i++) tu_put_f(d->id, p, i, ldexp(tu_unit(r) * 2.0 - 1.0, e));
     snprintf(what, wl, "random in +-2^%d", e);
@@ -581,6 +593,7 @@ static sbuf sb_none(void) {
 static double get_f(const tu_dtype_info *d, uint64_t bits) {
   float f;
   double x;
+  if (d->size == 2) return tu_half_to_double(d->id, (uint16_t)bits);
   if (d->size == 4) {
     uint32_t b32 = (uint32_t)bits;
     memcpy(&f, &b32, 4);
@@ -599,20 +612,22 @@ static size_t fsum_terms(const fsum_t *f, size_t i) { return !f->scan ? f->n : f
  * flushed per addition besides. Infinite once k u nears 1: then nothing is bounded.
  */
 static double fsum_tolerance(const tu_dtype_info *d, double absum, size_t k) {
-  double u = (d->size == 4 ? FLT_EPSILON : DBL_EPSILON) / 2, ku = (double)k * u;
-  double tiny = d->size == 4 ? FLT_MIN : DBL_MIN;
+  double u = (acc_is_f32(d) ? FLT_EPSILON : DBL_EPSILON) / 2, ku = (double)k * u;
+  double tiny = acc_is_f32(d) ? FLT_MIN : DBL_MIN;
   if (ku >= 0.5) return INFINITY;
   return 2.0 * ku / (1.0 - ku) * absum + (double)k * tiny;
 }
 
 /* A float SUM (reduce, or one scan element) against the reference's. */
 static int fsum_ok(const tu_dtype_info *d, uint64_t want, uint64_t got, const fsum_t *f, size_t i) {
-  double big = d->size == 4 ? FLT_MAX : DBL_MAX;
+  /* the 16-bit floats: their largest finite value; each side rounds its f32 sum once */
+  double big = d->size == 2 ? get_f(d, d->id == GPUPRIMS_DTYPE_F16 ? 0x7BFFu : 0x7F7Fu) : d->size == 4 ? FLT_MAX : DBL_MAX;
   double w = get_f(d, want), g = get_f(d, got);
+  double rounding = d->size == 2 ? (fabs(w) + fabs(g)) * ldexp(1.0, -mant_digits(d)) + ldexp(get_f(d, 1), 1) : 0;
   if (!(f->absum[i] <= big / 2)) return 1; /* overflow depends on the order: not compared */
   if (isnan(w) || isnan(g) || isinf(w) || isinf(g)) return (isnan(w) && isnan(g)) || w == g;
   if (f->exact) return g == w;
-  return fabs(g - w) <= fsum_tolerance(d, f->absum[i], fsum_terms(f, i));
+  return fabs(g - w) <= fsum_tolerance(d, f->absum[i], fsum_terms(f, i)) + rounding;
 }
 
 static int elem_ok(int cmp, const tu_dtype_info *d, uint64_t want, uint64_t got, const fsum_t *f, size_t i) {
@@ -964,7 +979,7 @@ static long double units_below(const tu_dtype_info *d, const void *in, size_t n,
 
 /* The exponent of the lowest set bit of finite nonzero x (x is a multiple of 2^that). */
 static int lowest_exponent(const tu_dtype_info *d, double x) {
-  int e, digits = d->size == 4 ? FLT_MANT_DIG : DBL_MANT_DIG;
+  int e, digits = acc_is_f32(d) ? FLT_MANT_DIG : DBL_MANT_DIG;
   uint64_t m = (uint64_t)ldexp(fabs(frexp(x, &e)), digits); /* x = m 2^(e - digits) */
   e -= digits;
   while (!(m & 1)) {
@@ -980,7 +995,8 @@ static int lowest_exponent(const tu_dtype_info *d, double x) {
  * so that every partial sum is a number of the type.
  */
 static int sum_is_exact(const tu_dtype_info *d, const void *in, size_t n) {
-  int digits = d->size == 4 ? FLT_MANT_DIG : DBL_MANT_DIG, min_exp = (d->size == 4 ? FLT_MIN_EXP : DBL_MIN_EXP) - 1;
+  /* in the type the sums are computed in (f32 for the 16-bit floats, rounded once after) */
+  int digits = acc_is_f32(d) ? FLT_MANT_DIG : DBL_MANT_DIG, min_exp = (acc_is_f32(d) ? FLT_MIN_EXP : DBL_MIN_EXP) - 1;
   int q = INT_MAX;
   size_t i;
   for (i = 0; i < n; i++) {

@@ -44,7 +44,7 @@
 
 #define TU_SKIP_CODE 77
 #define TU_PRINT_LIMIT 40
-#define TU_NUM_DTYPES 10
+#define TU_NUM_DTYPES 12
 
 #if defined(__GNUC__)
 #define TU_PRINTF(fmt_index, first_arg) __attribute__((format(printf, fmt_index, first_arg)))
@@ -377,6 +377,7 @@ static inline const tu_dtype_info *tu_dtypes(void) {
       {GPUPRIMS_DTYPE_I32, "i32", 4, 0, 1}, {GPUPRIMS_DTYPE_U32, "u32", 4, 0, 0},
       {GPUPRIMS_DTYPE_I64, "i64", 8, 0, 1}, {GPUPRIMS_DTYPE_U64, "u64", 8, 0, 0},
       {GPUPRIMS_DTYPE_F32, "f32", 4, 1, 1}, {GPUPRIMS_DTYPE_F64, "f64", 8, 1, 1},
+      {GPUPRIMS_DTYPE_F16, "f16", 2, 1, 1}, {GPUPRIMS_DTYPE_BF16, "bf16", 2, 1, 1},
   };
   return table;
 }
@@ -404,8 +405,18 @@ static inline uint64_t tu_special_bits(const tu_dtype_info *d, tu_rng *r) {
                                   0x7FF0000000000001ull, 0x7FF0000000000000ull, 0xFFF0000000000000ull,
                                   0x0000000000000000ull, 0x8000000000000000ull, 0x0000000000000001ull,
                                   0x7FEFFFFFFFFFFFFFull, 0xFFEFFFFFFFFFFFFFull};
+  static const uint64_t f16s[] = {0x7E00u, 0xFE00u, 0x7C01u, 0xFFFFu, 0x7C00u, 0xFC00u, 0x0000u,
+                                  0x8000u, 0x0001u, 0x8001u, 0x03FFu, 0x7BFFu, 0xFBFFu};
+  static const uint64_t bf16s[] = {0x7FC0u, 0xFFC0u, 0x7F81u, 0xFFFFu, 0x7F80u, 0xFF80u, 0x0000u,
+                                   0x8000u, 0x0001u, 0x8001u, 0x007Fu, 0x7F7Fu, 0xFF7Fu};
   uint64_t mask, sign, c[5];
-  if (d->is_float) return d->size == 4 ? f32s[tu_below(r, TU_ARRAY_LEN(f32s))] : f64s[tu_below(r, TU_ARRAY_LEN(f64s))];
+  switch (d->id) {
+    case GPUPRIMS_DTYPE_F32: return f32s[tu_below(r, TU_ARRAY_LEN(f32s))];
+    case GPUPRIMS_DTYPE_F64: return f64s[tu_below(r, TU_ARRAY_LEN(f64s))];
+    case GPUPRIMS_DTYPE_F16: return f16s[tu_below(r, TU_ARRAY_LEN(f16s))];
+    case GPUPRIMS_DTYPE_BF16: return bf16s[tu_below(r, TU_ARRAY_LEN(bf16s))];
+    default: break;
+  }
   mask = tu_width_mask(d->size);
   sign = (uint64_t)1 << (d->size * 8 - 1);
   c[0] = d->is_signed ? sign : 0;
@@ -425,13 +436,101 @@ static inline const char *tu_op_name(gpuprims_op op) {
   }
 }
 
-/* Writes element i of an f32/f64 array from a double. */
+/*
+ * The 16-bit floats, worked on as bits: IEEE binary16 (F16) and bfloat16 (BF16). From a
+ * double: rounded once, to nearest, ties to even (overflow to an infinity, NaN to the
+ * canonical 0x7FFF); to a double: exact.
+ */
+typedef struct {
+  int mant_bits;  /* stored mantissa bits: 10 or 7 */
+  int bias;       /* exponent bias: 15 or 127 */
+  int max_exp;    /* the largest finite value's unbiased exponent: 15 or 127 */
+} tu_half_format;
+
+static inline const tu_half_format *tu_half_format_of(gpuprims_dtype t) {
+  static const tu_half_format f16 = {10, 15, 15}, bf16 = {7, 127, 127};
+  return t == GPUPRIMS_DTYPE_F16 ? &f16 : &bf16;
+}
+
+static inline double tu_half_to_double(gpuprims_dtype t, uint16_t bits) {
+  const tu_half_format *f = tu_half_format_of(t);
+  const int exp_mask = (1 << (15 - f->mant_bits)) - 1;
+  const int e = (bits >> f->mant_bits) & exp_mask;
+  const unsigned m = bits & ((1u << f->mant_bits) - 1);
+  double v;
+  if (e == exp_mask) v = m ? NAN : INFINITY;
+  else if (e == 0) v = ldexp((double)m, 1 - f->bias - f->mant_bits);
+  else v = ldexp(1.0 + ldexp((double)m, -f->mant_bits), e - f->bias);
+  return (bits & 0x8000u) ? -v : v;
+}
+
+static inline uint16_t tu_half_from_double(gpuprims_dtype t, double v) {
+  const tu_half_format *f = tu_half_format_of(t);
+  const uint16_t sign = signbit(v) ? 0x8000u : 0, inf = (uint16_t)(0x7FFFu & ~((1u << f->mant_bits) - 1));
+  const int min_exp = 1 - f->bias;
+  double a = fabs(v), units;
+  int e;
+  if (isnan(v)) return 0x7FFFu;
+  if (a < ldexp(1.0, min_exp)) { /* subnormal or zero: a multiple of the smallest step */
+    units = nearbyint(ldexp(a, f->mant_bits - min_exp)); /* exact scaling; ties to even */
+    return (uint16_t)(sign | (uint16_t)units);          /* 2^mant_bits units is the smallest normal */
+  }
+  if (isinf(a)) return sign | inf;
+  frexp(a, &e);
+  e -= 1; /* a in [2^e, 2^(e+1)) */
+  units = nearbyint(ldexp(ldexp(a, -e) - 1.0, f->mant_bits));
+  if (units == ldexp(1.0, f->mant_bits)) {
+    units = 0;
+    e += 1;
+  }
+  if (e > f->max_exp) return sign | inf;
+  return (uint16_t)(sign | (uint16_t)((e + f->bias) << f->mant_bits) | (uint16_t)units);
+}
+
+static inline int tu_is_half(gpuprims_dtype t) { return t == GPUPRIMS_DTYPE_F16 || t == GPUPRIMS_DTYPE_BF16; }
+
+/* Writes element i of a float array (f32, f64, f16, bf16) from a double. */
 static inline void tu_put_f(gpuprims_dtype t, void *p, size_t i, double v) {
   if (t == GPUPRIMS_DTYPE_F32) {
     float f = (float)v;
     memcpy((unsigned char *)p + 4 * i, &f, 4);
+  } else if (tu_is_half(t)) {
+    uint16_t h = tu_half_from_double(t, v);
+    memcpy((unsigned char *)p + 2 * i, &h, 2);
   } else {
     memcpy((unsigned char *)p + 8 * i, &v, 8);
+  }
+}
+
+/* Element i of a float array (f32, f64, f16, bf16) as a double (exact). */
+static inline double tu_get_f(gpuprims_dtype t, const void *p, size_t i) {
+  if (t == GPUPRIMS_DTYPE_F32) {
+    float f;
+    memcpy(&f, (const unsigned char *)p + 4 * i, 4);
+    return f;
+  } else if (tu_is_half(t)) {
+    uint16_t h;
+    memcpy(&h, (const unsigned char *)p + 2 * i, 2);
+    return tu_half_to_double(t, h);
+  } else {
+    double d;
+    memcpy(&d, (const unsigned char *)p + 8 * i, 8);
+    return d;
+  }
+}
+
+/* NaN patterns of a float dtype: 0 quiet, 1 negative quiet, 2 with a payload, 3 signalling. */
+static inline uint64_t tu_nan_bits(gpuprims_dtype t, int which) {
+  static const uint64_t f32[4] = {0x7FC00000u, 0xFFC00000u, 0x7FC12345u, 0x7F800001u};
+  static const uint64_t f64[4] = {0x7FF8000000000000ull, 0xFFF8000000000000ull, 0x7FF800000000BEEFull,
+                                  0x7FF0000000000001ull};
+  static const uint64_t f16[4] = {0x7E00u, 0xFE00u, 0x7E5Au, 0x7C01u};
+  static const uint64_t bf16[4] = {0x7FC0u, 0xFFC0u, 0x7FE5u, 0x7F81u};
+  switch (t) {
+    case GPUPRIMS_DTYPE_F32: return f32[which & 3];
+    case GPUPRIMS_DTYPE_F16: return f16[which & 3];
+    case GPUPRIMS_DTYPE_BF16: return bf16[which & 3];
+    default: return f64[which & 3];
   }
 }
 
@@ -469,6 +568,13 @@ static inline void tu_fmt_elem(gpuprims_dtype t, const void *p, char *buf, size_
       double v; uint64_t bits;
       memcpy(&v, p, 8); memcpy(&bits, p, 8);
       snprintf(buf, len, "%.17g (0x%016llx)", v, (unsigned long long)bits);
+      return;
+    }
+    case GPUPRIMS_DTYPE_F16:
+    case GPUPRIMS_DTYPE_BF16: {
+      uint16_t bits;
+      memcpy(&bits, p, 2);
+      snprintf(buf, len, "%.6g (0x%04x)", tu_half_to_double(t, bits), (unsigned)bits);
       return;
     }
     default: snprintf(buf, len, "?"); return;
@@ -511,7 +617,20 @@ static inline void tu_fill(tu_rng *r, gpuprims_dtype t, void *p, size_t n, int k
     }
     return;
   }
-  if (t == GPUPRIMS_DTYPE_F32) {
+  if (tu_is_half(t)) {
+    for (i = 0; i < n; i++) {
+      if (kind == TU_FILL_BITS) {
+        uint16_t bits;
+        do bits = (uint16_t)(tu_next(r) >> 48);
+        while (isnan(tu_half_to_double(t, bits)));
+        memcpy((unsigned char *)p + 2 * i, &bits, 2);
+      } else if (kind == TU_FILL_SMALLINT) {
+        tu_put_f(t, p, i, (double)((int)tu_below(r, 5) - 2));
+      } else {
+        tu_put_f(t, p, i, tu_unit(r) * 2.0 - 1.0);
+      }
+    }
+  } else if (t == GPUPRIMS_DTYPE_F32) {
     float *f = (float *)p;
     for (i = 0; i < n; i++) {
       if (kind == TU_FILL_BITS) {
@@ -763,6 +882,100 @@ TU_DEFINE_FLOAT_REF(f32, GPUPRIMS_DTYPE_F32, float, double, FLT_EPSILON)
 TU_DEFINE_FLOAT_REF(f64, GPUPRIMS_DTYPE_F64, double, double, DBL_EPSILON)
 
 /*
+ * The 16-bit floats: the library computes in f32 and rounds each result once. MIN/MAX are
+ * exact (compared as above). SUM with tolerance factor 0 must be the exact sum rounded once
+ * (small integers, whose f32 sums are exact); otherwise within the f32 tolerance of the
+ * exact sum plus the one rounding (an infinity where the sum may have overflowed).
+ */
+static inline int tu_half_sum_ok_(gpuprims_dtype t, double want, double abs_sum, uint16_t got, double scale) {
+  const tu_half_format *f = tu_half_format_of(t);
+  const double g = tu_half_to_double(t, got);
+  const double tol = scale * abs_sum;
+  const double largest = tu_half_to_double(t, (uint16_t)(0x7FFFu & ~((1u << f->mant_bits) - 1)) - 1);
+  if (tu_half_from_double(t, want) == got) return 1;
+  if (isnan(want) || isnan(g)) return isnan(want) && isnan(g);
+  if (scale == 0) return 0;
+  if (isinf(want)) return g == want;
+  if (isinf(g)) return (g > 0) == (want > 0) && fabs(want) + tol >= largest * (1.0 + ldexp(1.0, -f->mant_bits - 1));
+  return fabs(g - want) <= tol + fabs(want) * ldexp(1.0, -f->mant_bits) + ldexp(1.0, 1 - f->bias - f->mant_bits);
+}
+
+static inline void tu_half_sum_msg_(gpuprims_dtype t, char *msg, size_t ml, size_t index, double want, double tol,
+                                    uint16_t got) {
+  char g[64];
+  uint64_t slot = got; /* the formatter reads up to 8 bytes for other dtypes */
+  tu_fmt_elem(t, &slot, g, sizeof g);
+  snprintf(msg, ml, "at index %zu: expected %.17g rounded once (f32 tolerance %.3g), got %s", index, want, tol, g);
+}
+
+static inline void tu_half_mismatch_msg_(gpuprims_dtype t, char *msg, size_t ml, size_t index, uint16_t want,
+                                         uint16_t got) {
+  uint64_t w = want, g = got; /* 8-byte slots: see tu_half_sum_msg_ */
+  tu_mismatch_msg_(msg, ml, t, index, &w, &g);
+}
+
+static inline double tu_half_scale_(double tolf, size_t n) {
+  return (tolf < 0 ? tu_default_tol_factor(n) : tolf) * FLT_EPSILON;
+}
+
+static inline size_t tu_check_reduce_half(gpuprims_dtype t, gpuprims_op op, const void *in, size_t n,
+                                          const void *got_, double tolf, char *msg, size_t ml) {
+  uint16_t got, want;
+  size_t i;
+  memcpy(&got, got_, 2);
+  if (op == GPUPRIMS_OP_SUM) {
+    double s = 0, c = 0, a = 0, scale = tu_half_scale_(tolf, n);
+    for (i = 0; i < n; i++) {
+      double x = tu_get_f(t, in, i);
+      TU_NEUMAIER_ADD_(double, s, c, x);
+      a += fabs(x);
+    }
+    if (tu_half_sum_ok_(t, TU_NEUMAIER_SUM_(s, c), a, got, scale)) return 0;
+    tu_half_sum_msg_(t, msg, ml, n, TU_NEUMAIER_SUM_(s, c), scale * a, got);
+    return 1;
+  } else {
+    double acc = tu_ident_f64(op);
+    for (i = 0; i < n; i++) acc = tu_comb_f64(op, acc, tu_get_f(t, in, i));
+    want = tu_half_from_double(t, acc);
+    if (want == got || (isnan(acc) && isnan(tu_half_to_double(t, got)))) return 0;
+    tu_half_mismatch_msg_(t, msg, ml, (size_t)-1, want, got);
+    return 1;
+  }
+}
+
+static inline size_t tu_check_scan_half(gpuprims_dtype t, gpuprims_op op, gpuprims_scan_mode mode, const void *in,
+                                        size_t n, const void *out, double tolf, char *msg, size_t ml) {
+  const int incl = mode == GPUPRIMS_SCAN_INCLUSIVE;
+  double s = 0, c = 0, a = 0, acc = tu_ident_f64(op), scale = tu_half_scale_(tolf, n);
+  size_t i, bad = 0;
+  for (i = 0; i < n; i++) {
+    uint16_t got, want;
+    double x = tu_get_f(t, in, i);
+    int ok;
+    memcpy(&got, (const unsigned char *)out + 2 * i, 2);
+    if (incl) {
+      TU_NEUMAIER_ADD_(double, s, c, x);
+      a += fabs(x);
+      acc = tu_comb_f64(op, acc, x);
+    }
+    if (op == GPUPRIMS_OP_SUM) {
+      ok = tu_half_sum_ok_(t, TU_NEUMAIER_SUM_(s, c), a, got, scale);
+      if (!ok && bad++ == 0) tu_half_sum_msg_(t, msg, ml, i, TU_NEUMAIER_SUM_(s, c), scale * a, got);
+    } else {
+      want = tu_half_from_double(t, acc);
+      ok = want == got || (isnan(acc) && isnan(tu_half_to_double(t, got)));
+      if (!ok && bad++ == 0) tu_half_mismatch_msg_(t, msg, ml, i, want, got);
+    }
+    if (!incl) {
+      TU_NEUMAIER_ADD_(double, s, c, x);
+      a += fabs(x);
+      acc = tu_comb_f64(op, acc, x);
+    }
+  }
+  return bad;
+}
+
+/*
  * Checks gpuprims_reduce's result `got` (one element of dtype t) against the sequential
  * reference over in[0..n). tol_factor: float SUM tolerance factor (< 0: default, 0: exact).
  * Returns 0 when right, else 1 with a description in msg.
@@ -780,6 +993,8 @@ static inline size_t tu_check_reduce(gpuprims_dtype t, gpuprims_op op, const voi
     case GPUPRIMS_DTYPE_U64: return tu_check_reduce_u64(op, in, n, got, msg, ml);
     case GPUPRIMS_DTYPE_F32: return tu_check_reduce_f32(op, in, n, got, tol_factor, msg, ml);
     case GPUPRIMS_DTYPE_F64: return tu_check_reduce_f64(op, in, n, got, tol_factor, msg, ml);
+    case GPUPRIMS_DTYPE_F16:
+    case GPUPRIMS_DTYPE_BF16: return tu_check_reduce_half(t, op, in, n, got, tol_factor, msg, ml);
     default: snprintf(msg, ml, "unknown dtype %u", (unsigned)t); return 1;
   }
 }
@@ -802,6 +1017,8 @@ static inline size_t tu_check_scan(gpuprims_dtype t, gpuprims_op op, gpuprims_sc
     case GPUPRIMS_DTYPE_U64: return tu_check_scan_u64(op, mode, in, n, out, msg, ml);
     case GPUPRIMS_DTYPE_F32: return tu_check_scan_f32(op, mode, in, n, out, tol_factor, msg, ml);
     case GPUPRIMS_DTYPE_F64: return tu_check_scan_f64(op, mode, in, n, out, tol_factor, msg, ml);
+    case GPUPRIMS_DTYPE_F16:
+    case GPUPRIMS_DTYPE_BF16: return tu_check_scan_half(t, op, mode, in, n, out, tol_factor, msg, ml);
     default: snprintf(msg, ml, "unknown dtype %u", (unsigned)t); return n ? n : 1;
   }
 }
@@ -857,9 +1074,10 @@ static inline uint64_t tu_get_bits(size_t es, const void *p, size_t i) {
   }
 }
 
-/* Is this f32/f64 bit pattern a NaN (any sign, any payload)? False for integer dtypes. */
+/* Is this float bit pattern a NaN (any sign, any payload)? False for integer dtypes. */
 static inline int tu_bits_is_nan(const tu_dtype_info *d, uint64_t bits) {
   if (!d->is_float) return 0;
+  if (d->size == 2) return isnan(tu_half_to_double(d->id, (uint16_t)bits));
   if (d->size == 4) return (bits & 0x7F800000u) == 0x7F800000u && (bits & 0x007FFFFFu) != 0;
   return (bits & 0x7FF0000000000000ull) == 0x7FF0000000000000ull && (bits & 0x000FFFFFFFFFFFFFull) != 0;
 }

@@ -94,8 +94,11 @@ typedef uint32_t gpuprims_backend;
 
 /*
  Element type of a buffer: signed and unsigned integers of 8 to 64 bits, IEEE-754
- floats of 32 and 64 bits, in the machine's byte order. gpuprims_dtype_size() gives
- the bytes of one element. Zero is never valid.
+ floats of 32 and 64 bits, and the 16-bit floats F16 (IEEE binary16, C's _Float16,
+ CUDA's __half) and BF16 (bfloat16: the top half of an f32, CUDA's __nv_bfloat16),
+ in the machine's byte order. gpuprims_dtype_size() gives the bytes of one element.
+ Zero is never valid. Reduce and scan of F16/BF16 compute in f32 and round each
+ result once (to nearest, ties to even; a NaN result is a NaN, payload not kept).
  */
 typedef uint32_t gpuprims_dtype;
 
@@ -274,6 +277,10 @@ typedef struct {
 #define GPUPRIMS_DTYPE_F32 9
 
 #define GPUPRIMS_DTYPE_F64 10
+
+#define GPUPRIMS_DTYPE_F16 11
+
+#define GPUPRIMS_DTYPE_BF16 12
 
 #define GPUPRIMS_OP_SUM 0
 

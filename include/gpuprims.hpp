@@ -24,6 +24,11 @@
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#if defined(__has_include)
+#if __has_include(<stdfloat>) && __cplusplus > 202002L
+#include <stdfloat>
+#endif
+#endif
 #include <utility>
 #include <vector>
 
@@ -70,12 +75,43 @@ enum class scan_mode : gpuprims_scan_mode {
 };
 enum class order : gpuprims_order { ascending = GPUPRIMS_ORDER_ASCENDING, descending = GPUPRIMS_ORDER_DESCENDING };
 
+/* The 16-bit floats as their bits, for programs without a 16-bit float type of their own:
+ * IEEE binary16 (GPUPRIMS_DTYPE_F16) and bfloat16 (GPUPRIMS_DTYPE_BF16). C++23's
+ * std::float16_t / std::bfloat16_t and CUDA's __half / __nv_bfloat16 (cuda_fp16.h /
+ * cuda_bf16.h included before this header) map to the same dtypes. */
+struct f16 {
+  std::uint16_t bits;
+};
+struct bf16 {
+  std::uint16_t bits;
+};
+
 /* The dtype of element type T: integers by width and signedness (int64_t and long long
- * alike), float and double; 0 for any other type. */
+ * alike), float and double, the 16-bit floats above; 0 for any other type. */
 template <class T>
 constexpr gpuprims_dtype dtype_of() {
   using U = std::remove_cv_t<T>;
-  if constexpr (std::is_same_v<U, float>) {
+  if constexpr (std::is_same_v<U, f16>) {
+    return GPUPRIMS_DTYPE_F16;
+  } else if constexpr (std::is_same_v<U, bf16>) {
+    return GPUPRIMS_DTYPE_BF16;
+#if defined(__STDCPP_FLOAT16_T__)
+  } else if constexpr (std::is_same_v<U, std::float16_t>) {
+    return GPUPRIMS_DTYPE_F16;
+#endif
+#if defined(__STDCPP_BFLOAT16_T__)
+  } else if constexpr (std::is_same_v<U, std::bfloat16_t>) {
+    return GPUPRIMS_DTYPE_BF16;
+#endif
+#if defined(__CUDA_FP16_H__)
+  } else if constexpr (std::is_same_v<U, __half>) {
+    return GPUPRIMS_DTYPE_F16;
+#endif
+#if defined(__CUDA_BF16_H__)
+  } else if constexpr (std::is_same_v<U, __nv_bfloat16>) {
+    return GPUPRIMS_DTYPE_BF16;
+#endif
+  } else if constexpr (std::is_same_v<U, float>) {
     return std::numeric_limits<float>::is_iec559 && sizeof(float) == 4 ? GPUPRIMS_DTYPE_F32 : 0;
   } else if constexpr (std::is_same_v<U, double>) {
     return std::numeric_limits<double>::is_iec559 && sizeof(double) == 8 ? GPUPRIMS_DTYPE_F64 : 0;
@@ -149,7 +185,8 @@ class context {
 /* A typed array in a context's memory (gpuprims_buffer); T gives the dtype. */
 template <class T>
 class buffer {
-  static_assert(dtype_of<T>() != 0, "gpuprims::buffer<T>: T must be an integer of 8 to 64 bits, float or double");
+  static_assert(dtype_of<T>() != 0,
+                "gpuprims::buffer<T>: T must be an integer of 8 to 64 bits, float, double, gpuprims::f16 or gpuprims::bf16");
 
  public:
   using value_type = T;

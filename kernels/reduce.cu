@@ -8,7 +8,8 @@
 // deadlock however few of them fit.
 //
 // Instantiated per element type: -DGP_T=<type> -DGP_BLOCK_THREADS=.. -DGP_VECS=..
-// (tuning lives in src/backend/cuda/reduce.rs).
+// (tuning lives in src/backend/cuda/reduce.rs). The fold runs in the type's
+// accumulator (f32 for the 16-bit floats), and the result is rounded once.
 #include "common/grid_dependency.cuh"
 #include "common/types.cuh"
 #include "common/ops.cuh"
@@ -17,27 +18,29 @@
 #include "common/tile_io.cuh"
 
 typedef GP_T T;
+typedef gp::Accumulator<T> Acc;
+typedef Acc::type A;
 constexpr int BLOCK = GP_BLOCK_THREADS;
 constexpr int VECS = GP_VECS;                      // 16-byte loads per thread per tile
 constexpr int PER_VEC = 16 / sizeof(T);
 constexpr usize TILE = (usize)BLOCK * VECS * PER_VEC;
 
 template <class Op>
-__device__ __forceinline__ void fold_vec(T &acc, const gp::Vec16 &v, Op op) {
+__device__ __forceinline__ void fold_vec(A &acc, const gp::Vec16 &v, Op op) {
     T x[PER_VEC];
     memcpy(x, &v, sizeof(x));
 #pragma unroll
-    for (int k = 0; k < PER_VEC; ++k) acc = op(acc, x[k]);
+    for (int k = 0; k < PER_VEC; ++k) acc = op(acc, Acc::widen(x[k]));
 }
 
 template <class Op>
 __device__ __forceinline__ void reduce_device(const T *in, usize n, u64 *partials, u32 epoch, T *out, u32 host_tag) {
     Op op;
-    typedef gp::BlockReduce<T, BLOCK> Reduce;
-    typedef gp::Tagged<T> Tagged;
+    typedef gp::BlockReduce<A, BLOCK> Reduce;
+    typedef gp::Tagged<A> Tagged;
     __shared__ typename Reduce::Storage storage;
 
-    T acc = Op::identity();
+    A acc = Op::identity();
     const usize full_tiles = n / TILE;
     if (gp::aligned16(in)) {
         // Tile t, vector j, thread i reads vector t*VECS*BLOCK + j*BLOCK + i: coalesced.
@@ -51,25 +54,26 @@ __device__ __forceinline__ void reduce_device(const T *in, usize n, u64 *partial
         }
     } else {
         for (usize t = blockIdx.x; t < full_tiles; t += gridDim.x)
-            for (usize i = t * TILE + threadIdx.x; i < (t + 1) * TILE; i += BLOCK) acc = op(acc, in[i]);
+            for (usize i = t * TILE + threadIdx.x; i < (t + 1) * TILE; i += BLOCK) acc = op(acc, Acc::widen(in[i]));
     }
     // The ragged end goes to the block that would have taken the next tile.
     if (blockIdx.x == full_tiles % gridDim.x)
-        for (usize i = full_tiles * TILE + threadIdx.x; i < n; i += BLOCK) acc = op(acc, in[i]);
+        for (usize i = full_tiles * TILE + threadIdx.x; i < n; i += BLOCK) acc = op(acc, Acc::widen(in[i]));
 
-    const T block_total = Reduce::all(acc, op, storage);
+    const A block_total = Reduce::all(acc, op, storage);
     if (blockIdx.x != 0) {
         if (threadIdx.x == 0) Tagged::publish(partials + (usize)blockIdx.x * Tagged::WORDS, block_total, epoch);
         return;
     }
     // Block 0: thread t folds partials t, t + BLOCK, ... in order (its own is 0).
-    T total = Op::identity();
+    A total = Op::identity();
     for (u32 i = threadIdx.x; i < gridDim.x; i += BLOCK)
         total = op(total, i == 0 ? block_total : Tagged::wait(partials + (usize)i * Tagged::WORDS, epoch));
     total = Reduce::all(total, op, storage);
     if (threadIdx.x != 0) return;
-    if (host_tag) Tagged::publish_to_host(reinterpret_cast<u64 *>(out), total, host_tag);
-    else *out = total;
+    const T result = Acc::narrow(total);
+    if (host_tag) gp::Tagged<T>::publish_to_host(reinterpret_cast<u64 *>(out), result, host_tag);
+    else *out = result;
 }
 
 // `host_tag` (0: none): `out` is the host's mapped result slot, which gets the total
@@ -78,7 +82,7 @@ __device__ __forceinline__ void reduce_device(const T *in, usize n, u64 *partial
     extern "C" __global__ void __launch_bounds__(BLOCK)                                              \
     NAME(const T *in, usize n, u64 *partials, u32 epoch, T *out, u32 host_tag) {                     \
         gp::wait_for_prior_grids();                                                                  \
-        reduce_device<OP<T>>(in, n, partials, epoch, out, host_tag);                                 \
+        reduce_device<OP<A>>(in, n, partials, epoch, out, host_tag);                                 \
     }
 
 GP_REDUCE_KERNEL(reduce_sum, gp::SumOp)

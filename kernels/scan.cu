@@ -8,7 +8,8 @@
 // Instantiated per element type and operator: -DGP_T=<type> -DGP_OP=gp::SumOp|MinOp|MaxOp
 // -DGP_BLOCK_THREADS=.. -DGP_ITEMS=.. -DGP_LOOKBACK_WINDOW=.. (tuning lives in
 // src/backend/cuda/scan.rs). One operator a module keeps its cold NVRTC compile short:
-// all three in one module took over a second.
+// all three in one module took over a second. The running value is the type's
+// accumulator (f32 for the 16-bit floats: each output rounded once).
 #include "common/grid_dependency.cuh"
 #include "common/types.cuh"
 #include "common/ops.cuh"
@@ -17,17 +18,19 @@
 #include "common/tile_io.cuh"
 
 typedef GP_T T;
-typedef GP_OP<T> Op;
+typedef gp::Accumulator<T> Acc;
+typedef Acc::type A;
+typedef GP_OP<A> Op;
 constexpr int BLOCK = GP_BLOCK_THREADS;
 constexpr int ITEMS = GP_ITEMS;  // per thread
 constexpr int WINDOW = GP_LOOKBACK_WINDOW;  // tiles per anchor
 constexpr usize TILE = (usize)BLOCK * ITEMS;
-typedef gp::TilePrefix<T, WINDOW> TilePrefix;
+typedef gp::TilePrefix<A, WINDOW> TilePrefix;
 
 template <bool EXCLUSIVE>
 __device__ __forceinline__ void scan_device(const T *in, T *out, usize n, gp::TileState st, u32 epoch, u64 ticket_base) {
     Op op;
-    typedef gp::BlockScan<T, BLOCK> Scan;
+    typedef gp::BlockScan<A, BLOCK> Scan;
     __shared__ typename Scan::Storage scan_storage;
     typedef gp::WarpTile<T, ITEMS> WarpTile;
     __shared__ typename WarpTile::Storage staged[BLOCK / gp::WARP];
@@ -45,20 +48,20 @@ __device__ __forceinline__ void scan_device(const T *in, T *out, usize n, gp::Ti
     const usize span_valid = valid > span ? valid - span : 0;
     typename WarpTile::Storage &mine = staged[warp];
 
-    WarpTile::stage(in + start + span, span_valid, Op::identity(), vectorize, mine);
+    WarpTile::stage(in + start + span, span_valid, Acc::narrow(Op::identity()), vectorize, mine);
     // The thread's items are read from its row a 16-byte vector at a time, twice,
     // rather than kept live: few registers means more blocks per SM to hide latency.
     constexpr int PER_VEC = 16 / sizeof(T);
     gp::Vec16 *row = WarpTile::row(mine);
-    T thread_total = Op::identity();
+    A thread_total = Op::identity();
 #pragma unroll
     for (int k = 0; k < WarpTile::VECS; ++k) {
         T x[PER_VEC];
         memcpy(x, row + k, sizeof(x));
 #pragma unroll
-        for (int j = 0; j < PER_VEC; ++j) thread_total = op(thread_total, x[j]);
+        for (int j = 0; j < PER_VEC; ++j) thread_total = op(thread_total, Acc::widen(x[j]));
     }
-    T carry;
+    A carry;
     Scan::exclusive(thread_total, carry, op, scan_storage, TilePrefix{st, tile, epoch});
 
 #pragma unroll
@@ -67,13 +70,13 @@ __device__ __forceinline__ void scan_device(const T *in, T *out, usize n, gp::Ti
         memcpy(x, row + k, sizeof(x));
 #pragma unroll
         for (int j = 0; j < PER_VEC; ++j) {
-            const T v = x[j];
+            const A v = Acc::widen(x[j]);
             if (EXCLUSIVE) {
-                x[j] = carry;
+                x[j] = Acc::narrow(carry);
                 carry = op(carry, v);
             } else {
                 carry = op(carry, v);
-                x[j] = carry;
+                x[j] = Acc::narrow(carry);
             }
         }
         memcpy(row + k, x, sizeof(x));

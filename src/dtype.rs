@@ -3,8 +3,9 @@
 //! library's total order, identities).
 
 use crate::error::{invalid, Result};
+use crate::half::{BF16, F16};
 
-/// The ten element types. The discriminants are the ABI values (0 is never valid).
+/// The twelve element types. The discriminants are the ABI values (0 is never valid).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum DType {
     I8 = 1,
@@ -17,10 +18,14 @@ pub enum DType {
     U64 = 8,
     F32 = 9,
     F64 = 10,
+    /// IEEE binary16.
+    F16 = 11,
+    /// bfloat16.
+    BF16 = 12,
 }
 
 impl DType {
-    pub const ALL: [DType; 10] = [
+    pub const ALL: [DType; 12] = [
         DType::I8,
         DType::U8,
         DType::I16,
@@ -31,6 +36,8 @@ impl DType {
         DType::U64,
         DType::F32,
         DType::F64,
+        DType::F16,
+        DType::BF16,
     ];
 
     pub fn from_raw(v: u32) -> Result<DType> {
@@ -44,15 +51,24 @@ impl DType {
     pub fn size(self) -> usize {
         match self {
             DType::I8 | DType::U8 => 1,
-            DType::I16 | DType::U16 => 2,
+            DType::I16 | DType::U16 | DType::F16 | DType::BF16 => 2,
             DType::I32 | DType::U32 | DType::F32 => 4,
             DType::I64 | DType::U64 | DType::F64 => 8,
         }
     }
 
-    /// F32 or F64: keys ordered by the floats' total order, not as integers.
+    /// A float type: keys ordered by the floats' total order, not as integers.
     pub fn is_float(self) -> bool {
-        matches!(self, DType::F32 | DType::F64)
+        matches!(self, DType::F32 | DType::F64 | DType::F16 | DType::BF16)
+    }
+
+    /// The type reduce and scan accumulate in: f32 for the 16-bit floats (each result
+    /// rounded once), the type itself otherwise.
+    pub fn accumulator(self) -> DType {
+        match self {
+            DType::F16 | DType::BF16 => DType::F32,
+            d => d,
+        }
     }
 
     pub fn name(self) -> &'static str {
@@ -67,6 +83,8 @@ impl DType {
             DType::U64 => "u64",
             DType::F32 => "f32",
             DType::F64 => "f64",
+            DType::F16 => "f16",
+            DType::BF16 => "bf16",
         }
     }
 
@@ -83,6 +101,8 @@ impl DType {
             DType::U64 => "u64",
             DType::F32 => "f32",
             DType::F64 => "f64",
+            DType::F16 => "f16",
+            DType::BF16 => "bf16",
         }
     }
 }
@@ -165,6 +185,12 @@ impl Order {
 /// Host-side arithmetic of one element type.
 pub trait Element: Copy + Send + Sync + PartialEq + std::fmt::Debug + 'static {
     const DTYPE: DType;
+    /// What reduce and scan compute in (DType::accumulator).
+    type Acc: Element;
+    /// Exact.
+    fn widen(self) -> Self::Acc;
+    /// Rounds to nearest, ties to even (exact for every type but the 16-bit floats).
+    fn narrow(acc: Self::Acc) -> Self;
     fn wrapping_sum(a: Self, b: Self) -> Self;
     fn zero() -> Self;
     /// The identity of MIN: the largest value (+inf for floats).
@@ -221,6 +247,13 @@ macro_rules! int_element {
     ($t:ty, $dt:ident, $key:expr) => {
         impl Element for $t {
             const DTYPE: DType = DType::$dt;
+            type Acc = Self;
+            fn widen(self) -> Self {
+                self
+            }
+            fn narrow(acc: Self) -> Self {
+                acc
+            }
             fn wrapping_sum(a: Self, b: Self) -> Self {
                 a.wrapping_add(b)
             }
@@ -258,6 +291,13 @@ macro_rules! float_element {
     ($t:ty, $dt:ident, $bits:ty) => {
         impl Element for $t {
             const DTYPE: DType = DType::$dt;
+            type Acc = Self;
+            fn widen(self) -> Self {
+                self
+            }
+            fn narrow(acc: Self) -> Self {
+                acc
+            }
             fn wrapping_sum(a: Self, b: Self) -> Self {
                 a + b
             }
@@ -285,6 +325,47 @@ macro_rules! float_element {
 
 float_element!(f32, F32, u32);
 float_element!(f64, F64, u64);
+
+/// The order key of a 16-bit float's bits (as float_element's, at 16 bits).
+fn half_order_key(bits: u16) -> u64 {
+    (if bits & 0x8000 != 0 { !bits } else { bits | 0x8000 }) as u64
+}
+
+macro_rules! half_element {
+    ($t:ident, $dt:ident) => {
+        impl Element for $t {
+            const DTYPE: DType = DType::$dt;
+            type Acc = f32;
+            fn widen(self) -> f32 {
+                self.to_f32()
+            }
+            fn narrow(acc: f32) -> Self {
+                $t::from_f32(acc)
+            }
+            fn wrapping_sum(a: Self, b: Self) -> Self {
+                $t::from_f32(a.to_f32() + b.to_f32())
+            }
+            fn zero() -> Self {
+                $t(0)
+            }
+            fn highest() -> Self {
+                $t::INFINITY
+            }
+            fn lowest() -> Self {
+                $t::NEG_INFINITY
+            }
+            fn is_nan(self) -> bool {
+                $t::is_nan(self)
+            }
+            fn order_key(self) -> u64 {
+                half_order_key(self.0)
+            }
+        }
+    };
+}
+
+half_element!(F16, F16);
+half_element!(BF16, BF16);
 
 /// Runs `$body` with `$T` bound to the Rust type of `$dtype`.
 #[macro_export]
@@ -331,6 +412,14 @@ macro_rules! with_element_type {
                 type $T = f64;
                 $body
             }
+            $crate::dtype::DType::F16 => {
+                type $T = $crate::half::F16;
+                $body
+            }
+            $crate::dtype::DType::BF16 => {
+                type $T = $crate::half::BF16;
+                $body
+            }
         }
     };
 }
@@ -345,7 +434,7 @@ mod tests {
             assert_eq!(DType::from_raw(d as u32).unwrap(), d);
         }
         assert!(DType::from_raw(0).is_err());
-        assert!(DType::from_raw(11).is_err());
+        assert!(DType::from_raw(13).is_err());
         assert!(Op::from_raw(3).is_err());
         assert!(ScanMode::from_raw(2).is_err());
         assert_eq!(Order::from_raw(1).unwrap(), Order::Descending);
@@ -360,6 +449,15 @@ mod tests {
         }
         let ds = [f64::NEG_INFINITY, -2.5, -0.0, 0.0, 3.0, f64::INFINITY];
         for w in ds.windows(2) {
+            assert!(w[0].order_key() < w[1].order_key());
+        }
+        // binary16: -inf, -65504, -1, -smallest subnormal, -0, +0, +smallest, 1, +inf
+        let hs = [0xfc00u16, 0xfbff, 0xbc00, 0x8001, 0x8000, 0x0000, 0x0001, 0x3c00, 0x7c00].map(F16);
+        for w in hs.windows(2) {
+            assert!(w[0].order_key() < w[1].order_key(), "{:?} !< {:?}", w[0], w[1]);
+        }
+        let bs = [0xff80u16, 0xbf80, 0x8000, 0x0000, 0x0001, 0x3f80, 0x7f80].map(BF16);
+        for w in bs.windows(2) {
             assert!(w[0].order_key() < w[1].order_key());
         }
     }

@@ -8,8 +8,8 @@
 const tu_dtype_info *fz_rand_dtype(void) { return &tu_dtypes()[fz_below(TU_NUM_DTYPES)]; }
 
 gpuprims_dtype fz_bad_dtype(void) {
-  static const gpuprims_dtype bad[] = {0, 11, 12, 100, 255, 0x7FFFFFFFu, 0x80000001u, 0xFFFFFFFFu};
-  return fz_pct(80) ? bad[fz_below(TU_ARRAY_LEN(bad))] : (gpuprims_dtype)fz_range(11, UINT32_MAX);
+  static const gpuprims_dtype bad[] = {0, 13, 14, 100, 255, 0x7FFFFFFFu, 0x80000001u, 0xFFFFFFFFu};
+  return fz_pct(80) ? bad[fz_below(TU_ARRAY_LEN(bad))] : (gpuprims_dtype)fz_range(13, UINT32_MAX);
 }
 
 uint32_t fz_bad_enum(void) {

@@ -518,7 +518,7 @@ void fz_op_info(void) {
     }
   } else {
     gpuprims_dtype t = fz_pct(60) ? fz_rand_dtype()->id : fz_bad_dtype();
-    size_t want = t >= GPUPRIMS_DTYPE_I8 && t <= GPUPRIMS_DTYPE_F64 ? tu_dtype_size(t) : 0, got;
+    size_t want = t >= GPUPRIMS_DTYPE_I8 && t <= GPUPRIMS_DTYPE_BF16 ? tu_dtype_size(t) : 0, got;
     fz_call("gpuprims_dtype_size(%lu)", (unsigned long)t);
     got = gpuprims_dtype_size(t);
     fz_done_void("(size)");

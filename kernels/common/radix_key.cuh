@@ -22,20 +22,23 @@ constexpr u32 KEY_UNSIGNED = 0;
 constexpr u32 KEY_SIGNED = 1;
 constexpr u32 KEY_FLOAT = 2;
 constexpr u32 KEY_DESCENDING = 4;  // or'ed into the kind
+constexpr u32 KEY_BFLOAT16 = 8;    // with KEY_FLOAT on 2-byte keys: bfloat16, not binary16
 
-// The bits of +inf for a float of this width (4 or 8 bytes; unused otherwise).
+// The bits of +inf for a float of this width: 2 bytes binary16 or bfloat16 as the
+// key order says (the one float width whose format is chosen at run time), 4 or 8.
 template <class U>
-__device__ __forceinline__ U float_inf_bits() {
+__device__ __forceinline__ U float_inf_bits(u32 key_order) {
     if constexpr (sizeof(U) == 8) return U(0x7ff0000000000000ull);
     else if constexpr (sizeof(U) == 4) return U(0x7f800000u);
+    else if constexpr (sizeof(U) == 2) return U((key_order & KEY_BFLOAT16) ? 0x7f80u : 0x7c00u);
     else return U(~U(0));
 }
 
-// The bits of the canonical quiet NaN of this width (4 or 8 bytes).
+// The bits of the quiet NaN of the format whose +inf is `inf`: the top mantissa bit
+// set (the bit below the exponent's lowest).
 template <class U>
-__device__ __forceinline__ U quiet_nan_bits() {
-    if constexpr (sizeof(U) == 8) return U(0x7ff8000000000000ull);
-    else return U(0x7fc00000u);
+__device__ __forceinline__ U quiet_nan_bits(U inf) {
+    return U(inf | U(U(inf & U(~inf + 1)) >> 1));
 }
 
 // FLOAT: the keys are floats (a compile-time choice: their mapping costs several
@@ -46,10 +49,12 @@ struct KeyOrder {
     static constexpr int BITS = sizeof(U) * 8;
     static constexpr U SIGN = U(U(1) << (BITS - 1));
     U flip;  // XORed last: the sign bit for signed integers, all ones when descending
+    U inf;   // floats: the bits of +inf (patterns above it, sign aside, are NaNs)
 
     __device__ __forceinline__ explicit KeyOrder(u32 key_order)
         : flip(U(((key_order & KEY_DESCENDING) ? U(~U(0)) : U(0)) ^
-                 ((key_order & 3) == KEY_SIGNED ? SIGN : U(0)))) {}
+                 ((key_order & 3) == KEY_SIGNED ? SIGN : U(0)))),
+          inf(float_inf_bits<U>(key_order)) {}
 
     // Floats: -inf < ... < -0.0 < +0.0 < ... < +inf < every NaN (one value); signed
     // integers: the sign bit flipped; descending: all bits complemented, so the
@@ -58,7 +63,7 @@ struct KeyOrder {
         if constexpr (FLOAT) {
             typedef typename SignedOf<U>::type S;
             const U negative = U(S(bits) >> (BITS - 1));  // all ones when the sign is set
-            bits = U(bits & U(~SIGN)) > float_inf_bits<U>() ? U(~U(0)) : U(bits ^ (negative | SIGN));
+            bits = U(bits & U(~SIGN)) > inf ? U(~U(0)) : U(bits ^ (negative | SIGN));
         }
         return U(bits ^ flip);
     }
@@ -98,7 +103,7 @@ struct KeyOrder {
     __device__ __forceinline__ U raw(U ordered) const {
         U bits = U(ordered ^ flip);
         if constexpr (FLOAT) {
-            if (bits == U(~U(0))) return quiet_nan_bits<U>();
+            if (bits == U(~U(0))) return quiet_nan_bits<U>(inf);
             bits = (bits & SIGN) ? U(bits ^ SIGN) : U(~bits);
         }
         return bits;

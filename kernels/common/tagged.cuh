@@ -66,7 +66,7 @@ struct Tagged {
         } else if constexpr (sizeof(T) == 4) {
             return tag | bit_cast<u32>(v);
         } else {
-            return tag | (typename UnsignedOf<T>::type)v;
+            return tag | bit_cast<typename UnsignedOf<T>::type>(v);
         }
     }
 
@@ -103,7 +103,7 @@ struct Tagged {
         } else if constexpr (sizeof(T) == 4) {
             return bit_cast<T>(u32(w[0]));
         } else {
-            return T(typename UnsignedOf<T>::type(w[0]));
+            return bit_cast<T>(typename UnsignedOf<T>::type(w[0]));
         }
     }
 

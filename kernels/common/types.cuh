@@ -14,6 +14,12 @@ typedef float              f32;
 typedef double             f64;
 typedef unsigned long long usize;
 
+// The 16-bit floats, as their bits: IEEE binary16 and bfloat16. Kernels never compute
+// in them: reduce and scan widen to f32 (Accumulator below); sorts and selections see
+// only their bits (common/radix_key.cuh).
+struct f16 { u16 bits; };
+struct bf16 { u16 bits; };
+
 namespace gp {
 
 // The unsigned type of the same width: integer SUM wraps there (signed overflow is UB).
@@ -26,6 +32,8 @@ template <> struct UnsignedOf<i32> { typedef u32 type; };
 template <> struct UnsignedOf<u32> { typedef u32 type; };
 template <> struct UnsignedOf<i64> { typedef u64 type; };
 template <> struct UnsignedOf<u64> { typedef u64 type; };
+template <> struct UnsignedOf<f16> { typedef u16 type; };
+template <> struct UnsignedOf<bf16> { typedef u16 type; };
 
 // The signed type of the same width (arithmetic shifts that copy the sign bit).
 template <class T> struct SignedOf;
@@ -50,6 +58,37 @@ template <> struct Limits<i64> { __device__ static i64 highest() { return 0x7fff
 template <> struct Limits<u64> { __device__ static u64 highest() { return 0xffffffffffffffffULL; } __device__ static u64 lowest() { return 0; } };
 template <> struct Limits<f32> { __device__ static f32 highest() { return __int_as_float(0x7f800000); } __device__ static f32 lowest() { return __int_as_float((int)0xff800000u); } };
 template <> struct Limits<f64> { __device__ static f64 highest() { return __longlong_as_double(0x7ff0000000000000LL); } __device__ static f64 lowest() { return __longlong_as_double((long long)0xfff0000000000000ULL); } };
+
+// What reduce and scan compute in: f32 for the 16-bit floats (widening is exact;
+// narrowing rounds to nearest, ties to even, a NaN to the canonical NaN), the type
+// itself otherwise (both conversions the identity).
+template <class T> struct Accumulator {
+    typedef T type;
+    __device__ __forceinline__ static T widen(T v) { return v; }
+    __device__ __forceinline__ static T narrow(T v) { return v; }
+};
+template <> struct Accumulator<f16> {
+    typedef f32 type;
+    __device__ __forceinline__ static f32 widen(f16 v) {
+        f32 r;
+        asm("cvt.f32.f16 %0, %1;" : "=f"(r) : "h"(v.bits));
+        return r;
+    }
+    __device__ __forceinline__ static f16 narrow(f32 v) {
+        f16 r;
+        asm("cvt.rn.f16.f32 %0, %1;" : "=h"(r.bits) : "f"(v));
+        return r;
+    }
+};
+template <> struct Accumulator<bf16> {
+    typedef f32 type;
+    __device__ __forceinline__ static f32 widen(bf16 v) { return __uint_as_float(u32(v.bits) << 16); }
+    __device__ __forceinline__ static bf16 narrow(f32 v) {
+        bf16 r;
+        asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(r.bits) : "f"(v));
+        return r;
+    }
+};
 
 // Reinterprets the bits of a value as another type of the same size.
 template <class To, class From>

@@ -61,8 +61,11 @@ pub const GPUPRIMS_BACKEND_CUDA: gpuprims_backend = 1;
 pub const GPUPRIMS_BACKEND_HOST: gpuprims_backend = 2;
 
 /// Element type of a buffer: signed and unsigned integers of 8 to 64 bits, IEEE-754
-/// floats of 32 and 64 bits, in the machine's byte order. gpuprims_dtype_size() gives
-/// the bytes of one element. Zero is never valid.
+/// floats of 32 and 64 bits, and the 16-bit floats F16 (IEEE binary16, C's _Float16,
+/// CUDA's __half) and BF16 (bfloat16: the top half of an f32, CUDA's __nv_bfloat16),
+/// in the machine's byte order. gpuprims_dtype_size() gives the bytes of one element.
+/// Zero is never valid. Reduce and scan of F16/BF16 compute in f32 and round each
+/// result once (to nearest, ties to even; a NaN result is a NaN, payload not kept).
 pub type gpuprims_dtype = u32;
 pub const GPUPRIMS_DTYPE_I8: gpuprims_dtype = 1;
 pub const GPUPRIMS_DTYPE_U8: gpuprims_dtype = 2;
@@ -74,6 +77,8 @@ pub const GPUPRIMS_DTYPE_I64: gpuprims_dtype = 7;
 pub const GPUPRIMS_DTYPE_U64: gpuprims_dtype = 8;
 pub const GPUPRIMS_DTYPE_F32: gpuprims_dtype = 9;
 pub const GPUPRIMS_DTYPE_F64: gpuprims_dtype = 10;
+pub const GPUPRIMS_DTYPE_F16: gpuprims_dtype = 11;
+pub const GPUPRIMS_DTYPE_BF16: gpuprims_dtype = 12;
 
 /// Reduction / scan operator. Integer SUM wraps modulo 2^bits; MIN and MAX follow
 /// -inf < … < -0.0 < +0.0 < … < +inf and return NaN once a NaN is among the inputs.

@@ -24,13 +24,18 @@ use crate::error::Result;
 /// The key widths sorted by counting.
 const KEY_WIDTHS: [usize; 2] = [1, 2];
 
-/// Whether `len` keys of `key_bytes` without values are sorted here. 2-byte keys
+/// Whether `len` keys of `key_dtype` without values are sorted here: integer keys
+/// only, since equal float keys need not be equal patterns (NaNs with payloads keep
+/// their input order in the radix sort; runs of counted values would not). 2-byte keys
 /// come here from 2^23 keys on: below, their 65,536 counters cost more than the radix
 /// sort's two passes (H100: about 0.1 ms at 2^20 and at 2^24 alike, against the
 /// passes' 0.05 ms at 2^20 and 0.25 ms at 2^24). The knob `radix.counting=0` turns
 /// counting off, so tests can still reach the radix sort's passes for these keys.
-pub fn serves(key_bytes: usize, has_values: bool, len: usize) -> bool {
-    let from = match key_bytes {
+pub fn serves(key_dtype: DType, has_values: bool, len: usize) -> bool {
+    if key_dtype.is_float() {
+        return false;
+    }
+    let from = match key_dtype.size() {
         1 => 0,
         2 => knob("radix.counting_from2", 1 << 23) as usize,
         _ => return false,

@@ -59,26 +59,26 @@ mod tests {
         }
         let count = |source: &str| all.iter().filter(|m| m.source.name == source).count();
         // One per dtype (the scan: per dtype and op); radix passes: 4 key widths x 5
-        // value widths (none, 1, 2, 4, 8 bytes), and float keys of 4 and 8 bytes with
+        // value widths (none, 1, 2, 4, 8 bytes), and float keys of 2, 4 and 8 bytes with
         // each value width, and the packing kernel's modules of 4-byte keys (integer
         // and float) with 4-byte values; the radix histogram by key width alone.
-        assert_eq!(count("reduce.cu"), 10);
-        assert_eq!(count("scan.cu"), 10 * 3);
-        assert_eq!(count("radix_sort.cu"), 4 * 5 + 2 * 5 + 2);
-        assert_eq!(count("radix_histogram.cu"), 4 + 2);
+        assert_eq!(count("reduce.cu"), 12);
+        assert_eq!(count("scan.cu"), 12 * 3);
+        assert_eq!(count("radix_sort.cu"), 4 * 5 + 3 * 5 + 2);
+        assert_eq!(count("radix_histogram.cu"), 4 + 3);
         // The counting sort of 1- and 2-byte keys alone.
         assert_eq!(count("counting_sort.cu"), 2);
         // The quicksort: the radix sort's set, and a wide instance of 4-byte keys
         // without values (integer and float) for long inputs; the splitters each of
         // those with the fine sample of short inputs and without.
         for source in ["quicksort.cu", "quicksort_small.cu"] {
-            assert_eq!(count(source), 4 * 5 + 2 * 5 + 2, "{source}");
+            assert_eq!(count(source), 4 * 5 + 3 * 5 + 2, "{source}");
         }
-        assert_eq!(count("quicksort_splitters.cu"), 2 * (4 * 5 + 2 * 5) + 2);
-        // Selection: 4 key widths, and float keys of 4 and 8 bytes.
-        assert_eq!(count("select.cu"), 6);
-        assert_eq!(count("topk.cu"), 6);
-        assert_eq!(count("segmented_select.cu"), 6);
-        assert_eq!(count("segmented_select_long.cu"), 6);
+        assert_eq!(count("quicksort_splitters.cu"), 2 * (4 * 5 + 3 * 5) + 2);
+        // Selection: 4 key widths, and float keys of 2, 4 and 8 bytes.
+        assert_eq!(count("select.cu"), 7);
+        assert_eq!(count("topk.cu"), 7);
+        assert_eq!(count("segmented_select.cu"), 7);
+        assert_eq!(count("segmented_select_long.cu"), 7);
     }
 }

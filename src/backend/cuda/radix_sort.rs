@@ -46,6 +46,8 @@ const DYNAMIC_SHARED_LIMIT: usize = 200 << 10;
 /// Key kinds and the descending flag, as kernels/common/radix_key.cuh reads them.
 const KEY_SIGNED: u32 = 1;
 const KEY_FLOAT: u32 = 2;
+/// With KEY_FLOAT on 2-byte keys: bfloat16 rather than binary16 (where NaNs start).
+const KEY_BFLOAT16: u32 = 8;
 const KEY_DESCENDING: u32 = 4;
 
 /// Tuning: threads per block and keys per thread of a digit pass, and how many of its
@@ -314,7 +316,7 @@ pub fn modules() -> Vec<Module> {
 
 /// Every (key width, value width, float keys) the library instantiates, for both sorts.
 pub(super) fn all_variants() -> Vec<(usize, usize, bool)> {
-    let floats = |k: usize| if k >= 4 { vec![false, true] } else { vec![false] };
+    let floats = |k: usize| if k >= 2 { vec![false, true] } else { vec![false] };
     [1, 2, 4, 8]
         .into_iter()
         .flat_map(|k| [0, 1, 2, 4, 8].into_iter().flat_map(move |v| floats(k).into_iter().map(move |f| (k, v, f))))
@@ -324,7 +326,8 @@ pub(super) fn all_variants() -> Vec<(usize, usize, bool)> {
 /// How the kernels read a key of `dtype` in `order` (kernels/common/radix_key.cuh).
 pub(super) fn key_order(dtype: DType, order: Order) -> u32 {
     let kind = match dtype {
-        DType::F32 | DType::F64 => KEY_FLOAT,
+        DType::F32 | DType::F64 | DType::F16 => KEY_FLOAT,
+        DType::BF16 => KEY_FLOAT | KEY_BFLOAT16,
         DType::I8 | DType::I16 | DType::I32 | DType::I64 => KEY_SIGNED,
         _ => 0,
     };
@@ -430,7 +433,7 @@ impl Plan {
 /// its outputs): compiles the modules a sort of these keys (and values) runs, before
 /// the state lock is taken; `reserve` then acquires the rest under it.
 pub fn compile_for(shared: &CudaShared, keys: &DeviceMemory, key_dtype: DType, values: Option<(&DeviceMemory, DType)>, len: usize) -> Result<()> {
-    match counting_sort::serves(key_dtype.size(), values.is_some(), len) {
+    match counting_sort::serves(key_dtype, values.is_some(), len) {
         true => Ok(()), // one small module, loaded by `reserve`
         false => Plan::new(keys, key_dtype, values, len)?.compile(shared),
     }
@@ -446,7 +449,7 @@ pub fn reserve(
     values: Option<(&DeviceMemory, DType)>,
     len: usize,
 ) -> Result<()> {
-    match counting_sort::serves(key_dtype.size(), values.is_some(), len) {
+    match counting_sort::serves(key_dtype, values.is_some(), len) {
         true => counting_sort::reserve(shared, state, key_dtype.size()),
         false => Plan::new(keys, key_dtype, values, len)?.acquire(shared, state).map(|_| ()),
     }
@@ -461,7 +464,7 @@ pub fn sort(
     order: Order,
 ) -> Result<()> {
     let key_bytes = key_dtype.size();
-    if counting_sort::serves(key_bytes, values.is_some(), len) {
+    if counting_sort::serves(key_dtype, values.is_some(), len) {
         return counting_sort::sort(shared, keys, key_dtype, len, order);
     }
     let plan = Plan::new(keys, key_dtype, values, len)?;

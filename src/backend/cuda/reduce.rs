@@ -69,7 +69,7 @@ fn launch_reduce(shared: &CudaShared, state: &mut State, input: &DeviceMemory, d
     };
     let f = shared.loader.function(sources::REDUCE, variant(dtype), kernel, || module(dtype))?;
     // Every block but 0 publishes its partial as tagged words (kernels/common/tagged.cuh).
-    let (partials, epoch) = state.sync.begin_run(stream, grid * tagged_words(dtype))?;
+    let (partials, epoch) = state.sync.begin_run(stream, grid * tagged_words(dtype.accumulator()))?;
     let (out, host_tag) = match dest {
         Dest::Device(ptr) => (ptr, 0),
         Dest::Host(tag) => (shared.result_slot.device, tag),

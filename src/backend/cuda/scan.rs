@@ -104,7 +104,7 @@ pub fn scan(
 pub fn run_words(dtype: DType, len: usize) -> usize {
     let p = policy(dtype);
     let tiles = len.div_ceil((p.block * p.items) as usize);
-    (tiles + tiles.div_ceil(p.window as usize)) * tagged_words(dtype)
+    (tiles + tiles.div_ceil(p.window as usize)) * tagged_words(dtype.accumulator())
 }
 
 /// The scan of `len` elements at `input` into `output` (may be `input`), issued by a
@@ -122,7 +122,7 @@ pub fn scan_locked(
 ) -> Result<()> {
     let p = policy(dtype);
     let tiles = len.div_ceil((p.block * p.items) as usize);
-    let words = tagged_words(dtype);
+    let words = tagged_words(dtype.accumulator());
 
     let stream = state.stream;
     let kernel = match mode {

@@ -158,7 +158,7 @@ pub fn modules() -> Vec<Module> {
     SOURCES
         .into_iter()
         .flat_map(|source| {
-            [(1, false), (2, false), (4, false), (4, true), (8, false), (8, true)].into_iter().map(move |(k, f)| Module {
+            select::KEY_VARIANTS.into_iter().map(move |(k, f)| Module {
                 source,
                 variant: select::variant(k, f),
                 spec: module(source, k, f),

@@ -126,11 +126,15 @@ pub fn module(source: Source, key_bytes: usize, float_keys: bool) -> ModuleSpec 
 }
 
 /// Both sources for every (key width, float keys) the library instantiates.
+/// Every (key width, float keys) the selections are instantiated for: floats of 2
+/// (F16, BF16), 4 and 8 bytes.
+pub(super) const KEY_VARIANTS: [(usize, bool); 7] = [(1, false), (2, false), (2, true), (4, false), (4, true), (8, false), (8, true)];
+
 pub fn modules() -> Vec<Module> {
     [sources::SELECT, sources::TOPK]
         .into_iter()
         .flat_map(|source| {
-            [(1, false), (2, false), (4, false), (4, true), (8, false), (8, true)].into_iter().map(move |(k, f)| Module {
+            KEY_VARIANTS.into_iter().map(move |(k, f)| Module {
                 source,
                 variant: variant(k, f),
                 spec: module(source, k, f),

@@ -1,5 +1,6 @@
 //! Host reduce: fixed-size chunks folded in parallel, then the chunk results folded
-//! in index order, so float sums come out the same on every run.
+//! in index order, so float sums come out the same on every run. The fold runs in the
+//! type's accumulator (f32 for the 16-bit floats, rounded once at the end).
 
 use rayon::prelude::*;
 
@@ -19,13 +20,14 @@ pub(super) fn reduce(input: &HostMemory, dtype: DType, len: usize, op: Op, out: 
     })
 }
 
-pub(super) fn fold<T: Element>(xs: &[T], op: Op) -> T {
-    xs.iter().fold(identity::<T>(op), |a, &b| combine(op, a, b))
+/// Folds `xs` in order into T's accumulator.
+pub(super) fn fold<T: Element>(xs: &[T], op: Op) -> T::Acc {
+    xs.iter().fold(identity::<T::Acc>(op), |a, &b| combine(op, a, b.widen()))
 }
 
 fn reduce_slice<T: Element>(xs: &[T], op: Op) -> T {
-    let partials: Vec<T> = xs.par_chunks(CHUNK).map(|c| fold(c, op)).collect();
-    fold(&partials, op)
+    let partials: Vec<T::Acc> = xs.par_chunks(CHUNK).map(|c| fold(c, op)).collect();
+    T::narrow(partials.into_iter().fold(identity(op), |a, b| combine(op, a, b)))
 }
 
 /// The bytes of one element, in native order.

@@ -1,6 +1,8 @@
 //! Host scan in two parallel passes over fixed-size chunks: each chunk's aggregate,
 //! an in-order prefix of the aggregates, then each chunk scanned from its carry-in.
-//! Input and output may be the same memory (in place), hence raw pointers.
+//! Input and output may be the same memory (in place), hence raw pointers. The
+//! running value is the type's accumulator (f32 for the 16-bit floats: each output
+//! rounded once).
 
 use rayon::prelude::*;
 
@@ -34,7 +36,7 @@ fn scan_typed<T: Element>(input: SendPtr<T>, output: SendPtr<T>, len: usize, op:
     let chunk_range = |c: usize| (c * CHUNK, ((c + 1) * CHUNK).min(len));
 
     // Pass 1: every chunk's aggregate (read-only).
-    let aggregates: Vec<T> = (0..chunks)
+    let aggregates: Vec<T::Acc> = (0..chunks)
         .into_par_iter()
         .map(|c| {
             let (lo, hi) = chunk_range(c);
@@ -46,7 +48,7 @@ fn scan_typed<T: Element>(input: SendPtr<T>, output: SendPtr<T>, len: usize, op:
 
     // Carry into each chunk: exclusive prefix of the aggregates, in order.
     let mut carries = Vec::with_capacity(chunks);
-    let mut running = identity::<T>(op);
+    let mut running = identity::<T::Acc>(op);
     for &a in &aggregates {
         carries.push(running);
         running = combine(op, running, a);
@@ -59,7 +61,7 @@ fn scan_typed<T: Element>(input: SendPtr<T>, output: SendPtr<T>, len: usize, op:
         for i in lo..hi {
             // SAFETY: i < len; chunk c alone touches [lo, hi).
             unsafe {
-                let x = input.at(i).read();
+                let x = input.at(i).read().widen();
                 let y = match mode {
                     ScanMode::Inclusive => {
                         acc = combine(op, acc, x);
@@ -71,7 +73,7 @@ fn scan_typed<T: Element>(input: SendPtr<T>, output: SendPtr<T>, len: usize, op:
                         before
                     }
                 };
-                output.at(i).write(y);
+                output.at(i).write(T::narrow(y));
             }
         }
     });
