@@ -1319,19 +1319,21 @@ static double row_bytes(const result *r) {
 static int prim_width = 14, dtype_width = 5, label_width = 20;
 
 static void print_header(int with_cub) {
-  printf("%-*s %-*s %11s %10s %9s %-5s", prim_width, "primitive", dtype_width, "dtype", "n", "ms", "GB/s", "check");
+  printf("%-*s %-*s %11s %10s %9s %8s %-5s", prim_width, "primitive", dtype_width, "dtype", "n", "ms", "GB/s", "Gkeys/s",
+         "check");
   if (with_cub) printf(" %10s %9s %6s %-4s", "cub ms", "cub GB/s", "ratio", "cub=");
   printf("\n");
 }
 
 static void print_row(const result *r, int with_cub) {
-  char ms[32] = "-", gbs[32] = "-", dt[48];
+  char ms[32] = "-", gbs[32] = "-", gks[32] = "-", dt[48];
   if (r->ms >= 0) {
     snprintf(ms, sizeof ms, "%.4f", r->ms);
     if (r->ms > 0) snprintf(gbs, sizeof gbs, "%.1f", row_bytes(r) / (r->ms * 1e6));
+    if (r->ms > 0) snprintf(gks, sizeof gks, "%.2f", (double)r->n / (r->ms * 1e6));
   }
   row_dtype_label(r->spec, dt, sizeof dt);
-  printf("%-*s %-*s %11zu %10s %9s %-5s", prim_width, r->spec->primitive, dtype_width, dt, r->n, ms, gbs,
+  printf("%-*s %-*s %11zu %10s %9s %8s %-5s", prim_width, r->spec->primitive, dtype_width, dt, r->n, ms, gbs, gks,
          r->check ? (r->ref_skipped ? "OK*" : "OK") : "FAIL");
   if (with_cub) {
     if (r->cub_ms >= 0) {
@@ -1405,12 +1407,12 @@ int main(int argc, char **argv) {
   bench b;
   gpuprims_status s;
   gpuprims_backend backend = GPUPRIMS_BACKEND_HOST;
-  char device[256] = "?", cub_note[320] = "";
+  char device[256] = "?", device_plain[256], cub_note[320] = "";
   size_t needed = 0, nres = 0, r, k;
   result *results;
   uint32_t ver = gpuprims_version(), cccl;
   double first_total = 0.0;
-  int with_cub = 0, own_cub_stream = 0, any_sort = 0, any_quick = 0, any_skipped = 0;
+  int with_cub = 0, own_cub_stream = 0, any_quick = 0, any_skipped = 0;
   size_t nrows_run = 0, nrows_selected = 0;
   const double wall0 = bench_wall_ms();
 
@@ -1464,14 +1466,13 @@ int main(int argc, char **argv) {
   /* One plain line naming the backend and the device. The host backend's device name is
    * "host (<threads>; <why not CUDA>)": shown without its "host (" and ")". */
   {
-    const char *dev = device;
-    int dev_len = (int)strlen(device);
-    if (!b.on_cuda && !strncmp(device, "host (", 6) && dev_len > 7 && device[dev_len - 1] == ')') {
-      dev = device + 6;
-      dev_len -= 7;
-    }
-    printf("gpuprims %u.%u.%u, %s backend: %.*s\n", ver >> 16, (ver >> 8) & 0xff, ver & 0xff,
-           b.on_cuda ? "CUDA" : "host (CPU)", dev_len, dev);
+    const size_t len = strlen(device);
+    if (!b.on_cuda && !strncmp(device, "host (", 6) && len > 7 && device[len - 1] == ')')
+      snprintf(device_plain, sizeof device_plain, "%.*s", (int)(len - 7), device + 6);
+    else
+      snprintf(device_plain, sizeof device_plain, "%s", device);
+    printf("gpuprims %u.%u.%u, %s backend: %s\n", ver >> 16, (ver >> 8) & 0xff, ver & 0xff,
+           b.on_cuda ? "CUDA" : "host (CPU)", device_plain);
   }
   printf("timer: %s%s%s; %s\n", bench_timer_kind(b.timer), bench_timer_note(b.timer)[0] ? " -- " : "",
          bench_timer_note(b.timer), cub_note);
@@ -1514,8 +1515,8 @@ int main(int argc, char **argv) {
          "  (n/2)      the u64 keys row runs at half the size column (2^27 keys at 2^28: 1 GiB, as CUB's anchor)\n"
          "  incl, excl inclusive and exclusive scan; median: the element of rank (n - 1) / 2\n"
          "  k=, +indices  top-k's k, and whether it also writes each element's index (u64)\n"
-         "  Gkeys/s    10^9 keys per second; Gcell/s: 10^9 cells x generations per second; gens: generations a\n"
-         "             call; x1: one generation a call\n",
+         "  Gkeys/s    10^9 elements (keys) per second; Gcell/s: 10^9 cells x generations per second; gens:\n"
+         "             generations a call; x1: one generation a call\n",
          b.on_cuda ? "CUDA events on the stream" : "wall clock around the call and its wait");
   if (with_cub)
     printf("  cub ms     CUB (CCCL %u.%u.%u) on the same device data and stream: DeviceReduce, DeviceScan,\n"
@@ -1550,7 +1551,6 @@ int main(int argc, char **argv) {
       else run_row(&b, &ROWS[r], opt.sizes[k], seed, res);
       res->first_of_row = k == 0;
       if (res->first_ms > 0) first_total += res->first_ms;
-      if (ROWS[r].sort) any_sort = 1;
       if (ROWS[r].sort == SORT_QUICK) any_quick = 1;
       if (res->ref_skipped) any_skipped = 1;
     }
@@ -1564,10 +1564,10 @@ int main(int argc, char **argv) {
   if (opt.life) failures += life_tour(b.ctx, b.ref, b.timer, opt.only, opt.reps);
 
   /* The tables, each once. */
-  printf("\n== gpuprims_bench summary (%s backend, %s, timer %s) ==\n", b.on_cuda ? "CUDA" : "host", device,
-         bench_timer_kind(b.timer));
+  printf("\n== gpuprims_bench summary (%s backend: %s; timer %s) ==\n", b.on_cuda ? "CUDA" : "host (CPU)",
+         device_plain, bench_timer_kind(b.timer));
   if (nres) {
-    printf("\nreduce, scan and the sorts, %s:\n", with_cub ? "against CUB" : "host backend alone (no CUB)");
+    printf("\nRows of reduce, scan and the two sorts, %s:\n", with_cub ? "against CUB" : "host backend alone (no CUB)");
     print_header(with_cub);
   }
   for (k = 0; k < nres; ++k) {
@@ -1591,20 +1591,6 @@ int main(int argc, char **argv) {
                "primitive", "dtype", "n", "ms", "cub+copy ms", "cub>mapped", "ratio");
       printf("%-14s %-5s %11zu %10.4f %12.4f %12.4f %6.2f\n", x->spec->primitive, dtype_name(x->spec->dtype), x->n,
              x->host_ms, x->cub_rb_ms, x->cub_map_ms, best / x->host_ms);
-    }
-  }
-  if (any_sort) {
-    printf("\nsort rows in keys per second (G = 1e9), ours%s:\n", with_cub ? " / CUB" : "");
-    for (k = 0; k < nres; ++k) {
-      const result *x = &results[k];
-      char label[64];
-      if (!x->spec->sort) continue;
-      row_label(x->spec, label, sizeof label);
-      printf("  %-*s %11zu", label_width, label, x->n);
-      if (x->ms > 0) printf(" %8.2f", (double)x->n / (x->ms * 1e6));
-      else printf(" %8s", "-");
-      if (x->cub_ms > 0) printf(" / %8.2f", (double)x->n / (x->cub_ms * 1e6));
-      printf(" Gkeys/s\n");
     }
   }
   if (any_quick) {
