@@ -1,9 +1,11 @@
-/* Small helpers every part of the bench tour uses: seeded random numbers and sorting
- * timings for their median. */
+/* Small helpers every part of the bench tour uses: seeded random numbers, sorting
+ * timings for their median, progress lines. */
 #ifndef GPUPRIMS_BENCH_UTIL_H
 #define GPUPRIMS_BENCH_UTIL_H
 
+#include <stdarg.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /* SplitMix64: the next number of the sequence whose state is *state (fast, and the same
  * on every machine). */
@@ -18,6 +20,17 @@ static inline uint64_t bench_splitmix64(uint64_t *state) {
 static inline int bench_cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
   return x < y ? -1 : x > y;
+}
+
+/* A progress line on stderr (the tables go to stdout, at the end). */
+static inline void bench_progress(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fputs("gpuprims_bench: ", stderr);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  fflush(stderr);
+  va_end(ap);
 }
 
 #endif

@@ -23,17 +23,21 @@
 #include <string.h>
 
 #include "life_naive.h"
+#include "bench_json.h"
 #include "bench_util.h"
 
 typedef struct {
   char label[64];
   double cells, gens, ms; /* ms < 0: not measured */
+  double first_ms;        /* the first call, kernel compile or cache load included; < 0: none */
   int check;              /* 1 OK, 0 FAIL, -1 none */
+  int not_ours;           /* a naive reference, not gpuprims */
 } life_row;
 
 #define MAX_ROWS 16
 static life_row rows[MAX_ROWS];
 static int nrows = 0;
+static double host_vs_naive = -1.0; /* the host backend's cells per second / the naive loop's */
 
 /* width x height bytes: a random band of `band` rows, repeated. */
 static uint8_t *soup(uint64_t w, uint64_t h, uint64_t band, uint64_t seed) {
@@ -53,11 +57,35 @@ static void print_row(const life_row *r) {
   printf("%-40s %14.0f %6.0f", r->label, r->cells, r->gens);
   if (r->ms >= 0) printf(" %11.4f %10.3f", r->ms, r->cells * r->gens / (r->ms * 1e6));
   else printf(" %11s %10s", "-", "-");
-  printf("  %s\n", r->check == 1 ? "OK" : r->check == 0 ? "FAIL" : "-");
+  printf("  %-5s", r->check == 1 ? "OK" : r->check == 0 ? "FAIL" : "-");
+  if (r->first_ms >= 0) printf(" %10.1f\n", r->first_ms);
+  else printf(" %10s\n", "-");
 }
 
 static void print_header(void) {
-  printf("%-40s %14s %6s %11s %10s  %s\n", "life row", "cells", "gens", "ms", "Gcell/s", "check");
+  printf("%-40s %14s %6s %11s %10s  %-5s %10s\n", "life row", "cells", "gens", "ms", "Gcell/s", "check", "first ms");
+}
+
+/* A row is done: a progress line, and the row as JSON (--json). */
+static void row_done(const life_row *r) {
+  bench_json_row j;
+  char extra[64];
+  memset(&j, 0, sizeof j);
+  snprintf(extra, sizeof extra, "\"generations\": %.0f", r->gens);
+  j.primitive = "life";
+  j.label = r->label;
+  j.dtype = "bit";
+  j.variant = "";
+  j.n = r->cells;
+  j.items = r->cells * r->gens;
+  j.bytes = -1.0;
+  j.ms = r->ms;
+  j.cub_ms = -1.0;
+  j.check = r->check;
+  j.not_ours = r->not_ours;
+  j.extra = extra;
+  bench_json_add(&j);
+  bench_progress("life: %s", r->label);
 }
 
 static life_row *add_row(const char *label, double cells, double gens) {
@@ -65,8 +93,9 @@ static life_row *add_row(const char *label, double cells, double gens) {
   snprintf(r->label, sizeof r->label, "%s", label);
   r->cells = cells;
   r->gens = gens;
-  r->ms = -1;
+  r->ms = r->first_ms = -1;
   r->check = -1;
+  r->not_ours = 0;
   return r;
 }
 
@@ -138,7 +167,7 @@ static int gpu_row(gpuprims_context *ctx, gpuprims_context *host, bench_timer *t
     double t0 = bench_wall_ms();
     fail |= report(gpuprims_life_step(a, check_gens), "life_step");
     fail |= report(gpuprims_context_synchronize(ctx), "synchronize");
-    printf("first call of %s: %.1f ms (kernel compile or cache load included)\n", label, bench_wall_ms() - t0);
+    r->first_ms = bench_wall_ms() - t0;
     for (i = 0; i < (check_gens == 1 ? 1 : check_gens); i++) fail |= report(gpuprims_life_step(b, 1), "life_step");
     r->check = !fail && same_cells(a, b, n);
     gpuprims_life_destroy(b);
@@ -147,7 +176,7 @@ static int gpu_row(gpuprims_context *ctx, gpuprims_context *host, bench_timer *t
   }
   gpuprims_life_destroy(a);
   gpuprims_life_destroy(b);
-  print_row(r);
+  row_done(r);
   return r->check != 1;
 }
 
@@ -194,10 +223,10 @@ static int host_rows(gpuprims_context *host, const char *only, int reps) {
   fail |= report(gpuprims_life_read_cells(g, got), "read_cells");
   r->check = rn->check = !fail && memcmp(got, cells, n) == 0;
   r->ms = time_steps(t, g, 100, reps < 3 ? reps : 3);
-  print_row(r);
-  print_row(rn);
-  if (r->ms > 0 && rn->ms > 0)
-    printf("host backend / naive byte loop: %.1fx (cells per second)\n", (r->cells * r->gens / r->ms) / (rn->cells * rn->gens / rn->ms));
+  rn->not_ours = 1;
+  row_done(r);
+  row_done(rn);
+  if (r->ms > 0 && rn->ms > 0) host_vs_naive = (r->cells * r->gens / r->ms) / (rn->cells * rn->gens / rn->ms);
   gpuprims_life_destroy(g);
   free(cells);
   free(tmp);
@@ -209,8 +238,6 @@ static int host_rows(gpuprims_context *host, const char *only, int reps) {
 int life_tour(gpuprims_context *ctx, gpuprims_context *host, bench_timer *timer, const char *only, int reps) {
   gpuprims_backend b = GPUPRIMS_BACKEND_HOST;
   int failed = 0;
-  printf("\n");
-  print_header();
   gpuprims_context_backend(ctx, &b);
   if (b == GPUPRIMS_BACKEND_CUDA) {
     const char *naive = "life naive byte kernel 16384^2 x1";
@@ -221,7 +248,8 @@ int life_tour(gpuprims_context *ctx, gpuprims_context *host, bench_timer *timer,
     if (!only || strstr(naive, only)) {
       life_row *r = add_row(naive, 16384.0 * 16384.0, 1);
       r->ms = lifenaive_generation_ms(16384, 16384, reps, bench_timer_stream(timer));
-      print_row(r);
+      r->not_ours = 1;
+      row_done(r);
     }
   }
   failed += host_rows(host, only, reps);
@@ -231,6 +259,10 @@ int life_tour(gpuprims_context *ctx, gpuprims_context *host, bench_timer *timer,
 void life_summary(void) {
   int i;
   if (!nrows) return;
+  printf("\nGame of Life (B3/S23 unless named; ms: median of a few calls of `gens` generations; first ms: the\n"
+         "first call, kernel compile or cache load included; the naive rows are byte-per-cell references, not\n"
+         "gpuprims; no CUB row: CUB has no Life)\n");
   print_header();
   for (i = 0; i < nrows; i++) print_row(&rows[i]);
+  if (host_vs_naive > 0) printf("host backend / naive byte loop: %.1fx (cells per second)\n", host_vs_naive);
 }

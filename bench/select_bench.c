@@ -21,10 +21,12 @@
 #include <string.h>
 
 #include "cub_reference.h"
+#include "bench_json.h"
 #include "bench_util.h"
 
 typedef struct {
   char label[64];
+  const char *primitive, *dtype; /* for --json */
   size_t n;
   double ms, cub_ms; /* < 0: not measured */
   int check;         /* 1 OK, 0 FAIL, -1 none */
@@ -33,14 +35,34 @@ typedef struct {
 #define MAX_ROWS 32
 static select_row rows[MAX_ROWS];
 static int nrows = 0;
+static int with_cub = 0, reps_run = 0; /* as select_tour ran */
 
 static void print_row(const select_row *r) {
   printf("%-34s %11zu", r->label, r->n);
   if (r->ms >= 0) printf(" %10.4f", r->ms); else printf(" %10s", "-");
-  if (r->cub_ms >= 0) printf(" %10.4f %7.2fx", r->cub_ms, r->ms > 0 ? r->cub_ms / r->ms : 0.0);
-  else printf(" %10s %8s", "-", "-");
+  if (with_cub) {
+    if (r->cub_ms >= 0) printf(" %10.4f %7.2fx", r->cub_ms, r->ms > 0 ? r->cub_ms / r->ms : 0.0);
+    else printf(" %10s %8s", "-", "-");
+  }
   printf("  %s\n", r->check == 1 ? "OK" : r->check == 0 ? "FAIL" : "-");
-  fflush(stdout);
+}
+
+/* A row is done: a progress line, and the row as JSON (--json). */
+static void row_done(const select_row *r) {
+  bench_json_row j;
+  memset(&j, 0, sizeof j);
+  j.primitive = r->primitive;
+  j.label = r->label;
+  j.dtype = r->dtype;
+  j.variant = "";
+  j.n = j.items = (double)r->n;
+  j.bytes = 4.0 * (double)r->n; /* one read of the input */
+  j.ms = r->ms;
+  j.cub_ms = r->cub_ms;
+  j.cub = !strcmp(r->primitive, "topk") ? "DeviceRadixSort::SortKeysDescending, first k" : "DeviceRadixSort::SortKeys, element k";
+  j.check = r->check;
+  bench_json_add(&j);
+  bench_progress("selection: %s, n = %zu", r->label, r->n);
 }
 
 typedef struct {
@@ -95,11 +117,13 @@ static double cub_sort(gpuprims_buffer *in, gpuprims_dtype t, gpuprims_order ord
   return ms;
 }
 
-static select_row *new_row(const char *label, size_t n) {
+static select_row *new_row(const char *label, const char *primitive, const char *dtype, size_t n) {
   select_row *r;
   if (nrows == MAX_ROWS) return NULL;
   r = &rows[nrows++];
   snprintf(r->label, sizeof r->label, "%s", label);
+  r->primitive = primitive;
+  r->dtype = dtype;
   r->n = n;
   r->ms = r->cub_ms = -1.0;
   r->check = -1;
@@ -109,7 +133,7 @@ static select_row *new_row(const char *label, size_t n) {
 static int kth_row(gpuprims_context *ctx, bench_timer *timer, void *stream, gpuprims_dtype t, size_t n, int reps,
                    const char *label) {
   select_args a;
-  select_row *r = new_row(label, n);
+  select_row *r = new_row(label, "select_kth", t == GPUPRIMS_DTYPE_F32 ? "f32" : "u32", n);
   void *h = make_input(t, n, 0x5E1EC7 + n);
   uint32_t want = 0;
   int failed = 0;
@@ -132,14 +156,14 @@ static int kth_row(gpuprims_context *ctx, bench_timer *timer, void *stream, gpup
   }
   gpuprims_buffer_destroy(a.in);
   free(h);
-  print_row(r);
+  row_done(r);
   return failed;
 }
 
 static int topk_row(gpuprims_context *ctx, bench_timer *timer, void *stream, size_t n, size_t k, int with_indices,
                     int reps, const char *label) {
   select_args a;
-  select_row *r = new_row(label, n);
+  select_row *r = new_row(label, "topk", "f32", n);
   float *h = (float *)make_input(GPUPRIMS_DTYPE_F32, n, 0x70C4 + n);
   float *want = (float *)malloc(k * 4), *got = (float *)malloc(k * 4);
   uint64_t *idx = (uint64_t *)malloc(k * 8);
@@ -177,7 +201,7 @@ static int topk_row(gpuprims_context *ctx, bench_timer *timer, void *stream, siz
   free(want);
   free(got);
   free(idx);
-  print_row(r);
+  row_done(r);
   return failed;
 }
 
@@ -185,10 +209,10 @@ int select_tour(gpuprims_context *ctx, bench_timer *timer, void *cub_stream, con
                 const size_t *sizes, int nsizes) {
   int failures = 0, i;
   char label[64];
-  printf("\nselection (ms: median of %d; CUB: DeviceRadixSort of the same input, ratio = CUB / ours)\n", reps);
-  printf("%-34s %11s %10s %10s %8s  check\n", "row", "n", "ms", "CUB ms", "ratio");
   gpuprims_backend backend = GPUPRIMS_BACKEND_HOST;
   (void)gpuprims_context_backend(ctx, &backend);
+  with_cub = cub_stream != NULL;
+  reps_run = reps;
   for (i = 0; i < nsizes; i++) {
     size_t n = sizes[i];
     /* The host backend selects through (key, index) pairs: 16 bytes a key. */
@@ -211,6 +235,15 @@ int select_tour(gpuprims_context *ctx, bench_timer *timer, void *cub_stream, con
 
 void select_summary(void) {
   int i;
-  printf("\nselection rows again:\n");
+  if (!nrows) return;
+  if (with_cub) {
+    printf("\nselection (ms: median of %d; CUB: DeviceRadixSort of the same input, then the element or the\n"
+           "first k; ratio = CUB / ours; check: ours equals CUB's)\n", reps_run);
+    printf("%-34s %11s %10s %10s %8s  check\n", "row", "n", "ms", "CUB ms", "ratio");
+  } else {
+    printf("\nselection, host backend alone (no CUB; ms: median of %d; check -: checked only against CUB)\n",
+           reps_run);
+    printf("%-34s %11s %10s  check\n", "row", "n", "ms");
+  }
   for (i = 0; i < nrows; i++) print_row(&rows[i]);
 }

@@ -83,6 +83,7 @@
 #include "gpuprims.h"
 #include "segmented_select_bench.h"
 #include "select_bench.h"
+#include "bench_json.h"
 #include "bench_util.h"
 #include "life_bench.h"
 #include "timer.h"
@@ -229,13 +230,14 @@ typedef struct {
   int quick;        /* --quick */
   int default_sizes; /* no --sizes: chosen by backend once the context is open */
   int precompile;   /* --precompile: gpuprims_context_precompile first, timed */
+  const char *json; /* --json FILE: every row as JSON (bench_json.h) */
 } options;
 
 static void usage(FILE *f) {
   fprintf(f,
           "usage: gpuprims_bench [--quick] [--sizes N,N,...] [--reps N] [--warmup N] [--seed S]\n"
           "                      [--float-data int|real] [--ftol X] [--only TEXT] [--no-cub]\n"
-          "                      [--ref-max N] [--precompile]\n"
+          "                      [--ref-max N] [--precompile] [--json FILE]\n"
           "  --quick        sizes 2^20 and 2^24 (default: 2^20, 2^24, 2^28); on the host backend 2^16\n"
           "                 (default there: 2^16 and 2^20, which the CPU finishes in seconds; ask for more\n"
           "                 with --sizes)\n"
@@ -261,6 +263,9 @@ static void usage(FILE *f) {
           "                 on the host backend for the check (~8 s a row at 2^28 on 16 cores): they are\n"
           "                 checked for order, content and (radix sort pairs) stability, and bitwise against\n"
           "                 CUB when it runs; their check column says \"OK*\"\n"
+          "  --json FILE    also write every row to FILE as JSON (bench/bench_json.h; read by\n"
+          "                 scripts/bench-table.py and scripts/bench-plot.py)\n"
+          "Output: the tables on stdout, once, at the end; a progress line per row on stderr.\n"
           "Environment: GPUPRIMS_BACKEND=cuda|host overrides the default backend.\n");
 }
 
@@ -361,6 +366,9 @@ static int parse_options(int argc, char **argv, options *o) {
         fprintf(stderr, "gpuprims_bench: bad --ref-max '%s'\n", v);
         return -1;
       }
+      ++i;
+    } else if (v && !strcmp(a, "--json")) {
+      o->json = v;
       ++i;
     } else if (v && !strcmp(a, "--only")) {
       o->only = v;
@@ -1311,19 +1319,21 @@ static double row_bytes(const result *r) {
 static int prim_width = 14, dtype_width = 5, label_width = 20;
 
 static void print_header(int with_cub) {
-  printf("%-*s %-*s %11s %10s %9s %-5s", prim_width, "primitive", dtype_width, "dtype", "n", "ms", "GB/s", "check");
+  printf("%-*s %-*s %11s %10s %9s %8s %-5s", prim_width, "primitive", dtype_width, "dtype", "n", "ms", "GB/s", "Gkeys/s",
+         "check");
   if (with_cub) printf(" %10s %9s %6s %-4s", "cub ms", "cub GB/s", "ratio", "cub=");
   printf("\n");
 }
 
 static void print_row(const result *r, int with_cub) {
-  char ms[32] = "-", gbs[32] = "-", dt[48];
+  char ms[32] = "-", gbs[32] = "-", gks[32] = "-", dt[48];
   if (r->ms >= 0) {
     snprintf(ms, sizeof ms, "%.4f", r->ms);
     if (r->ms > 0) snprintf(gbs, sizeof gbs, "%.1f", row_bytes(r) / (r->ms * 1e6));
+    if (r->ms > 0) snprintf(gks, sizeof gks, "%.2f", (double)r->n / (r->ms * 1e6));
   }
   row_dtype_label(r->spec, dt, sizeof dt);
-  printf("%-*s %-*s %11zu %10s %9s %-5s", prim_width, r->spec->primitive, dtype_width, dt, r->n, ms, gbs,
+  printf("%-*s %-*s %11zu %10s %9s %8s %-5s", prim_width, r->spec->primitive, dtype_width, dt, r->n, ms, gbs, gks,
          r->check ? (r->ref_skipped ? "OK*" : "OK") : "FAIL");
   if (with_cub) {
     if (r->cub_ms >= 0) {
@@ -1351,6 +1361,45 @@ static int row_selected(const options *o, const row_spec *r) {
   return 0;
 }
 
+/* The CUB call a row is compared with (cub_reference.cu). */
+static const char *cub_call(const row_spec *r) {
+  if (r->sort == SORT_QUICK) return r->values ? "DeviceMergeSort::SortPairsCopy" : "DeviceMergeSort::SortKeysCopy";
+  if (r->sort == SORT_RADIX) {
+    if (r->values) return "DeviceRadixSort::SortPairs";
+    return r->order == GPUPRIMS_ORDER_DESCENDING ? "DeviceRadixSort::SortKeysDescending" : "DeviceRadixSort::SortKeys";
+  }
+  if (r->is_scan) return r->mode == GPUPRIMS_SCAN_INCLUSIVE ? "DeviceScan::InclusiveSum" : "DeviceScan::ExclusiveSum";
+  return r->op == GPUPRIMS_OP_MAX ? "DeviceReduce::Max" : "DeviceReduce::Sum";
+}
+
+/* One row of the main table as JSON (--json). */
+static void json_result(const result *x) {
+  const row_spec *r = x->spec;
+  char label[64], dtype[32], extra[256] = "";
+  bench_json_row j;
+  row_label(r, label, sizeof label);
+  snprintf(dtype, sizeof dtype, "%s%s%s", dtype_name(r->dtype), r->values ? "/" : "", r->values ? dtype_name(r->values) : "");
+  if (r->sort == SORT_QUICK && x->radix_ms >= 0) snprintf(extra, sizeof extra, "\"radix_sort_ms\": %.6g", x->radix_ms);
+  if (!r->sort && !r->is_scan && x->host_ms >= 0) {
+    int o = snprintf(extra, sizeof extra, "\"to_host_ms\": %.6g", x->host_ms);
+    if (x->cub_rb_ms >= 0) o += snprintf(extra + o, sizeof extra - (size_t)o, ", \"cub_copy_to_host_ms\": %.6g", x->cub_rb_ms);
+    if (x->cub_map_ms >= 0) snprintf(extra + o, sizeof extra - (size_t)o, ", \"cub_mapped_host_ms\": %.6g", x->cub_map_ms);
+  }
+  memset(&j, 0, sizeof j);
+  j.primitive = r->sort == SORT_QUICK ? "quicksort" : r->sort ? "radix_sort" : r->is_scan ? "scan" : "reduce";
+  j.label = label;
+  j.dtype = dtype;
+  j.variant = r->variant;
+  j.n = j.items = (double)x->n;
+  j.bytes = row_bytes(x);
+  j.ms = x->ms;
+  j.cub_ms = x->cub_ms;
+  j.cub = cub_call(r);
+  j.check = x->check ? (x->ref_skipped ? 2 : 1) : 0;
+  j.extra = extra[0] ? extra : NULL;
+  bench_json_add(&j);
+}
+
 /* ------------------------------------------------------------------------ */
 
 int main(int argc, char **argv) {
@@ -1358,13 +1407,13 @@ int main(int argc, char **argv) {
   bench b;
   gpuprims_status s;
   gpuprims_backend backend = GPUPRIMS_BACKEND_HOST;
-  char device[256] = "?", cub_note[320] = "";
+  char device[256] = "?", device_plain[256], cub_note[320] = "";
   size_t needed = 0, nres = 0, r, k;
   result *results;
   uint32_t ver = gpuprims_version(), cccl;
   double first_total = 0.0;
-  int with_cub = 0, own_cub_stream = 0, any_sort = 0, any_quick = 0, any_skipped = 0;
-  size_t nrows_run = 0;
+  int with_cub = 0, own_cub_stream = 0, any_quick = 0, any_skipped = 0;
+  size_t nrows_run = 0, nrows_selected = 0;
   const double wall0 = bench_wall_ms();
 
   setvbuf(stdout, NULL, _IOLBF, 0);
@@ -1414,10 +1463,17 @@ int main(int argc, char **argv) {
              !opt.use_cub ? "--no-cub" : !cccl ? "built without CUDA" : "backend is not CUDA");
   }
   with_cub = b.cub_stream != NULL;
-
-  printf("gpuprims_bench: gpuprims %u.%u.%u, backend %s (%s), reference host backend\n", ver >> 16,
-         (ver >> 8) & 0xff, ver & 0xff,
-         backend == GPUPRIMS_BACKEND_CUDA ? "cuda" : backend == GPUPRIMS_BACKEND_HOST ? "host" : "?", device);
+  /* One plain line naming the backend and the device. The host backend's device name is
+   * "host (<threads>; <why not CUDA>)": shown without its "host (" and ")". */
+  {
+    const size_t len = strlen(device);
+    if (!b.on_cuda && !strncmp(device, "host (", 6) && len > 7 && device[len - 1] == ')')
+      snprintf(device_plain, sizeof device_plain, "%.*s", (int)(len - 7), device + 6);
+    else
+      snprintf(device_plain, sizeof device_plain, "%s", device);
+    printf("gpuprims %u.%u.%u, %s backend: %s\n", ver >> 16, (ver >> 8) & 0xff, ver & 0xff,
+           b.on_cuda ? "CUDA" : "host (CPU)", device_plain);
+  }
   printf("timer: %s%s%s; %s\n", bench_timer_kind(b.timer), bench_timer_note(b.timer)[0] ? " -- " : "",
          bench_timer_note(b.timer), cub_note);
   printf("reps %d (median), warm-up %d, seed 0x%016" PRIx64 ", f32 sum data: %s, ftol %g\n", opt.reps, opt.warmup,
@@ -1432,6 +1488,9 @@ int main(int argc, char **argv) {
         printf("note: n = %zu on the host backend: the CPU takes a while and much memory "
                "(2^28: minutes and about 10 GiB)\n", opt.sizes[k]);
   }
+  if (opt.json && bench_json_open(opt.json, b.on_cuda ? "cuda" : "host", device, with_cub ? cccl : 0, ver, argc,
+                                  argv) != 0)
+    return 2;
   if (opt.precompile) {
     const double t0 = bench_wall_ms();
     s = gpuprims_context_precompile(b.ctx);
@@ -1442,12 +1501,33 @@ int main(int argc, char **argv) {
       printf("precompile ms: %.3f%s\n", bench_wall_ms() - t0, b.on_cuda ? "" : " (host backend: nothing to compile)");
     }
   }
-  printf("columns: n elements; ms the median call; GB/s the bytes a call must move / ms; check OK when the\n"
-         "result equals the host backend's (sorts: order, content; radix sort: stability too)%s. Rows print as\n"
-         "they finish; the summary at the end repeats the table with the notes. README.md explains more.\n",
-         with_cub ? "; cub ms, cub GB/s: CUB on the same data and stream (quicksort rows: DeviceMergeSort,\n"
-                    "the other sort rows: DeviceRadixSort); ratio = cub ms / ms (> 1: faster than CUB); cub= yes:\n"
-                    "CUB's result equals ours (quicksort rows: the keys)" : "");
+  printf("\nlegend:\n"
+         "  n          elements a call works on (Life: cells)\n"
+         "  ms         the median of --reps timed calls (%s)\n"
+         "  GB/s       the bytes a call must move at least / ms: reduce reads the input, a scan reads it and\n"
+         "             writes the output, a sort reads and writes every key and value once\n"
+         "  check      OK: the result equals the host backend's on the same data (sorts: also in order and the\n"
+         "             input's keys; radix sort: stable); OK*: larger than --ref-max, so checked for order and\n"
+         "             content without the host reference; FAIL; -: not checked\n"
+         "  dtype      the element type; sorts: keys or keys/values (u32/u32: u32 keys moving u32 values, each\n"
+         "             the key's input index); desc: descending; sorted, reversed, all equal, 4 values, organ\n"
+         "             pipe: the input's pattern (otherwise random)\n"
+         "  (n/2)      the u64 keys row runs at half the size column (2^27 keys at 2^28: 1 GiB, as CUB's anchor)\n"
+         "  incl, excl inclusive and exclusive scan; median: the element of rank (n - 1) / 2\n"
+         "  k=, +indices  top-k's k, and whether it also writes each element's index (u64)\n"
+         "  Gkeys/s    10^9 elements (keys) per second; Gcell/s: 10^9 cells x generations per second; gens:\n"
+         "             generations a call; x1: one generation a call\n",
+         b.on_cuda ? "CUDA events on the stream" : "wall clock around the call and its wait");
+  if (with_cub)
+    printf("  cub ms     CUB (CCCL %u.%u.%u) on the same device data and stream: DeviceReduce, DeviceScan,\n"
+           "             DeviceRadixSort (sort rows), DeviceMergeSort (quicksort rows), a DeviceRadixSort then an\n"
+           "             index (selection rows), BlockRadixSort per row and DeviceSegmentedSort (segmented select)\n"
+           "  cub GB/s   the same bytes / cub ms; ratio: cub ms / ms (> 1: gpuprims is faster)\n"
+           "  cub=       yes: CUB's result equals ours (quicksort: the keys); NO: it differs; -: not compared\n",
+           cccl / 1000000, cccl / 1000 % 1000, cccl % 1000);
+  else
+    printf("  (no CUB columns: %s)\n", cub_note);
+  printf("The tables print once, at the end; a progress line per row goes to stderr. README.md says more.\n\n");
   results = (result *)calloc(NROWS * (size_t)opt.nsizes, sizeof *results);
   if (!results) return 2;
   for (r = 0; r < NROWS; ++r) {
@@ -1457,9 +1537,11 @@ int main(int argc, char **argv) {
     if ((int)strlen(dt) > dtype_width) dtype_width = (int)strlen(dt);
     if ((int)strlen(ROWS[r].primitive) > prim_width) prim_width = (int)strlen(ROWS[r].primitive);
     if (prim_width + 1 + dtype_width > label_width) label_width = prim_width + 1 + dtype_width;
+    nrows_selected++;
   }
-  print_header(with_cub);
   for (r = 0; r < NROWS; ++r) {
+    const double row_t0 = bench_wall_ms();
+    char label[64];
     if (!row_selected(&opt, &ROWS[r])) continue;
     nrows_run++;
     for (k = 0; k < (size_t)opt.nsizes; ++k) {
@@ -1468,36 +1550,32 @@ int main(int argc, char **argv) {
       if (ROWS[r].sort) run_sort_row(&b, &ROWS[r], row_n(&ROWS[r], opt.sizes[k]), seed, res);
       else run_row(&b, &ROWS[r], opt.sizes[k], seed, res);
       res->first_of_row = k == 0;
-      print_row(res, with_cub);
       if (res->first_ms > 0) first_total += res->first_ms;
-      if (ROWS[r].sort) any_sort = 1;
       if (ROWS[r].sort == SORT_QUICK) any_quick = 1;
       if (res->ref_skipped) any_skipped = 1;
     }
+    row_label(&ROWS[r], label, sizeof label);
+    bench_progress("[%zu/%zu] %s: %d size%s, %.1f s", nrows_run, nrows_selected, label, opt.nsizes,
+                   opt.nsizes == 1 ? "" : "s", (bench_wall_ms() - row_t0) * 1e-3);
   }
 
   failures += select_tour(b.ctx, b.timer, b.cub_stream, opt.only, opt.reps, opt.sizes, opt.nsizes);
   failures += segmented_select_tour(b.ctx, b.timer, b.cub_stream, opt.only, opt.reps);
   if (opt.life) failures += life_tour(b.ctx, b.ref, b.timer, opt.only, opt.reps);
 
-  /* Each row's first call (at its first size): the kernel compiles it needed
-   * beyond those of the rows before it (one context for all rows). */
-  printf("\n");
-  for (k = 0; k < nres; ++k) {
-    char label[64];
-    if (!results[k].first_of_row) continue;
-    row_label(results[k].spec, label, sizeof label);
-    if (results[k].first_ms > 0) printf("first-call ms %s: %.3f\n", label, results[k].first_ms);
-    else printf("first-call ms %s: -\n", label);
+  /* The tables, each once. */
+  printf("\n== gpuprims_bench summary (%s backend: %s; timer %s) ==\n", b.on_cuda ? "CUDA" : "host (CPU)",
+         device_plain, bench_timer_kind(b.timer));
+  if (nres) {
+    printf("\nRows of reduce, scan and the two sorts, %s:\n", with_cub ? "against CUB" : "host backend alone (no CUB)");
+    print_header(with_cub);
   }
-
-  printf("\n== gpuprims_bench summary (backend %s, %s, timer %s) ==\n",
-         backend == GPUPRIMS_BACKEND_CUDA ? "cuda" : "host", device, bench_timer_kind(b.timer));
-  print_header(with_cub);
-  for (k = 0; k < nres; ++k) print_row(&results[k], with_cub);
+  for (k = 0; k < nres; ++k) {
+    print_row(&results[k], with_cub);
+    json_result(&results[k]);
+  }
   if (with_cub) {
     int any = 0;
-    printf("ratio = cub ms / ours ms (> 1: gpuprims is faster); cub= : CUB's result equals ours\n");
     for (k = 0; k < nres; ++k) {
       const result *x = &results[k];
       double best;
@@ -1505,7 +1583,7 @@ int main(int argc, char **argv) {
       best = x->cub_rb_ms < 0 ? x->cub_map_ms : x->cub_map_ms < 0 ? x->cub_rb_ms
              : x->cub_rb_ms < x->cub_map_ms ? x->cub_rb_ms : x->cub_map_ms;
       if (!any++)
-        printf("reduce rows above: gpuprims_reduce_to_buffer vs DeviceReduce, both into device memory.\n"
+        printf("\nreduce rows above: gpuprims_reduce_to_buffer vs DeviceReduce, both into device memory.\n"
                "reduce with the value in host memory, as gpuprims_reduce hands it over; CUB then waits for the stream\n"
                "(cub+copy: DeviceReduce + cudaMemcpyAsync to pinned memory; cub>mapped: DeviceReduce writing to\n"
                "mapped pinned memory; ratio: the faster of the two / ours):\n"
@@ -1515,30 +1593,20 @@ int main(int argc, char **argv) {
              x->host_ms, x->cub_rb_ms, x->cub_map_ms, best / x->host_ms);
     }
   }
-  if (any_sort) {
-    printf("sort rows: GB/s counts one read and one write of every key (and value), the anchors' min-bytes;\n"
-           "in keys per second (G = 1e9), ours / CUB:\n");
-    for (k = 0; k < nres; ++k) {
-      const result *x = &results[k];
-      char label[64];
-      if (!x->spec->sort) continue;
-      row_label(x->spec, label, sizeof label);
-      printf("  %-*s %11zu", label_width, label, x->n);
-      if (x->ms > 0) printf(" %8.2f", (double)x->n / (x->ms * 1e6));
-      else printf(" %8s", "-");
-      if (x->cub_ms > 0) printf(" / %8.2f", (double)x->n / (x->cub_ms * 1e6));
-      printf(" Gkeys/s\n");
-    }
-  }
   if (any_quick) {
-    printf("quicksort rows: merge ms: CUB's comparison sort, DeviceMergeSort::SortKeysCopy / SortPairsCopy with\n"
-           "a less-than comparator (the cub ms column); radix ms: gpuprims_radix_sort on the same data and\n"
-           "buffers, timed the same way; ratios > 1: quicksort is faster:\n"
-           "  %-*s %11s %12s %10s %10s %8s %8s\n",
-           label_width, "row", "n", "quicksort ms", "radix ms", "merge ms", "radix/q", "merge/q");
+    printf("\nquicksort rows beside gpuprims_radix_sort on the same data and buffers, timed the same way%s;\n"
+           "ratios > 1: quicksort is faster:\n"
+           "  %-*s %11s %12s %10s",
+           with_cub ? ", and CUB's comparison sort\n(merge ms: DeviceMergeSort::SortKeysCopy / SortPairsCopy, less-than comparator)" : "",
+           label_width, "row", "n", "quicksort ms", "radix ms");
+    if (with_cub) printf(" %10s", "merge ms");
+    printf(" %8s", "radix/q");
+    if (with_cub) printf(" %8s", "merge/q");
+    printf("\n");
     for (k = 0; k < nres; ++k) {
       const result *x = &results[k];
       const double q = x->ms, figs[2] = {x->radix_ms, x->cub_ms};
+      const int nfigs = with_cub ? 2 : 1;
       char label[64];
       int f;
       if (x->spec->sort != SORT_QUICK) continue;
@@ -1546,11 +1614,11 @@ int main(int argc, char **argv) {
       printf("  %-*s %11zu", label_width, label, x->n);
       if (q > 0) printf(" %12.4f", q);
       else printf(" %12s", "-");
-      for (f = 0; f < 2; ++f) {
+      for (f = 0; f < nfigs; ++f) {
         if (figs[f] >= 0) printf(" %10.4f", figs[f]);
         else printf(" %10s", "-");
       }
-      for (f = 0; f < 2; ++f) {
+      for (f = 0; f < nfigs; ++f) {
         if (figs[f] > 0 && q > 0) printf(" %8.2f", figs[f] / q);
         else printf(" %8s", "-");
       }
@@ -1566,11 +1634,22 @@ int main(int argc, char **argv) {
   select_summary();
   segmented_select_summary();
   if (opt.life) life_summary();
+
+  /* Each row's first call (at its first size): the kernel compiles it needed
+   * beyond those of the rows before it (one context for all rows). */
+  if (nres) printf("\nfirst calls (%s):\n", b.on_cuda ? "kernel compiles included" : "host backend: nothing to compile");
+  for (k = 0; k < nres; ++k) {
+    char label[64];
+    if (!results[k].first_of_row) continue;
+    row_label(results[k].spec, label, sizeof label);
+    if (results[k].first_ms > 0) printf("first-call ms %s: %.3f\n", label, results[k].first_ms);
+    else printf("first-call ms %s: -\n", label);
+  }
   printf("first-calls total ms: %.3f (sum over the %zu rows, at each size, of the first call, %s)\n", first_total,
          nrows_run, b.on_cuda ? "kernel compiles included" : "host backend: nothing to compile");
   printf("wall time: %.1f s (data, uploads, timing, CUB, checks)\n", (bench_wall_ms() - wall0) * 1e-3);
+  if (bench_json_close() != 0) failures++;
   printf("result: %zu rows, %d failures -> %s\n", nres, failures, failures ? "FAIL" : "OK");
-
   free(results);
   bench_timer_destroy(b.timer);
   if (own_cub_stream) cubref_stream_destroy(b.cub_stream);

@@ -18,6 +18,15 @@
 #ifndef GPUPRIMS_HPP
 #define GPUPRIMS_HPP
 
+/* C++17 or newer (MSVC reports the standard in _MSVC_LANG, not __cplusplus). */
+#if defined(_MSVC_LANG)
+#if _MSVC_LANG < 201703L
+#error "gpuprims.hpp needs C++17 (/std:c++17); the C header gpuprims.h works from any C++"
+#endif
+#elif __cplusplus < 201703L
+#error "gpuprims.hpp needs C++17 (-std=c++17); the C header gpuprims.h works from any C++"
+#endif
+
 #include <cstddef>
 #include <cstdint>
 #include <limits>

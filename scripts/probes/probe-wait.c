@@ -1,5 +1,5 @@
 /* probe-wait.c: the wall clock of whole calls that wait, on the GPU machine.
- *   cc -O2 -Iinclude scripts/probe-wait.c -L<lib> -lgpuprims -o probe-wait && ./probe-wait
+ *   cc -O2 -Iinclude scripts/probes/probe-wait.c -L<lib> -lgpuprims -o probe-wait && ./probe-wait
  * Prints the median of 301 calls of gpuprims_segmented_select (u16 rows of random
  * length 1..100, lower medians) at 32 to 100,000 rows, and of gpuprims_reduce (sum u32,
  * value to the host) of 1 to 2^20 elements: one kernel and the wait, the floor of any

@@ -5,7 +5,7 @@
  * spaced keys, every 16th of them sorted a splitter), on the host. That is the rule of
  * inputs past 2^20 keys, and of 2^20 under GPUPRIMS_TUNE=quicksort.fine_sample_upto=0
  * (since 2026-11-23 the CUDA planner samples 8,192 keys of inputs up to 2^20).
- *   cc -O2 scripts/qs-seeds.c -o qs-seeds && ./qs-seeds u32|f32 [first] [count]
+ *   cc -O2 scripts/probes/qs-seeds.c -o qs-seeds && ./qs-seeds u32|f32 [first] [count]
  * Prints each seed with its largest bucket, "PAIR" where it passes 8,192: bench with
  * `--only "quicksort keys f32" --sizes 1048576 --seed S` for a run that has a pair or
  * none. Tied to the tour's row order (ROW_U32, ROW_F32 below) and fill. */

@@ -1,5 +1,5 @@
 // probe-floor.cu: the floor under a call that launches and waits, on the GPU machine.
-//   nvcc -O2 -arch=sm_90 -Iinclude scripts/probe-floor.cu -L<lib> -lgpuprims -o probe-floor
+//   nvcc -O2 -arch=sm_90 -Iinclude scripts/probes/probe-floor.cu -L<lib> -lgpuprims -o probe-floor
 //   ./probe-floor [spin | rows N | timeline]
 // Prints medians (wall clock around each call, 501 calls after a warm-up; rows marked
 // "events" timed as the bench does) of bare CUDA launches that wait in several ways,
@@ -198,7 +198,7 @@ static void bare_floors(cudaStream_t s) {
 }
 
 // "timeline": with a build of the short-row kernel that stamps %globaltimer into `out`
-// instead of answering (scripts/segsel-timeline.py patches the kernel for a scratch
+// instead of answering (scripts/probes/segsel-timeline.py patches the kernel for a scratch
 // build), where the 10,000-row call's blocks spend their time, relative to the first
 // block's start.
 static int timeline(gpuprims_context *ctx) {

@@ -1,5 +1,5 @@
 // probe-ab.cu: two builds of libgpuprims compared in one process, on the GPU machine.
-//   nvcc -O2 -arch=sm_90 -Iinclude scripts/probe-ab.cu -ldl -o probe-ab
+//   nvcc -O2 -arch=sm_90 -Iinclude scripts/probes/probe-ab.cu -ldl -o probe-ab
 //   ./probe-ab <build A>/libgpuprims.so <build B>/libgpuprims.so [rows,rows,...]
 // On the lent VM the floor under a call that launches and waits (a one-block kernel
 // writing a mapped word while the host spins, timed by events) moves by up to 3 µs from

@@ -1,7 +1,7 @@
 # segsel-timeline.py: a scratch instrumentation of the segmented select's short-row
-# kernel, for `probe-floor timeline` (scripts/probe-floor.cu). Never commit its output.
+# kernel, for `probe-floor timeline` (scripts/probes/probe-floor.cu). Never commit its output.
 #
-#   python3 scripts/segsel-timeline.py      # rewrites kernels/segmented_select.cu in place
+#   python3 scripts/probes/segsel-timeline.py      # rewrites kernels/segmented_select.cu in place
 #   cargo build --release                   # a library whose kernel stamps, not answers
 #   git checkout kernels/segmented_select.cu
 #

@@ -1,5 +1,5 @@
 /* probe-launch.c: where the time of a small call goes, on the GPU machine.
- *   cc -O2 -Iinclude scripts/probe-launch.c -L<lib> -lgpuprims -o probe && ./probe [n]
+ *   cc -O2 -Iinclude scripts/probes/probe-launch.c -L<lib> -lgpuprims -o probe && ./probe [n]
  * Prints, for gpuprims_reduce_to_buffer (sum i32) and gpuprims_scan (sum i32):
  *   host µs per call issued back to back (the API's own cost, GPU permitting),
  *   and the median wall time of one call followed by a synchronize. */

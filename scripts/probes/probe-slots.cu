@@ -1,6 +1,6 @@
 // probe-slots.cu: does the floor of a launch that the host waits for by spinning on a
 // mapped word depend on the stream or on the pinned slot, within one process?
-//   nvcc -O2 -arch=sm_90 scripts/probe-slots.cu -o probe-slots && ./probe-slots
+//   nvcc -O2 -arch=sm_90 scripts/probes/probe-slots.cu -o probe-slots && ./probe-slots
 // Prints, twice, a table of four streams by six pinned slots (four of 4 KiB, two of
 // 2 MiB, each its own cudaHostAlloc): the one-block kernel that writes the slot while
 // the host spins, timed by events (median of 201), with the host's own wall time to
