@@ -242,24 +242,36 @@ def kthvalue(x, k, *, ctx=None, stream=None):
     return select_kth(x, k - 1, ctx=ctx, stream=stream)
 
 
-def topk(x, k, *, largest=True, ctx=None, stream=None):
+def topk(x, k, *, largest=True, out=None, ctx=None, stream=None):
     """The `k` largest (largest=True) or smallest elements of `x`, sorted, and their
     indices: returns (values, indices), indices int64, as torch.topk.
 
     Equal values come lowest index first, so the result is the same on every run and
-    device; NaN counts as the largest value. 0 <= k <= len(x).
+    device; NaN counts as the largest value. 0 <= k <= len(x). out=(values, indices)
+    writes into arrays of k elements (x's dtype, int64) instead of new ones.
     """
     a = adapt(x, "x")
     k = _count(k, "k")
     if not 0 <= k <= a.n:
         raise ValueError(f"k: {k} is out of range for {a.n} elements (0 <= k <= {a.n})")
     order = _ORDER["DESCENDING" if largest else "ASCENDING"]
-    with Call((a,), ctx, stream) as c:
-        vals, hv = c.output(a, k, a.code)
-        idx, hi = c.output(a, k, I64, U64)
+    ov = oi = None
+    if out is not None:
+        ov, oi = adapt(out[0], "out[0]"), adapt(out[1], "out[1]")
+        _same_dtype(ov, a, "out[0]", "x")
+        if oi.code not in (I64, U64):
+            raise TypeError("out[1]: expected int64 indices")
+        if ov.n != k or oi.n != k:
+            raise ValueError(f"out: {ov.n} values and {oi.n} indices for k = {k}")
+    with Call((a, ov, oi), ctx, stream) as c:
+        if out is None:
+            vals, hv = c.output(a, k, a.code)
+            idx, hi = c.output(a, k, I64, U64)
+        else:
+            (vals, idx), hv, hi = out, c.out_buf(ov), c.out_buf(oi, U64)
         if k:
             check(lib.gpuprims_topk(c.ctx.handle, c.buf(a), k, order, hv, hi))
-    return vals, idx
+    return out if out is not None else (vals, idx)
 
 
 def segmented_select(values, offsets, ranks=None, *, out=None, ctx=None, stream=None):

@@ -118,6 +118,11 @@ def test_topk(dtype, largest):
         values, indices = gp.topk(x, k, largest=largest)
         assert indices.dtype == np.int64
         assert same(values, x[perm[:k]]) and np.array_equal(indices, perm[:k])
+    out = (np.empty(10, dtype), np.empty(10, np.int64))
+    assert gp.topk(x, 10, largest=largest, out=out) is out
+    assert same(out[0], x[perm[:10]]) and np.array_equal(out[1], perm[:10])
+    with pytest.raises(ValueError, match="k = 9"):
+        gp.topk(x, 9, out=out)
 
 
 @pytest.mark.parametrize("dtype", TYPES)
