@@ -30,9 +30,18 @@ def _code(name, what):
     return code
 
 
+_FROM_NUMPY = {}  # dtype -> code: NumPy's dtype.name is slow, and every call asks
+
+
 def from_numpy(dtype):
     """gpuprims code of a NumPy dtype (or of a CuPy array's, which is one)."""
-    dtype = np.dtype(dtype)
+    code = _FROM_NUMPY.get(dtype)
+    if code is None:
+        code = _FROM_NUMPY[dtype] = _from_numpy(np.dtype(dtype))
+    return code
+
+
+def _from_numpy(dtype):
     name = _EXTENSION_NAMES.get(dtype.name) or _NAMES.get(f"{dtype.kind}{dtype.itemsize}")
     if name is None or dtype.kind not in "iuf" and dtype.name not in _EXTENSION_NAMES:
         raise TypeError(f"dtype {dtype} is not supported (integers of 8 to 64 bits and floats)")
