@@ -72,7 +72,10 @@ def reduce(x, op="sum", *, out=None, ctx=None, stream=None):
     With out= (a 1-element array of x's dtype, same kind) the result is written there
     in stream order, without waiting, and `out` is returned.
     """
-    opc = _op(op)
+    return _reduce(x, _op(op), out, ctx, stream)
+
+
+def _reduce(x, opc, out, ctx, stream):
     a = adapt(x, "x")
     if out is not None:
         o = adapt(out, "out")
@@ -84,24 +87,26 @@ def reduce(x, op="sum", *, out=None, ctx=None, stream=None):
         return out
     cell = _SCALAR[a.code]()
     with Call((a,), ctx, stream) as c:
-        check(lib.gpuprims_reduce(c.ctx.handle, c.buf(a), opc, ctypes.byref(cell)))
+        s = lib.gpuprims_reduce(c.ctx.handle, c.buf(a), opc, ctypes.byref(cell))
+    if s:
+        check(s)
     return _value(a.code, cell)
 
 
 def sum(x, *, ctx=None, stream=None):
     """The sum of `x` as a Python number, computed in x's dtype: integers wrap modulo
     2**bits; floats accumulate in a fixed order, bitwise reproducible. See reduce."""
-    return reduce(x, "sum", ctx=ctx, stream=stream)
+    return _reduce(x, _OPS["sum"], None, ctx, stream)
 
 
 def min(x, *, ctx=None, stream=None):
     """The smallest element of `x` (NaN when any is NaN; -0.0 below +0.0). See reduce."""
-    return reduce(x, "min", ctx=ctx, stream=stream)
+    return _reduce(x, _OPS["min"], None, ctx, stream)
 
 
 def max(x, *, ctx=None, stream=None):
     """The largest element of `x` (NaN when any is NaN). See reduce."""
-    return reduce(x, "max", ctx=ctx, stream=stream)
+    return _reduce(x, _OPS["max"], None, ctx, stream)
 
 
 def _same_dtype(o, a, oname, aname):
