@@ -154,7 +154,7 @@ static void bad_contexts(env_t *e, const bad_set *s) {
     size_t needed = 4242;
     gpuprims_buffer *bo = TU_SENTINEL_PTR(gpuprims_buffer);
     gpuprims_life_grid *go = TU_SENTINEL_PTR(gpuprims_life_grid);
-    int32_t value = 4242;
+    int32_t value = 4242, host_cells[4] = {0, 0, 0, 0};
     strcpy(name, "untouched");
     EXPECT_BAD(w, "ctx", gpuprims_context_backend(x, &backend));
     EXPECT_BAD(w, "ctx", gpuprims_context_device_name(x, name, sizeof name, &needed));
@@ -164,6 +164,7 @@ static void bad_contexts(env_t *e, const bad_set *s) {
     EXPECT_BAD(w, "ctx", gpuprims_buffer_create(x, GPUPRIMS_DTYPE_I32, 4, &bo));
     EXPECT_BAD(w, "ctx", gpuprims_buffer_from_host(x, GPUPRIMS_DTYPE_I32, IN_VALUES, 4, &bo));
     EXPECT_BAD(w, "ctx", gpuprims_buffer_wrap_device(x, GPUPRIMS_DTYPE_I32, (void *)(uintptr_t)0x10000, 4, &bo));
+    EXPECT_BAD(w, "ctx", gpuprims_buffer_wrap_host(x, GPUPRIMS_DTYPE_I32, host_cells, 4, &bo));
     EXPECT_BAD(w, "ctx", gpuprims_life_create(x, 4, 4, GPUPRIMS_LIFE_TORUS, &go));
     EXPECT_BAD(w, "ctx", gpuprims_reduce(x, e->in, GPUPRIMS_OP_SUM, &value));
     EXPECT_BAD(w, "ctx", gpuprims_reduce_to_buffer(x, e->in, GPUPRIMS_OP_SUM, e->one));

@@ -399,6 +399,20 @@ gpuprims_status gpuprims_buffer_wrap_device(gpuprims_context *ctx,
                                             gpuprims_buffer **out);
 
 /*
+ Wraps `len` elements of type `dtype` of host memory the caller owns (host backend),
+ used in place without a copy: a NumPy array, say. gpuprims never frees it; it must
+ outlive the buffer, and `host_ptr` must be aligned to the element size (else
+ INVALID_ARGUMENT; it may be NULL only when `len` is 0). Primitives write through it
+ (an in-place sort sorts the caller's memory). CUDA backend:
+ GPUPRIMS_STATUS_UNSUPPORTED (copy in with gpuprims_buffer_from_host).
+ */
+gpuprims_status gpuprims_buffer_wrap_host(gpuprims_context *ctx,
+                                          gpuprims_dtype dtype,
+                                          void *host_ptr,
+                                          size_t len,
+                                          gpuprims_buffer **out);
+
+/*
  Destroys a buffer (its memory is freed unless it was wrapped). NULL is a no-op.
  */
 void gpuprims_buffer_destroy(gpuprims_buffer *buf);

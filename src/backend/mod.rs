@@ -33,9 +33,10 @@ impl Memory {
             Memory::Device(_) => Err(internal("device memory given to the host backend")),
         }
     }
-    /// Whether two device buffers share bytes (two handles wrapping the same memory, say).
+    /// Whether two buffers share bytes (two handles wrapping the same memory, say).
     pub fn overlaps(&self, other: &Memory) -> bool {
         match (self, other) {
+            (Memory::Host(a), Memory::Host(b)) => a.overlaps(b),
             (Memory::Device(a), Memory::Device(b)) => {
                 a.bytes > 0 && b.bytes > 0 && a.ptr < b.ptr + b.bytes as u64 && b.ptr < a.ptr + a.bytes as u64
             }
@@ -58,6 +59,8 @@ pub trait Backend: Send + Sync {
     fn allocate(&self, bytes: usize) -> Result<Memory>;
     /// Borrowed device memory; never freed by gpuprims.
     fn wrap_device(&self, ptr: *mut c_void, bytes: usize) -> Result<Memory>;
+    /// Borrowed host memory, used in place (host backend only); never freed by gpuprims.
+    fn wrap_host(&self, ptr: *mut c_void, bytes: usize) -> Result<Memory>;
     fn device_ptr(&self, mem: &Memory) -> Result<*mut c_void>;
     /// Later work goes to the caller's stream; NULL restores the context's own.
     fn set_stream(&self, stream: *mut c_void) -> Result<()>;

@@ -102,6 +102,44 @@ pub extern "C" fn gpuprims_buffer_wrap_device(
     })
 }
 
+/// Wraps `len` elements of type `dtype` of host memory the caller owns (host backend),
+/// used in place without a copy: a NumPy array, say. gpuprims never frees it; it must
+/// outlive the buffer, and `host_ptr` must be aligned to the element size (else
+/// INVALID_ARGUMENT; it may be NULL only when `len` is 0). Primitives write through it
+/// (an in-place sort sorts the caller's memory). CUDA backend:
+/// GPUPRIMS_STATUS_UNSUPPORTED (copy in with gpuprims_buffer_from_host).
+#[no_mangle]
+pub extern "C" fn gpuprims_buffer_wrap_host(
+    ctx: *mut gpuprims_context,
+    dtype: gpuprims_dtype,
+    host_ptr: *mut c_void,
+    len: usize,
+    out: *mut *mut gpuprims_buffer,
+) -> gpuprims_status {
+    guard("gpuprims_buffer_wrap_host", || {
+        let c = try_ref(ctx, "ctx")?;
+        let dtype = DType::from_raw(dtype).map_err(|e| invalid(format!("dtype: {e}")))?;
+        if len > 0 {
+            require(host_ptr, "host_ptr")?;
+        }
+        require(out, "out")?;
+        let bytes = byte_size(dtype, len)?;
+        if (host_ptr as usize) % dtype.size() != 0 {
+            return Err(invalid(format!(
+                "host_ptr {host_ptr:p} is not aligned to the {}-byte elements of {}",
+                dtype.size(),
+                dtype.name()
+            )));
+        }
+        if (host_ptr as usize).checked_add(bytes).is_none() {
+            return Err(invalid(format!("host_ptr {host_ptr:p} + {bytes} bytes wraps around the address space")));
+        }
+        let memory = c.backend.wrap_host(host_ptr, bytes)?;
+        write_out(out, new_buffer(&c, dtype, len, memory)?);
+        Ok(())
+    })
+}
+
 /// Destroys a buffer (its memory is freed unless it was wrapped). NULL is a no-op.
 #[no_mangle]
 pub extern "C" fn gpuprims_buffer_destroy(buf: *mut gpuprims_buffer) {

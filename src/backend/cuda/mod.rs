@@ -32,7 +32,7 @@ use cudarc::driver::sys::{self, CUdeviceptr};
 
 use super::{Backend, BackendKind, Memory, Rows, SelectOut, SortValues};
 use crate::dtype::{DType, Op, Order, ScanMode};
-use crate::error::{invalid, Error, Result};
+use crate::error::{invalid, unsupported, Error, Result};
 use crate::life::{Geometry, LifeEngine};
 use context::CudaShared;
 use driver::DriverContext;
@@ -93,6 +93,12 @@ impl Backend for CudaBackend {
             }
         }
         Ok(Memory::Device(DeviceMemory { ptr: ptr as CUdeviceptr, bytes, owner: None }))
+    }
+
+    fn wrap_host(&self, _ptr: *mut c_void, _bytes: usize) -> Result<Memory> {
+        Err(unsupported(
+            "the CUDA backend works on device memory: copy host data in with gpuprims_buffer_from_host",
+        ))
     }
 
     fn device_ptr(&self, mem: &Memory) -> Result<*mut c_void> {

@@ -1,5 +1,5 @@
 //! Zero-initialised, 64-byte aligned host allocations whose failure is an error,
-//! not an abort.
+//! not an abort, and host memory borrowed from the caller (never freed here).
 
 use std::alloc::{alloc_zeroed, dealloc, Layout};
 
@@ -9,6 +9,8 @@ use crate::fault::{self, Point};
 pub struct HostMemory {
     ptr: *mut u8,
     bytes: usize,
+    /// Caller-owned (gpuprims_buffer_wrap_host): neither freed nor counted as held.
+    borrowed: bool,
 }
 
 // SAFETY: plain owned bytes; concurrent use of one buffer is the caller's race.
@@ -20,7 +22,7 @@ const ALIGN: usize = 64;
 impl HostMemory {
     pub fn zeroed(bytes: usize) -> Result<HostMemory> {
         if bytes == 0 {
-            return Ok(HostMemory { ptr: ALIGN as *mut u8, bytes: 0 });
+            return Ok(HostMemory { ptr: ALIGN as *mut u8, bytes: 0, borrowed: false });
         }
         fault::point(Point::Alloc, || format!("allocating {bytes} bytes of host memory"))?;
         let layout = Layout::from_size_align(bytes, ALIGN)
@@ -31,7 +33,21 @@ impl HostMemory {
             return Err(Error::OutOfMemory(format!("could not allocate {bytes} bytes of host memory")));
         }
         fault::acquired(bytes);
-        Ok(HostMemory { ptr, bytes })
+        Ok(HostMemory { ptr, bytes, borrowed: false })
+    }
+
+    /// The caller's `bytes` at `ptr` (non-NULL, aligned to the element type: checked by
+    /// the FFI layer), used in place and never freed. Empty: a dangling aligned pointer,
+    /// as for an owned empty allocation, so no one reads the caller's pointer.
+    pub fn borrowed(ptr: *mut u8, bytes: usize) -> HostMemory {
+        let ptr = if bytes == 0 { ALIGN as *mut u8 } else { ptr };
+        HostMemory { ptr, bytes, borrowed: true }
+    }
+
+    /// Whether two allocations share bytes (two handles wrapping the same host memory).
+    pub fn overlaps(&self, other: &HostMemory) -> bool {
+        let (a, b) = (self.ptr as usize, other.ptr as usize);
+        self.bytes > 0 && other.bytes > 0 && a < b + other.bytes && b < a + self.bytes
     }
 
     pub fn len_bytes(&self) -> usize {
@@ -51,7 +67,8 @@ impl HostMemory {
         std::slice::from_raw_parts_mut(self.ptr, self.bytes)
     }
 
-    /// The first `len` elements as `T` (the allocation is 64-byte aligned).
+    /// The first `len` elements as `T` (owned allocations are 64-byte aligned, borrowed
+    /// ones aligned to their element type).
     ///
     /// # Safety
     /// As for `bytes`; `len * size_of::<T>()` must fit.
@@ -75,7 +92,7 @@ impl HostMemory {
 
 impl Drop for HostMemory {
     fn drop(&mut self) {
-        if self.bytes > 0 {
+        if self.bytes > 0 && !self.borrowed {
             fault::released(self.bytes);
             // SAFETY: allocated in `zeroed` with this layout.
             unsafe { dealloc(self.ptr, Layout::from_size_align_unchecked(self.bytes, ALIGN)) };

@@ -62,6 +62,10 @@ impl Backend for HostBackend {
         Err(unsupported("the host backend has no device memory to wrap"))
     }
 
+    fn wrap_host(&self, ptr: *mut c_void, bytes: usize) -> Result<Memory> {
+        Ok(Memory::Host(HostMemory::borrowed(ptr as *mut u8, bytes)))
+    }
+
     fn device_ptr(&self, _mem: &Memory) -> Result<*mut c_void> {
         Err(unsupported("buffers of the host backend have no device pointer"))
     }
@@ -98,11 +102,11 @@ impl Backend for HostBackend {
 
     fn copy(&self, dst: &Memory, src: &Memory, bytes: usize) -> Result<()> {
         let (d, s) = (dst.as_host()?, src.as_host()?);
-        if std::ptr::eq(d, s) {
+        if d.ptr() == s.ptr() {
             return Ok(());
         }
-        // SAFETY: distinct allocations of at least `bytes` each.
-        unsafe { d.bytes_mut()[..bytes].copy_from_slice(&s.bytes()[..bytes]) };
+        // SAFETY: at least `bytes` each; wrapped caller memory may overlap, hence a move.
+        unsafe { std::ptr::copy(s.ptr(), d.ptr(), bytes) };
         Ok(())
     }
 

@@ -1,0 +1,338 @@
+"""The package on the host backend with NumPy arrays: every function and dtype against
+NumPy, every error, zero-copy wrapping of host memory, Life, contexts, threads."""
+import ctypes
+import threading
+
+import numpy as np
+import pytest
+
+import gpuprims as gp
+from gpuprims import _abi
+from reference import running, same, stable_order
+
+INT_TYPES = [np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64, np.uint64]
+FLOAT_TYPES = [np.float32, np.float64] + ([np.float16] if "F16" in _abi.DTYPE else [])
+TYPES = INT_TYPES + FLOAT_TYPES
+SIZES = [0, 1, 7, 1000, 5000]
+
+
+@pytest.fixture(autouse=True)
+def _host_context(host):
+    with host:  # every call in these tests on the host backend
+        yield
+
+
+def sample(dtype, n, seed=1):
+    rng = np.random.default_rng(seed + n)
+    dtype = np.dtype(dtype)
+    if dtype.kind == "f":
+        x = rng.standard_normal(n).astype(dtype)
+        if n >= 8:  # specials, and repeated values for the ties
+            x[:8] = [np.nan, -np.inf, np.inf, -0.0, 0.0, -np.nan, x[8 % n], 0.0]
+        return x
+    info = np.iinfo(dtype)
+    return rng.integers(info.min, info.max, n, dtype=dtype, endpoint=True)
+
+
+@pytest.mark.parametrize("dtype", TYPES)
+@pytest.mark.parametrize("n", SIZES)
+def test_reduce(dtype, n):
+    x = sample(dtype, n)
+    if np.dtype(dtype).kind == "f":
+        finite = np.nan_to_num(x, nan=0, posinf=0, neginf=0)
+        assert gp.sum(finite) == pytest.approx(float(np.sum(finite, dtype=np.float64)), rel=1e-2, abs=1e-2)
+    else:
+        assert gp.sum(x) == np.sum(x, dtype=dtype)  # wraps as NumPy's sum in the same type
+    if n == 0:
+        with pytest.raises(gp.InvalidArgumentError):
+            gp.min(x)
+        return
+    for got, want in ((gp.min(x), np.min(x)), (gp.max(x), np.max(x))):
+        assert same(np.array([got], dtype), np.array([want], dtype))
+    assert gp.reduce(x, "MAX") == gp.max(x) or np.isnan(gp.max(x))
+
+
+def test_min_of_signed_zeros_is_negative_zero():
+    assert np.signbit(gp.min(np.array([0.0, -0.0, 0.0])))
+
+
+@pytest.mark.parametrize("dtype", TYPES)
+@pytest.mark.parametrize("exclusive", [False, True])
+def test_scan(dtype, exclusive):
+    x = sample(dtype, 1000)
+    if np.dtype(dtype).kind == "f":
+        x = np.nan_to_num(x, nan=0, posinf=0, neginf=0).astype(dtype)
+    got = gp.cumsum(x, exclusive=exclusive)
+    assert type(got) is np.ndarray and got.dtype == x.dtype
+    with np.errstate(over="ignore"):
+        want = np.cumsum(x, dtype=dtype)
+    if exclusive:
+        want = np.concatenate([np.zeros(1, dtype), want[:-1]])
+    if np.dtype(dtype).kind == "f":
+        np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64), rtol=0.05, atol=0.5)
+    else:
+        assert np.array_equal(got, want)
+    mins = gp.scan(x, "min", exclusive=exclusive)
+    want = running(x, "min")
+    if exclusive:
+        top = np.inf if np.dtype(dtype).kind == "f" else np.iinfo(dtype).max
+        want = np.concatenate([np.array([top], dtype), want[:-1]])
+    assert same(mins, want)
+
+
+def test_scan_in_place_and_out():
+    x = np.arange(10, dtype=np.int32)
+    assert gp.cumsum(x, out=x) is x
+    assert np.array_equal(x, np.cumsum(np.arange(10)))
+    out = np.empty(10, np.int32)
+    gp.scan(np.ones(10, np.int32), "sum", exclusive=True, out=out)
+    assert np.array_equal(out, np.arange(10))
+
+
+@pytest.mark.parametrize("dtype", TYPES)
+@pytest.mark.parametrize("n", SIZES)
+@pytest.mark.parametrize("descending", [False, True])
+def test_sort_and_argsort(dtype, n, descending):
+    x = sample(dtype, n)
+    if n > 20:
+        x[10:20] = x[0:10]  # equal keys: stability shows
+    before = x.copy()
+    perm = stable_order(x, descending)
+    assert same(gp.sort(x, descending=descending), x[perm])
+    assert np.array_equal(gp.argsort(x, descending=descending), perm)
+    vals = np.arange(n, dtype=np.float32)
+    k, v = gp.sort(x, vals, descending=descending)
+    assert same(k, x[perm]) and np.array_equal(v, vals[perm])
+    k2, v2 = gp.sort(x, vals, descending=descending, stable=False)  # quicksort: same keys
+    assert same(k2, x[perm]) and sorted(v2) == sorted(vals)
+    assert same(x, before)  # inputs unchanged
+
+
+@pytest.mark.parametrize("dtype", TYPES)
+@pytest.mark.parametrize("largest", [True, False])
+def test_topk(dtype, largest):
+    x = sample(dtype, 1000)
+    x[500:510] = x[0:10]
+    perm = stable_order(x, descending=largest)
+    for k in (0, 1, 10, 1000):
+        values, indices = gp.topk(x, k, largest=largest)
+        assert indices.dtype == np.int64
+        assert same(values, x[perm[:k]]) and np.array_equal(indices, perm[:k])
+    out = (np.empty(10, dtype), np.empty(10, np.int64))
+    assert gp.topk(x, 10, largest=largest, out=out) is out
+    assert same(out[0], x[perm[:10]]) and np.array_equal(out[1], perm[:10])
+    with pytest.raises(ValueError, match="k = 9"):
+        gp.topk(x, 9, out=out)
+
+
+@pytest.mark.parametrize("dtype", TYPES)
+def test_select_kth_and_kthvalue(dtype):
+    x = sample(dtype, 1001)
+    s = x[stable_order(x)]
+    for k in (0, 1, 500, 1000):
+        assert same(np.array([gp.select_kth(x, k)], dtype), s[k:k + 1])
+        assert same(np.array([gp.kthvalue(x, k + 1)], dtype), s[k:k + 1])
+
+
+def test_select_kth_out_and_reduce_out():
+    x = np.array([5, 3, 9, 1], np.int64)
+    out = np.zeros(1, np.int64)
+    assert gp.select_kth(x, 1, out=out) is out and out[0] == 3
+    assert gp.reduce(x, "max", out=out) is out and out[0] == 9
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int16, np.uint64] + FLOAT_TYPES[2:])
+@pytest.mark.parametrize("index_type", [np.int32, np.uint32, np.int64, np.uint64])
+def test_segmented_select(dtype, index_type):
+    x = sample(dtype, 300)
+    offsets = np.array([5, 6, 50, 50 + 101, 290], index_type)
+    ranks = np.array([0, 43, 100, 138], index_type)
+    rows = [x[offsets[r]:offsets[r + 1]] for r in range(4)]
+    got = gp.segmented_select(x, offsets, ranks)
+    want = np.array([row[stable_order(row)][k] for row, k in zip(rows, ranks)], dtype)
+    assert same(got, want)
+    medians = gp.segmented_select(x, offsets)
+    want = np.array([row[stable_order(row)][(len(row) - 1) // 2] for row in rows], dtype)
+    assert same(medians, want)
+    assert gp.segmented_select(x, np.array([7], index_type)).shape == (0,)
+
+
+def test_host_arrays_are_used_in_place():
+    x = np.arange(1 << 16, dtype=np.float32)
+    assert gp._lib.lib.gpuprims_fault_inject(b"") == 0  # count allocations from now
+    try:
+        gp.sum(x), gp.cumsum(x, out=x)  # (selection would allocate scratch of its own)
+        counts = _abi.gpuprims_fault_counts()
+        gp._lib.lib.gpuprims_fault_get_counts(ctypes.byref(counts))
+        assert counts.allocs == 0  # no copy of x was made
+    finally:
+        gp._lib.lib.gpuprims_fault_inject(b"")
+
+
+def test_dlpack_and_lists():
+    class OnlyDlpack:  # a foreign host array: __dlpack__ alone
+        def __init__(self, a):
+            self.a = a
+
+        def __dlpack__(self, stream=None):
+            return self.a.__dlpack__()
+
+        def __dlpack_device__(self):
+            return self.a.__dlpack_device__()
+
+    x = np.array([3.0, 1.0, 2.0])
+    assert np.array_equal(gp.sort(OnlyDlpack(x)), [1.0, 2.0, 3.0])
+    assert gp.sum([1, 2, 3]) == 6
+    assert gp.topk(OnlyDlpack(x), 1)[1][0] == 0
+
+
+def test_argument_errors_come_before_any_work():
+    x = np.arange(10, dtype=np.float32)
+    with pytest.raises(ValueError, match="not contiguous"):
+        gp.sort(x[::2])
+    with pytest.raises(ValueError, match="1-D"):
+        gp.sum(x.reshape(2, 5))
+    with pytest.raises(TypeError, match="bool"):
+        gp.sum(np.ones(3, bool))
+    with pytest.raises(TypeError, match="complex"):
+        gp.sum(np.ones(3, np.complex64))
+    with pytest.raises(TypeError):
+        gp.sum(["a", None])
+    with pytest.raises(ValueError, match="byte order"):
+        gp.sum(x.astype(">f4"))
+    with pytest.raises(ValueError, match="values"):
+        gp.sort(x, np.arange(9))
+    with pytest.raises(ValueError, match="k:"):
+        gp.topk(x, 11)
+    with pytest.raises(ValueError, match="k:"):
+        gp.kthvalue(x, 0)
+    with pytest.raises(TypeError, match="k:"):
+        gp.select_kth(x, 1.5)
+    with pytest.raises(ValueError, match="op"):
+        gp.reduce(x, "prod")
+    with pytest.raises(ValueError, match="stream"):
+        gp.sum(x, stream=0)
+    with pytest.raises(TypeError, match="dtype"):
+        gp.cumsum(x, out=np.empty(10, np.float64))
+    with pytest.raises(ValueError, match="ranks"):
+        gp.segmented_select(x, np.array([0, 5, 10]), np.array([1]))
+    with pytest.raises(TypeError, match="offsets"):
+        gp.segmented_select(x, np.array([0.0, 5.0]))
+    with pytest.raises(ValueError, match="backend"):
+        gp.Context("tpu")
+
+
+def test_library_errors_carry_status_and_message():
+    x = np.arange(10, dtype=np.float32)
+    with pytest.raises(gp.InvalidArgumentError, match="row 1") as e:
+        gp.segmented_select(x, np.array([0, 5, 5, 10]))  # row 1 is empty
+    assert e.value.status == _abi.GPUPRIMS_STATUS_INVALID_ARGUMENT
+    assert e.value.status_name == "GPUPRIMS_STATUS_INVALID_ARGUMENT"
+    assert isinstance(e.value, ValueError) and isinstance(e.value, gp.Error)
+    with pytest.raises(gp.InvalidArgumentError, match="row 0"):
+        gp.segmented_select(x, np.array([0, 3]), np.array([3]))  # rank past its row
+    with pytest.raises(gp.UnsupportedError):
+        with gp._context.current().lock:
+            gp._context.current().use_stream(1234)
+    gp._lib.lib.gpuprims_fault_inject(b"alloc:1")
+    try:
+        with pytest.raises(gp.OutOfMemoryError, match="fault injected") as e:
+            gp.sort(x)
+        assert isinstance(e.value, MemoryError)
+    finally:
+        gp._lib.lib.gpuprims_fault_inject(b"")
+    with pytest.raises(gp.ParseError):
+        gp.Life(width=4, height=4).rule = "B3/Q"
+    with pytest.raises(gp.NullArgumentError):
+        gp._call.check(gp._lib.lib.gpuprims_buffer_len(None, None))
+    with pytest.raises(gp.TypeMismatchError):
+        with gp._call.Call((), None) as c:
+            a, b = np.zeros(2, np.int32), np.zeros(2, np.int64)
+            from gpuprims._arrays import adapt
+            gp._call.check(gp._lib.lib.gpuprims_buffer_copy(c.buf(adapt(a, "a")), c.buf(adapt(b, "b"))))
+
+
+def test_no_device_error_without_a_gpu():
+    try:
+        gp.Context("cuda").close()
+    except gp.NoDeviceError as e:
+        assert "CUDA" in str(e) or "driver" in str(e)
+    else:
+        pytest.skip("a CUDA device is present")
+
+
+def test_context():
+    with gp.Context("host") as c:
+        assert gp._context.current() is c and c.backend == "host"
+        assert c.device_name.startswith("host (")
+        c.synchronize()
+        c.precompile()
+        assert gp.sum(np.ones(3, np.int8), ctx=c) == 3
+    c.close()
+    c.close()
+    with pytest.raises(ValueError, match="closed"):
+        gp.sum(np.ones(3), ctx=c)
+
+
+def test_threads_share_a_context():
+    errors = []
+
+    def work(seed):
+        try:
+            for i in range(20):
+                x = sample(np.float32, 2000, seed * 100 + i)
+                assert same(gp.sort(x), x[stable_order(x)])
+        except Exception as e:  # reported in the main thread
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(s,)) for s in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+
+
+GLIDER = "#C a glider\nx = 3, y = 3, rule = B3/S23\nbob$2bo$3o!\n"
+
+
+def test_life():
+    blinker = np.zeros((5, 5), bool)
+    blinker[2, 1:4] = True
+    g = gp.Life(blinker, boundary="dead")
+    assert g.shape == (5, 5) and g.population == 3
+    assert np.array_equal(g.step().to_array(), blinker.T.astype(np.uint8))
+    assert np.array_equal(g.step(1).to_array(), blinker.astype(np.uint8)) and g.generation == 2
+    text = g.rle()
+    assert np.array_equal(gp.Life(text).to_array(), g.to_array())
+
+    glider = gp.Life(GLIDER, 16, 16)
+    assert glider.population == 5 and glider.rule == "B3/S23"
+    start = glider.to_array()
+    glider.step(4)  # a glider moves one cell down and right in 4 generations
+    assert np.array_equal(glider.to_array(), np.roll(start, (1, 1), axis=(0, 1)))
+    hl = gp.Life(width=8, height=8, rule="B36/S23")
+    assert hl.rule == "B36/S23" and hl.population == 0
+    hl.load_rle(GLIDER, 2, 2)
+    assert hl.population == 5 and hl.rule == "B3/S23"
+
+
+def test_life_errors():
+    with pytest.raises(gp.ParseError):
+        gp.Life("x = 3, y = 3\nbo$2bo$3q!")
+    with pytest.raises(gp.InvalidArgumentError):
+        gp.Life(GLIDER, 2, 2)  # does not fit
+    with pytest.raises(ValueError, match="2-D"):
+        gp.Life(np.zeros(4, bool))
+    with pytest.raises(TypeError, match="bool or uint8"):
+        gp.Life(np.zeros((4, 4), np.float32))
+    with pytest.raises(ValueError, match="boundary"):
+        gp.Life(width=3, height=3, boundary="klein")
+    with pytest.raises(gp.InvalidArgumentError):
+        gp.Life(width=0, height=3)
+
+
+def test_help_is_enough():
+    for fn in (gp.topk, gp.sort, gp.argsort, gp.kthvalue, gp.select_kth, gp.segmented_select, gp.cumsum,
+               gp.scan, gp.reduce, gp.sum, gp.Life, gp.Context):
+        assert fn.__doc__ and len(fn.__doc__) > 80, fn

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# The Python package on the GPU machine (no Rust, no internet): against a prebuilt
+# libgpuprims.so, the pytest suite (host and GPU tests), then examples/python/compare.py
+# at 2^20, 2^24 and 2^28. Outputs go to $OUT (or ./gpu-python-out).
+#
+#   scripts/gpu-python.sh <folder holding libgpuprims.so>
+#
+# Wheels the machine lacks may be put in .gpu/wheels/ (ignored by git): they are installed
+# with pip --no-index into a venv that sees the system's packages (torch, CuPy, NVRTC).
+set -uo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+prebuilt=${1:?usage: scripts/gpu-python.sh <folder holding libgpuprims.so>}
+out=${OUT:-gpu-python-out}
+mkdir -p "${out}"
+lib=$(ls "${prebuilt}"/libgpuprims.so* 2>/dev/null | head -n 1)
+[ -n "${lib}" ] || { echo "no libgpuprims.so in ${prebuilt}" >&2; exit 1; }
+export GPUPRIMS_LIBRARY=$(realpath "${lib}")
+export PYTHONDONTWRITEBYTECODE=1
+export GPUPRIMS_CACHE_DIR=${GPUPRIMS_CACHE_DIR:-/tmp/gpuprims-cache}
+
+py=python3
+if ls .gpu/wheels/*.whl >/dev/null 2>&1; then
+  python3 -m venv --system-site-packages /tmp/gp-venv
+  py=/tmp/gp-venv/bin/python
+  "${py}" -m pip install --quiet --no-index --find-links .gpu/wheels .gpu/wheels/*.whl 2>&1 | tee "${out}/pip.txt"
+fi
+"${py}" - <<'PYEOF' 2>&1 | tee "${out}/versions.txt"
+import importlib, sys
+print("python", sys.version.split()[0])
+for m in ("numpy", "pytest", "torch", "cupy", "cuda.compute"):
+    try:
+        print(m, getattr(importlib.import_module(m), "__version__", "present"))
+    except Exception as e:
+        print(m, "missing:", e)
+PYEOF
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee -a "${out}/versions.txt"
+
+rc=0
+echo "== pytest (host and GPU tests)"
+time "${py}" -m pytest -q -p no:cacheprovider -rs python/tests 2>&1 | tee "${out}/pytest.txt"
+[ "${PIPESTATUS[0]}" -eq 0 ] || rc=1
+echo "== compare.py 20 24 28"
+time "${py}" examples/python/compare.py 20 24 28 2>&1 | tee "${out}/compare.txt"
+[ "${PIPESTATUS[0]}" -eq 0 ] || rc=1
+exit "${rc}"
