@@ -138,6 +138,9 @@ static const row_spec ROWS[] = {
     {"sort keys", 0, 0, 0, GPUPRIMS_DTYPE_U64, FILL_BITS, SORT_RADIX, 0, ASC, 2, "(n/2)"},
     {"sort keys", 0, 0, 0, GPUPRIMS_DTYPE_U8, FILL_BITS, SORT_RADIX, 0, ASC, 0, ""},
     {"sort keys", 0, 0, 0, GPUPRIMS_DTYPE_U16, FILL_BITS, SORT_RADIX, 0, ASC, 0, ""},
+    /* The 16-bit floats (issue 39): every bit pattern, NaNs of every payload included. */
+    {"sort keys", 0, 0, 0, GPUPRIMS_DTYPE_F16, FILL_BITS, SORT_RADIX, 0, ASC, 0, ""},
+    {"sort keys", 0, 0, 0, GPUPRIMS_DTYPE_BF16, FILL_BITS, SORT_RADIX, 0, ASC, 0, ""},
     {"sort keys", 0, 0, 0, U32, FILL_ASCENDING, SORT_RADIX, 0, ASC, 0, "sorted"},
     {"sort keys", 0, 0, 0, U32, FILL_DESCENDING, SORT_RADIX, 0, ASC, 0, "reversed"},
     /* Quicksort (issue 8) against CUB's merge sort; u64 at the full size. */
@@ -160,6 +163,8 @@ static size_t dtype_size(gpuprims_dtype t) {
     case GPUPRIMS_DTYPE_U8:
       return 1;
     case GPUPRIMS_DTYPE_U16:
+    case GPUPRIMS_DTYPE_F16:
+    case GPUPRIMS_DTYPE_BF16:
       return 2;
     case GPUPRIMS_DTYPE_I32:
     case GPUPRIMS_DTYPE_U32:
@@ -178,6 +183,10 @@ static const char *dtype_name(gpuprims_dtype t) {
       return "u8";
     case GPUPRIMS_DTYPE_U16:
       return "u16";
+    case GPUPRIMS_DTYPE_F16:
+      return "f16";
+    case GPUPRIMS_DTYPE_BF16:
+      return "bf16";
     case GPUPRIMS_DTYPE_I32:
       return "i32";
     case GPUPRIMS_DTYPE_U32:
@@ -437,7 +446,7 @@ static void fill(void *p, const row_spec *r, size_t n, int real_floats, uint64_t
   } else if (r->dtype == GPUPRIMS_DTYPE_U8) {
     uint8_t *q = (uint8_t *)p;
     for (i = 0; i < n; ++i) q[i] = (uint8_t)(bench_splitmix64(&s) >> 56);
-  } else if (r->dtype == GPUPRIMS_DTYPE_U16) {
+  } else if (dtype_size(r->dtype) == 2) { /* u16, f16, bf16: every pattern */
     uint16_t *q = (uint16_t *)p;
     for (i = 0; i < n; ++i) q[i] = (uint16_t)(bench_splitmix64(&s) >> 48);
   } else if (r->dtype == GPUPRIMS_DTYPE_U32) {
@@ -493,10 +502,10 @@ static void report_status(const char *what, gpuprims_status s) {
 static void fmt_elem(char *buf, size_t len, gpuprims_dtype t, const void *p) {
   if (t == GPUPRIMS_DTYPE_U8) {
     snprintf(buf, len, "%u", (unsigned)*(const uint8_t *)p);
-  } else if (t == GPUPRIMS_DTYPE_U16) {
+  } else if (dtype_size(t) == 2) { /* u16; f16 and bf16 as their bits */
     uint16_t v;
     memcpy(&v, p, 2);
-    snprintf(buf, len, "%u", (unsigned)v);
+    snprintf(buf, len, t == GPUPRIMS_DTYPE_U16 ? "%u" : "0x%04x", (unsigned)v);
   } else if (t == GPUPRIMS_DTYPE_U32) {
     uint32_t v;
     memcpy(&v, p, 4);
@@ -901,13 +910,18 @@ static uint64_t load_bits(const void *p, size_t es, size_t i) {
 }
 
 /* A key's place in the library's ascending order, as an unsigned number:
- * integers as they are; f32 in -inf < ... < -0.0 < +0.0 < ... < +inf < NaN,
- * every NaN one value above +inf. */
+ * integers as they are; floats (f32, f16, bf16) in -inf < ... < -0.0 < +0.0 <
+ * ... < +inf < NaN, every NaN one value above +inf. */
 static uint64_t sort_rank(gpuprims_dtype t, uint64_t bits) {
   if (t == GPUPRIMS_DTYPE_F32) {
     uint32_t b = (uint32_t)bits;
     if ((b & 0x7fffffffu) > 0x7f800000u) return UINT64_MAX;
     return (b & 0x80000000u) ? (uint64_t)(uint32_t)~b : (uint64_t)(b | 0x80000000u);
+  }
+  if (t == GPUPRIMS_DTYPE_F16 || t == GPUPRIMS_DTYPE_BF16) {
+    uint16_t b = (uint16_t)bits, inf = t == GPUPRIMS_DTYPE_F16 ? 0x7c00u : 0x7f80u;
+    if ((b & 0x7fffu) > inf) return UINT64_MAX;
+    return (b & 0x8000u) ? (uint64_t)(uint16_t)~b : (uint64_t)(b | 0x8000u);
   }
   return bits;
 }
