@@ -985,6 +985,8 @@ int SORT_MAIN(void) {
       {GPUPRIMS_DTYPE_F64, GPUPRIMS_DTYPE_I16}, /* u64 */
       {GPUPRIMS_DTYPE_I64, GPUPRIMS_DTYPE_F32}, /* f32 */
       {GPUPRIMS_DTYPE_U32, GPUPRIMS_DTYPE_U16}, /* f64 */
+      {GPUPRIMS_DTYPE_U32, GPUPRIMS_DTYPE_BF16}, /* f16 */
+      {GPUPRIMS_DTYPE_U64, GPUPRIMS_DTYPE_F16}, /* bf16 */
   };
   /* 3,000,017: four key dtypes, keys only and with one value dtype */
   static const gpuprims_dtype big_keys[4] = {GPUPRIMS_DTYPE_U32, GPUPRIMS_DTYPE_F32, GPUPRIMS_DTYPE_U64,

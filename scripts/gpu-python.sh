@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # The Python package on the GPU machine (no Rust, no internet): against a prebuilt
 # libgpuprims.so, the pytest suite (host and GPU tests), then examples/python/compare.py
-# at 2^20, 2^24 and 2^28. Outputs go to $OUT (or ./gpu-python-out).
+# and half_compare.py at 2^20, 2^24 and 2^28. Outputs go to $OUT (or ./gpu-python-out).
 #
 #   scripts/gpu-python.sh <folder holding libgpuprims.so>
 #
 # Wheels the machine lacks may be put in .gpu/wheels/ (ignored by git): they are installed
-# with pip --no-index into a venv that sees the system's packages (torch, CuPy, NVRTC).
+# with pip --no-index --target into a folder put on PYTHONPATH.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 prebuilt=${1:?usage: scripts/gpu-python.sh <folder holding libgpuprims.so>}
@@ -16,13 +16,15 @@ lib=$(ls "${prebuilt}"/libgpuprims.so* 2>/dev/null | head -n 1)
 [ -n "${lib}" ] || { echo "no libgpuprims.so in ${prebuilt}" >&2; exit 1; }
 export GPUPRIMS_LIBRARY=$(realpath "${lib}")
 export PYTHONDONTWRITEBYTECODE=1
+export PYTHONPATH=$(pwd)/python${PYTHONPATH:+:${PYTHONPATH}}  # the package from this tree
 export GPUPRIMS_CACHE_DIR=${GPUPRIMS_CACHE_DIR:-/tmp/gpuprims-cache}
 
 py=python3
+# Wheels go to a folder on PYTHONPATH rather than into a venv: the machine's torch and
+# CuPy may live in a venv themselves (/opt/torch/.venv), which a new venv does not see.
 if ls .gpu/wheels/*.whl >/dev/null 2>&1; then
-  python3 -m venv --system-site-packages /tmp/gp-venv
-  py=/tmp/gp-venv/bin/python
-  "${py}" -m pip install --quiet --no-index --find-links .gpu/wheels .gpu/wheels/*.whl 2>&1 | tee "${out}/pip.txt"
+  "${py}" -m pip install --quiet --no-index --find-links .gpu/wheels --target /tmp/gp-site pytest 2>&1 | tee "${out}/pip.txt"
+  export PYTHONPATH=/tmp/gp-site${PYTHONPATH:+:${PYTHONPATH}}
 fi
 "${py}" - <<'PYEOF' 2>&1 | tee "${out}/versions.txt"
 import importlib, sys
@@ -41,5 +43,8 @@ time "${py}" -m pytest -q -p no:cacheprovider -rs python/tests 2>&1 | tee "${out
 [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1
 echo "== compare.py 20 24 28"
 time "${py}" examples/python/compare.py 20 24 28 2>&1 | tee "${out}/compare.txt"
+[ "${PIPESTATUS[0]}" -eq 0 ] || rc=1
+echo "== half_compare.py 20 24 28 (float16, bfloat16)"
+time "${py}" examples/python/half_compare.py 20 24 28 2>&1 | tee "${out}/half.txt"
 [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1
 exit "${rc}"

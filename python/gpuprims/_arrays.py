@@ -132,7 +132,7 @@ class CupyKind:
 
     @classmethod
     def current_stream(cls, op):
-        return cls.cupy.cuda.get_current_stream(op.device).ptr
+        return cls.cupy.cuda.get_current_stream(op.device)  # the object: see Call.owner
 
 
 class DeviceArrayKind:

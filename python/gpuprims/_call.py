@@ -83,13 +83,14 @@ class Call:
     stream set; on a clean exit it copies results back to host arrays (copy path);
     always it frees the temporary buffers."""
 
-    __slots__ = ("ctx", "stream", "temps", "readback", "record")
+    __slots__ = ("ctx", "stream", "owner", "temps", "readback", "record")
 
     def __init__(self, ops, ctx=None, stream=None):
         self.ctx = ctx = _choose(ops, ctx)
         self.temps = None
         self.readback = None
         self.record = None
+        self.owner = None  # the Python object of the stream, kept alive by the context
         if not ctx.is_cuda:
             if stream is not None:
                 raise ValueError("stream= was given, but the context runs on the host backend")
@@ -98,10 +99,13 @@ class Call:
         lead = next((op for op in ops if op is not None and op.device is not None), None)
         if stream is not None:
             self.stream = _streams.handle(stream)
+            self.owner = None if isinstance(stream, int) else stream
             if lead is not None and lead.kind.name == "torch":
                 self.record = stream  # results' memory is also used on that stream
         elif lead is not None:
-            self.stream = lead.kind.current_stream(lead) or _streams.LEGACY
+            current = lead.kind.current_stream(lead)  # a handle, or the framework's object
+            self.stream = _streams.handle(current) if current is not None else _streams.LEGACY
+            self.owner = None if isinstance(current, int) else current
         else:
             self.stream = None  # host arrays on a GPU: the context's own stream
         for op in ops:
@@ -115,7 +119,7 @@ class Call:
     def __enter__(self):
         self.ctx.lock.acquire()
         try:
-            self.ctx.use_stream(self.stream)
+            self.ctx.use_stream(self.stream, self.owner)
         except BaseException:
             self.ctx.lock.release()
             raise

@@ -44,6 +44,10 @@ class Context:
         self._handle = h.value
         self.lock = threading.Lock()
         self.stream = None  # the stream last set (None: the context's own)
+        # The Python object behind that stream (a CuPy stream, a torch.cuda.Stream), kept
+        # alive while the library holds its handle: the next switch orders the new stream
+        # after it, so it must not be destroyed before then.
+        self.stream_owner = None
         b = ctypes.c_uint32()
         lib.gpuprims_context_backend(self._handle, ctypes.byref(b))
         self.backend = _NAMES[b.value]
@@ -66,12 +70,13 @@ class Context:
         _check(lib.gpuprims_context_device_name(self.handle, buf, needed.value + 1, None))
         return buf.value.decode()
 
-    def use_stream(self, stream):
-        """Issues later work on CUstream `stream` (None: the context's own). Call with
-        self.lock held."""
+    def use_stream(self, stream, owner=None):
+        """Issues later work on CUstream `stream` (None: the context's own), `owner` the
+        Python object it belongs to, if any. Call with self.lock held."""
         if stream != self.stream:
             _check(lib.gpuprims_context_set_stream(self.handle, stream))
             self.stream = stream
+            self.stream_owner = owner
 
     def synchronize(self):
         """Waits for all work this context issued (on whatever stream it was issued)."""
