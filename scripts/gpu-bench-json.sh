@@ -24,7 +24,8 @@
 # Then, where the JSON lands: copy the two files to docs/benchmarks/data/ and run
 # scripts/bench-docs.sh (the table in BENCHMARKS.md and the SVGs in docs/plots/).
 #
-# Environment: REPS (timed calls a row, default 15), REF_MAX (default 2^24), JOBS
+# Environment: TOURS (default "cub301 cub350"; one alone for a call too short for both: the
+# full tour takes about 4 minutes on an H200), REPS (timed calls a row, default 15), REF_MAX (default 2^24), JOBS
 # (build jobs, default nproc), TOUR_TIMEOUT (seconds a tour may run, default 200),
 # WHEEL (the .whl, default .gpu/wheels/nvidia_cuda_cccl-*.whl), CUDA_ARCH (default 90),
 # NAME (file prefix, default h100); for a dry run elsewhere: BACKEND (default cuda) and
@@ -73,13 +74,18 @@ stamp "configure build-cub301 (toolkit CCCL) and build-cub350 (CCCL from $(basen
 cmake -S . -B build-cub301 "${common[@]}" >"$out/configure-cub301.log" 2>&1 || { tail -n 20 "$out/configure-cub301.log"; exit 1; }
 cmake -S . -B build-cub350 "${common[@]}" -DCMAKE_CUDA_FLAGS="-I$cccl_inc" >"$out/configure-cub350.log" 2>&1 ||
   { tail -n 20 "$out/configure-cub350.log"; exit 1; }
-stamp "build both (-j$jobs each, at once)"
-cmake --build build-cub301 -j "$jobs" --target gpuprims_bench >"$out/build-cub301.log" 2>&1 &
-p301=$!
-cmake --build build-cub350 -j "$jobs" --target gpuprims_bench >"$out/build-cub350.log" 2>&1 &
-p350=$!
-wait "$p301"; rc301=$?
-wait "$p350"; rc350=$?
+tours="${TOURS:-cub301 cub350}"  # one of them alone when a call cannot hold both tours
+builds() { # the build of each tour asked for, at once
+  local v
+  for v in 301 350; do
+    case " $tours " in *" cub$v "*) cmake --build build-cub$v -j "$jobs" --target gpuprims_bench >"$out/build-cub$v.log" 2>&1 & ;; esac
+  done
+}
+stamp "build $tours (-j$jobs each, at once)"
+rc301=0
+rc350=0
+builds
+wait
 for v in 301 350; do
   rc_var="rc$v"
   if [ "${!rc_var}" -ne 0 ]; then echo "gpu-bench-json: build-cub$v failed:"; tail -n 30 "$out/build-cub$v.log"; fi
@@ -109,14 +115,15 @@ run_tour() { # run_tour <build dir> <tag> <extra args...>
        sed -n 's/.*"cccl": "\([0-9.]*\)".*/\1/p' "$json" | head -n 1)"
   [ -n "$v" ] && cp "$json" "$out/$name-cccl-$v.json" && echo "   -> $name-cccl-$v.json"
 }
+want() { case " $tours " in *" $1 "*) return 0 ;; esac; return 1; }
 if [ -n "${SIZES:-}" ]; then
-  run_tour build-cub301 cub301 --sizes "$SIZES"
-  run_tour build-cub350 cub350 --sizes "$SIZES"
+  want cub301 && run_tour build-cub301 cub301 --sizes "$SIZES"
+  want cub350 && run_tour build-cub350 cub350 --sizes "$SIZES"
 else
-  run_tour build-cub301 cub301                                 # default sizes 2^20, 2^24, 2^28, with Life
-  run_tour build-cub350 cub350 --sizes 2^20,2^24,2^28          # the same sizes; --sizes leaves Life out
+  want cub301 && run_tour build-cub301 cub301                        # default sizes 2^20, 2^24, 2^28, with Life
+  want cub350 && run_tour build-cub350 cub350 --sizes 2^20,2^24,2^28 # the same sizes; --sizes leaves Life out
 fi
-if ! ls "$out"/"$name"-cccl-3.5.*.json >/dev/null 2>&1; then
+if want cub350 && ! ls "$out"/"$name"-cccl-3.5.*.json >/dev/null 2>&1; then
   echo "gpu-bench-json: the second tour did not report CCCL 3.5 (were the wheel's headers used?)"
   overall=1
 fi
