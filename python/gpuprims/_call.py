@@ -104,7 +104,7 @@ class Call:
                 self.record = stream  # results' memory is also used on that stream
         elif lead is not None:
             current = lead.kind.current_stream(lead)  # a handle, or the framework's object
-            self.stream = _streams.handle(current) if current is not None else _streams.LEGACY
+            self.stream = _streams.current_handle(current)
             self.owner = None if isinstance(current, int) else current
         else:
             self.stream = None  # host arrays on a GPU: the context's own stream

@@ -207,9 +207,9 @@ def _arange(a, c):
             return d
         return t
     if c.stream is not None:
-        from ._streams import order_after
+        from ._streams import current_handle, order_after
 
-        order_after(c.stream, a.kind.current_stream(a))
+        order_after(c.stream, current_handle(a.kind.current_stream(a)))
     return t
 
 
