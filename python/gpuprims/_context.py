@@ -42,7 +42,8 @@ class Context:
         if s:
             raise_for(s)
         self._handle = h.value
-        self.lock = threading.Lock()
+        # Reentrant: a call holding it may allocate its results (DeviceArray) on the context.
+        self.lock = threading.RLock()
         self.stream = None  # the stream last set (None: the context's own)
         # The Python object behind that stream (a CuPy stream, a torch.cuda.Stream), kept
         # alive while the library holds its handle: the next switch orders the new stream
