@@ -332,7 +332,7 @@ impl CudaShared {
     ///
     /// Reading the word as it changes returns about 3 µs sooner than
     /// cuStreamSynchronize, whose completion reaches the host later (H100: a one-block
-    /// launch and its wait, 7.7 against 10.7 µs; scripts/probe-floor.cu). The stream is
+    /// launch and its wait, 7.7 against 10.7 µs; scripts/probes/probe-floor.cu). The stream is
     /// queried between spins so a launch that failed is reported, not waited on
     /// forever; past SPIN_FOR the wait blocks in cuStreamSynchronize instead, so long
     /// launches do not keep a core busy.

@@ -90,7 +90,7 @@ fn launch_reduce(shared: &CudaShared, state: &mut State, input: &DeviceMemory, d
 
 /// Reduces into host memory: the kernel publishes the result to the mapped slot as
 /// tagged words, and the host spins on them (about 2.5 µs sooner than waiting for the
-/// stream, on the H100; scripts/probe-floor.cu).
+/// stream, on the H100; scripts/probes/probe-floor.cu).
 pub fn reduce(shared: &CudaShared, input: &DeviceMemory, dtype: DType, len: usize, op: Op, out: &mut [u8]) -> Result<()> {
     if len == 0 {
         out.fill(0); // SUM of nothing; MIN/MAX were refused before.
