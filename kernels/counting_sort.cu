@@ -1,7 +1,8 @@
 // Counting sort of keys alone, 1 or 2 bytes wide (src/backend/cuda/counting_sort.rs
-// sends them here instead of the radix sort). Keys of these widths are integers, so
-// equal keys are equal bit patterns: the sorted keys follow from how many keys hold
-// each value, and no key has to move. In place, and stable trivially.
+// sends them here instead of the radix sort). Equal integer keys are equal bit
+// patterns: the sorted keys follow from how many keys hold each value, and no key has
+// to move. In place, and stable trivially. Float keys too, but for their NaNs, which
+// sort as one value in input order: those few are gathered apart.
 //
 //   counting_histogram  one read of the keys: how many hold each value (in its
 //                       ordered form, common/radix_key.cuh), and whether they are
@@ -11,10 +12,17 @@
 //                       keys and each counts one slice of the values (the later reads
 //                       of a share mostly hit L2);
 //   counting_plan       one block: where each value's run starts;
-//   counting_fill       the runs written over the keys, unless they were in order.
+//   counting_nans       float keys only: the NaNs, which count as one value but may
+//                       differ in sign and payload, copied in input order to a side
+//                       array (common/ordered_compact.cuh), when there are any and the
+//                       keys are not in order already;
+//   counting_fill       the runs written over the keys, unless they were in order (the
+//                       NaNs' run from the side array).
 //
-// Instantiated by key width: -DGP_KEY_BYTES=1|2; -DGP_HIST_BLOCK_THREADS,
-// -DGP_FILL_BLOCK_THREADS, -DGP_CONTROL_BYTES (the size the host allocates).
+// Instantiated by key width and float-ness: -DGP_KEY_BYTES=1|2, -DGP_KEY_FLOAT=0|1
+// (2-byte keys: f16 and bf16); -DGP_HIST_BLOCK_THREADS, -DGP_FILL_BLOCK_THREADS,
+// -DGP_NAN_BLOCK_THREADS, -DGP_NAN_ITEMS, -DGP_LOOKBACK_WINDOW, -DGP_CONTROL_BYTES (the
+// size the host allocates).
 #include "common/grid_dependency.cuh"
 #include "common/types.cuh"
 #include "common/radix_key.cuh"
@@ -23,9 +31,12 @@
 #include "common/warp.cuh"
 #include "common/ops.cuh"
 #include "common/tile_io.cuh"
+#if GP_KEY_FLOAT
+#include "common/ordered_compact.cuh"
+#endif
 
 typedef gp::BitsOf<GP_KEY_BYTES>::type K;
-typedef gp::KeyOrder<K, false> Order;
+typedef gp::KeyOrder<K, GP_KEY_FLOAT != 0> Order;
 
 constexpr int HIST_BLOCK = GP_HIST_BLOCK_THREADS;
 constexpr int FILL_BLOCK = GP_FILL_BLOCK_THREADS;
@@ -40,11 +51,15 @@ constexpr u32 SLICE_VALUES = VALUES >> SLICE_BITS;
 struct Control {
     u32 unsorted;                       // some neighbours out of the wanted order
     u32 unused;
+    unsigned long long nan_ticket;      // float keys: counting_nans' tile counter
     unsigned long long counts[VALUES];  // keys per value (ordered form)
     usize starts[VALUES + 1];           // where each value's run starts; starts[VALUES] = n
 };
 static_assert(sizeof(Control) <= GP_CONTROL_BYTES, "the host allocates GP_CONTROL_BYTES");
-static_assert(sizeof(Control) == 16 * (VALUES + 1), "the host zeroes the first 8 * (VALUES + 1) bytes");
+static_assert(sizeof(Control) == 16 * (VALUES + 1) + 8, "the host zeroes the first 8 * (VALUES + 2) bytes");
+
+// Float keys: the value every NaN counts as (their one ordered pattern).
+__device__ __forceinline__ K nan_value(const Order &order) { return K(~order.flip); }
 
 // ----------------------------------------------------------------------------------
 // Histogram and order check
@@ -148,6 +163,32 @@ extern "C" __global__ void __launch_bounds__(PLAN_BLOCK) counting_plan(usize n, 
 }
 
 // ----------------------------------------------------------------------------------
+// NaNs of float keys: copied in input order to `nans` (the fill writes them back as
+// their run). Nothing to do without NaNs, or when the keys are in order already.
+// ----------------------------------------------------------------------------------
+
+#if GP_KEY_FLOAT
+typedef gp::OrderedCompact<K, GP_NAN_BLOCK_THREADS, GP_NAN_ITEMS, GP_LOOKBACK_WINDOW> NanCompact;
+
+struct NanPick {
+    Order order;
+    K *out;
+    __device__ __forceinline__ u32 kind(K x) const { return order.is_nan_pattern(order.ordered(x)) ? 1 : 0; }
+    __device__ __forceinline__ void emit(K x, usize, u32, u64 before) const { out[gp::CountPairSum::low(before)] = x; }
+};
+
+extern "C" __global__ void __launch_bounds__(GP_NAN_BLOCK_THREADS)
+counting_nans(const K *keys, usize n, u32 key_order, Control *ctl, K *nans, u64 *aggregate, u64 *inclusive, u32 epoch) {
+    gp::wait_for_prior_grids();
+    const Order order(key_order);
+    if (!ctl->unsorted || ctl->counts[nan_value(order)] == 0) return;
+    __shared__ typename NanCompact::Storage storage;
+    NanPick pick{order, nans};
+    NanCompact::run(keys, n, gp::TileState{aggregate, inclusive, &ctl->nan_ticket}, epoch, pick, storage);
+}
+#endif
+
+// ----------------------------------------------------------------------------------
 // Fill: each warp writes a region of REGION consecutive keys, each lane SUB runs of
 // RUN keys in it
 // ----------------------------------------------------------------------------------
@@ -169,7 +210,15 @@ __device__ __forceinline__ u32 value_at(const usize *starts, usize p, u32 lo, u3
     return lo;
 }
 
-extern "C" __global__ void __launch_bounds__(FILL_BLOCK) counting_fill(K *keys, usize n, u32 key_order, const Control *ctl) {
+// The key at position p of value v's run: the value itself, or (float keys) the NaN
+// gathered for that place.
+__device__ __forceinline__ K key_at(const Order &order, u32 v, usize p, const usize *starts, const K *nans) {
+    if (GP_KEY_FLOAT && K(v) == nan_value(order)) return nans[p - starts[v]];
+    return order.raw(K(v));
+}
+
+extern "C" __global__ void __launch_bounds__(FILL_BLOCK)
+counting_fill(K *keys, usize n, u32 key_order, const Control *ctl, const K *nans) {
     gp::wait_for_prior_grids();
     if (!ctl->unsorted) return;  // already in order: nothing to write
     const Order order(key_order);
@@ -199,7 +248,8 @@ extern "C" __global__ void __launch_bounds__(FILL_BLOCK) counting_fill(K *keys, 
                     v = value_at(starts, first + k, v + 1, hi);
                     run_end = starts[v + 1];
                 }
-                const u32 bits = u32(order.raw(K(v))) << (8 * sizeof(K) * (k % PER_WORD));
+                const K key = first + k < n ? key_at(order, v, first + k, starts, nans) : K(0);  // past n: unwritten
+                const u32 bits = u32(key) << (8 * sizeof(K) * (k % PER_WORD));
                 words[k / PER_WORD] = k % PER_WORD == 0 ? bits : words[k / PER_WORD] | bits;
             }
             if (vectors && first + RUN <= n) {

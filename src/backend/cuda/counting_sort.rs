@@ -1,4 +1,5 @@
-//! Keys alone of 1 or 2 bytes, sorted by counting (kernels/counting_sort.cu): one
+//! Keys alone of 1 or 2 bytes (integers, and the 16-bit floats), sorted by counting
+//! (kernels/counting_sort.cu): one
 //! read of the keys for their values' counts and the order check, one block for the
 //! runs' starts, one write of the runs. Against the radix sort's passes (1-byte keys:
 //! a read, a read and a write, a copy back; 2-byte: a read and two reads and writes)
@@ -21,26 +22,24 @@ use super::tuning::knob;
 use crate::dtype::{DType, Order};
 use crate::error::Result;
 
-/// The key widths sorted by counting.
-const KEY_WIDTHS: [usize; 2] = [1, 2];
+/// The (key width, float keys) sorted by counting.
+const KEY_VARIANTS: [(usize, bool); 3] = [(1, false), (2, false), (2, true)];
 
-/// Whether `len` keys of `key_dtype` without values are sorted here: integer keys
-/// only, since equal float keys need not be equal patterns (NaNs with payloads keep
-/// their input order in the radix sort; runs of counted values would not). 2-byte keys
+/// Whether `len` keys of `key_dtype` without values are sorted here. 2-byte keys
 /// come here from 2^23 keys on: below, their 65,536 counters cost more than the radix
 /// sort's two passes (H100: about 0.1 ms at 2^20 and at 2^24 alike, against the
-/// passes' 0.05 ms at 2^20 and 0.25 ms at 2^24). The knob `radix.counting=0` turns
-/// counting off, so tests can still reach the radix sort's passes for these keys.
+/// passes' 0.05 ms at 2^20 and 0.25 ms at 2^24). Float keys (f16, bf16) below 2^32,
+/// the most NaNs the gather's saturating counts keep exact. The knob
+/// `radix.counting=0` turns counting off, so tests can still reach the radix sort's
+/// passes for these keys.
 pub fn serves(key_dtype: DType, has_values: bool, len: usize) -> bool {
-    if key_dtype.is_float() {
-        return false;
-    }
     let from = match key_dtype.size() {
         1 => 0,
         2 => knob("radix.counting_from2", 1 << 23) as usize,
         _ => return false,
     };
-    !has_values && len >= from && knob("radix.counting", 1) != 0
+    let float_ok = !key_dtype.is_float() || (len as u64) < 1 << 32;
+    !has_values && len >= from && float_ok && knob("radix.counting", 1) != 0
 }
 
 /// Threads of a histogram block: 2-byte keys run one block an SM (its counters fill
@@ -65,42 +64,88 @@ fn values_and_slices(key_bytes: usize) -> (usize, u64) {
 /// Bytes of the Control block (kernels: sizeof(Control)), and of its zeroed head.
 fn control_bytes(key_bytes: usize) -> (usize, usize) {
     let (values, _) = values_and_slices(key_bytes);
-    (16 * (values + 1), 8 * (values + 1))
+    (16 * (values + 1) + 8, 8 * (values + 2))
 }
 
-pub fn module(key_bytes: usize) -> ModuleSpec {
+/// The NaN gather of float keys (kernels: counting_nans): threads, keys a thread, and
+/// tiles per look-back anchor.
+const NAN_BLOCK: u32 = 256;
+const NAN_ITEMS: u32 = 32;
+const NAN_WINDOW: u32 = 64;
+/// Tagged words a tile's count pair takes (kernels/common/tagged.cuh: 8-byte values).
+const NAN_LOOKBACK_WORDS: usize = 2;
+
+/// The look-back words of the NaN gather over `len` keys: the tiles' aggregates, then
+/// the anchors' inclusive prefixes.
+fn nan_lookback_words(len: usize) -> (usize, usize) {
+    let tiles = len.div_ceil((NAN_BLOCK * NAN_ITEMS) as usize);
+    (tiles, (tiles + tiles.div_ceil(NAN_WINDOW as usize)) * NAN_LOOKBACK_WORDS)
+}
+
+pub fn module(key_bytes: usize, float_keys: bool) -> ModuleSpec {
     ModuleSpec {
         source: sources::COUNTING_SORT,
         options: vec![
             format!("-DGP_KEY_BYTES={key_bytes}"),
+            format!("-DGP_KEY_FLOAT={}", float_keys as u32),
             format!("-DGP_HIST_BLOCK_THREADS={}", hist_block(key_bytes)),
             format!("-DGP_FILL_BLOCK_THREADS={}", fill_block()),
+            format!("-DGP_NAN_BLOCK_THREADS={NAN_BLOCK}"),
+            format!("-DGP_NAN_ITEMS={NAN_ITEMS}"),
+            format!("-DGP_LOOKBACK_WINDOW={NAN_WINDOW}"),
             format!("-DGP_CONTROL_BYTES={}", control_bytes(key_bytes).0),
         ],
     }
 }
 
+/// The loader's key of the module for (key width, float keys).
+fn variant(key_bytes: usize, float_keys: bool) -> u32 {
+    key_bytes as u32 * 2 + float_keys as u32
+}
+
 /// Every module of the counting sort, for gpuprims_context_precompile (modules.rs).
 pub fn modules() -> Vec<Module> {
-    KEY_WIDTHS
+    KEY_VARIANTS
         .into_iter()
-        .map(|k| Module { source: sources::COUNTING_SORT, variant: k as u32, spec: module(k), label: format!("keys {k}B") })
+        .map(|(k, f)| Module {
+            source: sources::COUNTING_SORT,
+            variant: variant(k, f),
+            spec: module(k, f),
+            label: format!("keys {k}B{}", if f { " float" } else { "" }),
+        })
         .collect()
 }
 
-/// The sort's kernels (histogram, plan, fill) and its control block in scratch memory:
-/// everything it needs before its first write. The state lock must be held.
-fn acquire(shared: &CudaShared, state: &mut State, key_bytes: usize) -> Result<([CUfunction; 3], CUdeviceptr)> {
-    let load = |kernel| shared.loader.function(sources::COUNTING_SORT, key_bytes as u32, kernel, || module(key_bytes));
-    let kernels = [load("counting_histogram")?, load("counting_plan")?, load("counting_fill")?];
-    let control = state.scratch.ensure(state.stream, round_up(control_bytes(key_bytes).0))?;
-    Ok((kernels, control))
+/// What one sort runs on: its kernels (histogram, plan, fill, and for float keys the
+/// NaN gather), the control block and (float keys) the NaNs' side array in scratch
+/// memory.
+struct Acquired {
+    kernels: [CUfunction; 3],
+    nans: Option<CUfunction>,
+    control: CUdeviceptr,
+    nan_keys: CUdeviceptr,
 }
 
-/// Acquires, ahead of a call's first write, what a later sort of `key_bytes` keys will
-/// need (the top-k sorts what it gathered). The state lock must be held.
-pub fn reserve(shared: &CudaShared, state: &mut State, key_bytes: usize) -> Result<()> {
-    acquire(shared, state, key_bytes).map(|_| ())
+/// Everything the sort of `len` keys of `key_dtype` needs before its first write. The
+/// state lock must be held.
+fn acquire(shared: &CudaShared, state: &mut State, key_dtype: DType, len: usize) -> Result<Acquired> {
+    let (key_bytes, float_keys) = (key_dtype.size(), key_dtype.is_float());
+    let load = |kernel| shared.loader.function(sources::COUNTING_SORT, variant(key_bytes, float_keys), kernel, || module(key_bytes, float_keys));
+    let kernels = [load("counting_histogram")?, load("counting_plan")?, load("counting_fill")?];
+    let nans = if float_keys { Some(load("counting_nans")?) } else { None };
+    let control_room = round_up(control_bytes(key_bytes).0);
+    let nan_room = if float_keys { round_up(len * key_bytes) } else { 0 };
+    let control = state.scratch.ensure(state.stream, control_room + nan_room)?;
+    if float_keys {
+        state.sync.reserve_runs(state.stream, nan_lookback_words(len).1, 1)?;
+    }
+    Ok(Acquired { kernels, nans, control, nan_keys: if float_keys { control + control_room as u64 } else { 0 } })
+}
+
+/// Acquires, ahead of a call's first write, what a later sort of `len` keys of
+/// `key_dtype` will need (the top-k sorts what it gathered). The state lock must be held.
+pub fn reserve(shared: &CudaShared, state: &mut State, key_dtype: DType, len: usize) -> Result<()> {
+    acquire(shared, state, key_dtype, len).map(|_| ())
 }
 
 pub fn sort(shared: &CudaShared, keys: &DeviceMemory, key_dtype: DType, len: usize, order: Order) -> Result<()> {
@@ -110,7 +155,7 @@ pub fn sort(shared: &CudaShared, keys: &DeviceMemory, key_dtype: DType, len: usi
 
     let mut state = shared.lock()?;
     let stream = state.stream;
-    let ([histogram, plan, fill], control) = acquire(shared, &mut state, key_bytes)?;
+    let Acquired { kernels: [histogram, plan, fill], nans, control, nan_keys } = acquire(shared, &mut state, key_dtype, len)?;
     let zeroed = control_bytes(key_bytes).1;
     // SAFETY: the zeroed head lies inside the scratch memory.
     unsafe { drv::memset_d8_async(control, 0, zeroed, stream) }.during("cuMemsetD8Async (counting control)")?;
@@ -139,6 +184,53 @@ pub fn sort(shared: &CudaShared, keys: &DeviceMemory, key_dtype: DType, len: usi
             &[Arg::ptr(keys.ptr), Arg::size(len), Arg::u32(order_bits), Arg::ptr(control)],
         )?;
         launch(plan, 1, values.min(1024) as u32, stream, &[Arg::size(len), Arg::ptr(control)])?;
-        launch(fill, fill_grid, fill_block, stream, &[Arg::ptr(keys.ptr), Arg::size(len), Arg::u32(order_bits), Arg::ptr(control)])
+        if let Some(gather) = nans {
+            gather_nans(shared, &mut state, gather, keys, len, order_bits, control, nan_keys)?;
+        }
+        launch(
+            fill,
+            fill_grid,
+            fill_block,
+            stream,
+            &[Arg::ptr(keys.ptr), Arg::size(len), Arg::u32(order_bits), Arg::ptr(control), Arg::ptr(nan_keys)],
+        )
     }
+}
+
+/// Float keys: copies their NaNs in input order to `nan_keys` (the kernel returns at
+/// once when there are none, or the keys are in order).
+///
+/// # Safety
+/// `gather` is the module's counting_nans; `control` and `nan_keys` are the scratch
+/// regions `acquire` made for these keys, whose look-back room it reserved.
+#[allow(clippy::too_many_arguments)]
+unsafe fn gather_nans(
+    shared: &CudaShared,
+    state: &mut State,
+    gather: CUfunction,
+    keys: &DeviceMemory,
+    len: usize,
+    order_bits: u32,
+    control: CUdeviceptr,
+    nan_keys: CUdeviceptr,
+) -> Result<()> {
+    let (tiles, words) = nan_lookback_words(len);
+    let grid = (tiles as u64).clamp(1, shared.loader.blocks_per_sm(gather, NAN_BLOCK)? as u64 * shared.props.sm_count as u64);
+    let (lookback, epoch) = state.sync.begin_run(state.stream, words)?;
+    launch(
+        gather,
+        grid,
+        NAN_BLOCK,
+        state.stream,
+        &[
+            Arg::ptr(keys.ptr),
+            Arg::size(len),
+            Arg::u32(order_bits),
+            Arg::ptr(control),
+            Arg::ptr(nan_keys),
+            Arg::ptr(lookback),
+            Arg::ptr(lookback + (tiles * NAN_LOOKBACK_WORDS * 8) as u64),
+            Arg::u32(epoch),
+        ],
+    )
 }

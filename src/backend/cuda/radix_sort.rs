@@ -450,7 +450,7 @@ pub fn reserve(
     len: usize,
 ) -> Result<()> {
     match counting_sort::serves(key_dtype, values.is_some(), len) {
-        true => counting_sort::reserve(shared, state, key_dtype.size()),
+        true => counting_sort::reserve(shared, state, key_dtype, len),
         false => Plan::new(keys, key_dtype, values, len)?.acquire(shared, state).map(|_| ()),
     }
 }
