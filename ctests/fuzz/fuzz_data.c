@@ -108,24 +108,18 @@ int fz_has_nan(gpuprims_dtype t, const void *x, size_t n) {
 }
 
 /* No partial sum, in any order, can overflow: the finite |x| add up to at most half the
- * largest finite value. (Infinities and NaN are fine: the references handle them.) */
+ * largest finite value of the type the sums are computed in (f32 for the 16-bit floats,
+ * whose results the references check past their own overflow). (Infinities and NaN are
+ * fine: the references handle them.) */
 int fz_fsum_checkable(gpuprims_dtype t, const void *x, size_t n) {
+  const long double largest = t == GPUPRIMS_DTYPE_F64 ? (long double)DBL_MAX : (long double)FLT_MAX;
   long double a = 0;
   size_t i;
-  if (t == GPUPRIMS_DTYPE_F32) {
-    for (i = 0; i < n; i++) {
-      float v;
-      memcpy(&v, (const unsigned char *)x + 4 * i, 4);
-      if (isfinite(v)) a += fabsl((long double)v);
-    }
-    return a <= 0.5L * (long double)FLT_MAX;
-  }
   for (i = 0; i < n; i++) {
-    double v;
-    memcpy(&v, (const unsigned char *)x + 8 * i, 8);
+    double v = tu_get_f(t, x, i);
     if (isfinite(v)) a += fabsl((long double)v);
   }
-  return a <= 0.5L * (long double)DBL_MAX;
+  return a <= 0.5L * largest;
 }
 
 int fz_same_elem(gpuprims_dtype t, const void *a, const void *b, int nan_any) {
