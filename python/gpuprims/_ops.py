@@ -77,19 +77,26 @@ def reduce(x, op="sum", *, out=None, ctx=None, stream=None):
 
 def _reduce(x, opc, out, ctx, stream):
     a = adapt(x, "x")
+    return _one_value(a, out, ctx, stream,
+                      lambda c, o: lib.gpuprims_reduce_to_buffer(c.ctx.handle, c.buf(a), opc, o),
+                      lambda c, cell: lib.gpuprims_reduce(c.ctx.handle, c.buf(a), opc, cell))
+
+
+def _one_value(a, out, ctx, stream, to_buffer, to_host):
+    """A call that gives one element of a's dtype: into `out` (a 1-element array) in
+    stream order, `to_buffer(call, out's buffer)`; else as a Python number, waited for,
+    `to_host(call, pointer to a cell)`."""
     if out is not None:
         o = adapt(out, "out")
         _same_dtype(o, a, "out", "x")
         if o.n != 1:
             raise ValueError(f"out: expected 1 element, got {o.n}")
         with Call((a, o), ctx, stream) as c:
-            check(lib.gpuprims_reduce_to_buffer(c.ctx.handle, c.buf(a), opc, c.out_buf(o)))
+            check(to_buffer(c, c.out_buf(o)))
         return out
     cell = _SCALAR[a.code]()
     with Call((a,), ctx, stream) as c:
-        s = lib.gpuprims_reduce(c.ctx.handle, c.buf(a), opc, ctypes.byref(cell))
-    if s:
-        check(s)
+        check(to_host(c, ctypes.byref(cell)))
     return _value(a.code, cell)
 
 
@@ -223,18 +230,9 @@ def select_kth(x, k, *, out=None, ctx=None, stream=None):
     k = _count(k, "k")
     if not 0 <= k < a.n:
         raise ValueError(f"k: {k} is not a rank of {a.n} elements (0 <= k < {a.n})")
-    if out is not None:
-        o = adapt(out, "out")
-        _same_dtype(o, a, "out", "x")
-        if o.n != 1:
-            raise ValueError(f"out: expected 1 element, got {o.n}")
-        with Call((a, o), ctx, stream) as c:
-            check(lib.gpuprims_select_kth_to_buffer(c.ctx.handle, c.buf(a), k, c.out_buf(o)))
-        return out
-    cell = _SCALAR[a.code]()
-    with Call((a,), ctx, stream) as c:
-        check(lib.gpuprims_select_kth(c.ctx.handle, c.buf(a), k, ctypes.byref(cell)))
-    return _value(a.code, cell)
+    return _one_value(a, out, ctx, stream,
+                      lambda c, o: lib.gpuprims_select_kth_to_buffer(c.ctx.handle, c.buf(a), k, o),
+                      lambda c, cell: lib.gpuprims_select_kth(c.ctx.handle, c.buf(a), k, cell))
 
 
 def kthvalue(x, k, *, ctx=None, stream=None):
