@@ -50,6 +50,7 @@ static_assert(gp::dtype_of<int64_t>() == GPUPRIMS_DTYPE_I64 && gp::dtype_of<uint
 static_assert(gp::dtype_of<long long>() == GPUPRIMS_DTYPE_I64);
 static_assert(gp::dtype_of<float>() == GPUPRIMS_DTYPE_F32 && gp::dtype_of<double>() == GPUPRIMS_DTYPE_F64);
 static_assert(gp::dtype_of<bool>() == 0 && gp::dtype_of<void *>() == 0);
+static_assert(gp::dtype_of<gp::f16>() == GPUPRIMS_DTYPE_F16 && gp::dtype_of<gp::bf16>() == GPUPRIMS_DTYPE_BF16);
 static_assert(!std::is_copy_constructible_v<gp::buffer<int>> && std::is_nothrow_move_constructible_v<gp::buffer<int>>);
 static_assert(!std::is_copy_constructible_v<gp::context> && std::is_nothrow_move_constructible_v<gp::context>);
 
@@ -269,6 +270,21 @@ static void check_half(gp::context &ctx) {
         "f16 sort: 0x%04x 0x%04x 0x%04x 0x%04x", sorted[0].bits, sorted[1].bits, sorted[2].bits, sorted[3].bits);
 }
 
+// buffer<T>::wrap_host: the caller's memory in place on the host backend (a sort sorts
+// it); UNSUPPORTED on CUDA.
+static void check_wrap_host(gp::context &ctx) {
+  std::vector<int32_t> mine = {5, -3, 8, 1};
+  if (ctx.kind() != gp::backend::host) {
+    expect_error("wrap_host on CUDA", GPUPRIMS_STATUS_UNSUPPORTED, "from_host",
+                 [&] { gp::buffer<int32_t>::wrap_host(ctx, mine.data(), mine.size()); });
+    return;
+  }
+  auto b = gp::buffer<int32_t>::wrap_host(ctx, mine.data(), mine.size());
+  gp::radix_sort(ctx, b);
+  CHECK(mine[0] == -3 && mine[1] == 1 && mine[2] == 5 && mine[3] == 8, "wrap_host sort: %d %d %d %d", mine[0],
+        mine[1], mine[2], mine[3]);
+}
+
 int main() {
   CHECK(gp::version() == GPUPRIMS_VERSION, "library 0x%x, header 0x%x", (unsigned)gp::version(),
         (unsigned)GPUPRIMS_VERSION);
@@ -299,6 +315,7 @@ int main() {
     check_type<double>(ctx, rng, n);
   }
   check_half(ctx);
+  check_wrap_host(ctx);
   check_errors(ctx);
   check_life(ctx);
   ctx.synchronize();

@@ -226,6 +226,13 @@ class buffer {
     detail::check(gpuprims_buffer_wrap_device(ctx.get(), dtype, device_ptr, len, &b));
     return buffer(b, adopt{});
   }
+  /* Borrowed host memory (host backend), used in place; never freed by gpuprims. The CUDA
+   * backend throws UNSUPPORTED: copy in with from_host there. */
+  static buffer wrap_host(context &ctx, T *host_ptr, std::size_t len) {
+    gpuprims_buffer *b = nullptr;
+    detail::check(gpuprims_buffer_wrap_host(ctx.get(), dtype, host_ptr, len, &b));
+    return buffer(b, adopt{});
+  }
 
   ~buffer() { gpuprims_buffer_destroy(buf_); }
   buffer(buffer &&other) noexcept : buf_(std::exchange(other.buf_, nullptr)) {}
