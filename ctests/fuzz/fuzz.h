@@ -69,6 +69,7 @@ typedef struct {
   unsigned char *mem; /* the owner's shadow (owners only) */
   size_t nbytes;      /* its size (owners only) */
   uintptr_t dptr;     /* device address of the owner's memory, 0 when not known */
+  unsigned char *wrapped; /* wrap_host: the caller's memory the library works on, freed after the buffer */
   int pinned;         /* the current fuzz call uses it: not to be evicted */
 } fz_buf;
 
@@ -192,6 +193,7 @@ void fz_op_context_misc(void);
 void fz_op_buffer_create(void);
 void fz_op_buffer_from_host(void);
 void fz_op_buffer_wrap(void);
+void fz_op_buffer_wrap_host(void);
 void fz_op_buffer_destroy(void);
 void fz_op_buffer_query(void);
 void fz_op_buffer_write(void);

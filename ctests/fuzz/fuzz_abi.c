@@ -53,6 +53,7 @@ static const struct {
     {"buffer_create", fz_op_buffer_create, 6},
     {"buffer_from_host", fz_op_buffer_from_host, 8},
     {"buffer_wrap_device", fz_op_buffer_wrap, 2},
+    {"buffer_wrap_host", fz_op_buffer_wrap_host, 3},
     {"buffer_destroy", fz_op_buffer_destroy, 6},
     {"buffer_query", fz_op_buffer_query, 4},
     {"buffer_write", fz_op_buffer_write, 5},

@@ -321,6 +321,48 @@ void fz_op_buffer_wrap(void) {
   if (fz_pct(50)) fz_verify_buf(fz_pick_live_buf(), "after buffer_wrap_device");
 }
 
+/* wrap_host: on the host backend a buffer over memory the fuzzer allocates (filled at
+ * random, so the model starts from it) and frees after the buffer; NULL, a pointer off
+ * the element alignment and lengths past isize::MAX bytes are refused; on CUDA
+ * UNSUPPORTED whatever the pointer. */
+void fz_op_buffer_wrap_host(void) {
+  int c = fz_pick_live_ctx(), bad_t, no_out = null_out(), b;
+  fz_h a = fz_maybe_hostile(FZ_KCTX, fz_live_ctx(c), 8);
+  gpuprims_dtype t = pick_dtype(5, &bad_t);
+  unsigned faults = fz_handle_fault(&a, 0);
+  size_t es = bad_t ? 1 : tu_dtype_size(t);
+  /* huge: SIZE_MAX / 2 + 1 elements or more, past isize::MAX bytes (a smaller bogus
+   * length over a real pointer would be believed, as the header says it must be) */
+  int huge = fz_pct(5), no_ptr = fz_pct(6), misaligned = es > 1 && fz_pct(6);
+  size_t len = huge ? (size_t)fz_range(SIZE_MAX / 2 + 1, SIZE_MAX) : fz_pct(10) ? 0 : fz_rand_len();
+  unsigned char *mem = (unsigned char *)tu_xmalloc(huge ? 64 : len * es + 16);
+  void *ptr = no_ptr ? NULL : misaligned ? (void *)(mem + 1) : (void *)mem;
+  gpuprims_buffer *out = TU_SENTINEL_PTR(gpuprims_buffer);
+  gpuprims_status s;
+  if (!huge && !bad_t) fz_fill(t, mem, len);
+  if (bad_t) faults |= FZ_S(INVALID_ARGUMENT);
+  if (no_out) faults |= FZ_S(NULL_ARGUMENT);
+  if (no_ptr && len > 0) faults |= FZ_S(NULL_ARGUMENT);
+  if (misaligned && !no_ptr) faults |= FZ_S(INVALID_ARGUMENT);
+  if (huge) faults |= FZ_S(INVALID_ARGUMENT);
+  if (a.cls == FZ_LIVE && fz_ctx_is_cuda(c)) faults |= FZ_S(UNSUPPORTED);
+  if (!faults) fz_buf_room();
+  fz_call("gpuprims_buffer_wrap_host(%s, %s, %s, %zu, %s)", a.what, dtype_words(t, bad_t),
+          no_ptr ? "NULL" : misaligned ? "(misaligned host memory)" : "(host memory)", len, no_out ? "NULL" : "&out");
+  s = fz_done(gpuprims_buffer_wrap_host((gpuprims_context *)a.p, t, ptr, len, no_out ? NULL : &out),
+              faults ? faults : FZ_OK);
+  if (s != GPUPRIMS_STATUS_OK) {
+    if (!no_out && out != TU_SENTINEL_PTR(gpuprims_buffer)) fz_fail("a failed buffer_wrap_host wrote its out-parameter");
+    free(mem);
+    return;
+  }
+  if (out == NULL || out == TU_SENTINEL_PTR(gpuprims_buffer)) fz_fail("buffer_wrap_host said OK but wrote %p", (void *)out);
+  b = fz_buf_add(out, c, t, len, -1, 0);
+  fz.buf[b].wrapped = mem;
+  if (len) memcpy(fz.buf[b].mem, mem, len * es);
+  if (fz_pct(50)) fz_verify_buf(b, "after buffer_wrap_host");
+}
+
 void fz_op_buffer_destroy(void) {
   int b = fz_pick_live_buf();
   if (b >= 0 && fz_pct(70)) {

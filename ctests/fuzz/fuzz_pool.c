@@ -106,6 +106,7 @@ int fz_buf_add(gpuprims_buffer *h, int ctx, gpuprims_dtype dt, size_t len, int o
 void fz_buf_forget(int b) {
   int c = fz.buf[b].ctx;
   if (fz.buf[b].owner == b) free(fz.buf[b].mem);
+  free(fz.buf[b].wrapped); /* after the buffer: the library no longer refers to it */
   memset(&fz.buf[b], 0, sizeof fz.buf[b]);
   fz_ctx_release_if_unused(c);
 }
