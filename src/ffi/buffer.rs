@@ -4,6 +4,7 @@
 use std::ffi::c_void;
 use std::sync::Arc;
 
+use super::handles::Held;
 use super::types::*;
 use super::{destroy_handle, guard, into_handle, require, same_dtype, try_ref, write_out};
 use crate::backend::{Buffer, ContextShared, Memory};
@@ -14,6 +15,27 @@ fn byte_size(dtype: DType, len: usize) -> Result<usize> {
     len.checked_mul(dtype.size())
         .filter(|&b| b <= isize::MAX as usize)
         .ok_or_else(|| invalid(format!("len: {len} elements of {} is too large", dtype.name())))
+}
+
+/// The arguments every way of making a buffer from existing memory shares: the context,
+/// the dtype, the memory (which may be NULL only when `len` is 0: `mem_name` names it
+/// in the message), the out-parameter; and the bytes `len` elements take.
+fn memory_args(
+    ctx: *mut gpuprims_context,
+    dtype: gpuprims_dtype,
+    mem: *const c_void,
+    mem_name: &str,
+    len: usize,
+    out: *mut *mut gpuprims_buffer,
+) -> Result<(Held<'static, Arc<ContextShared>>, DType, usize)> {
+    let c = try_ref(ctx, "ctx")?;
+    let dtype = DType::from_raw(dtype).map_err(|e| invalid(format!("dtype: {e}")))?;
+    if len > 0 {
+        require(mem, mem_name)?;
+    }
+    require(out, "out")?;
+    let bytes = byte_size(dtype, len)?;
+    Ok((c, dtype, bytes))
 }
 
 fn new_buffer(ctx: &Arc<ContextShared>, dtype: DType, len: usize, memory: Memory) -> Result<*mut gpuprims_buffer> {
@@ -60,13 +82,7 @@ pub extern "C" fn gpuprims_buffer_from_host(
     out: *mut *mut gpuprims_buffer,
 ) -> gpuprims_status {
     guard("gpuprims_buffer_from_host", || {
-        let c = try_ref(ctx, "ctx")?;
-        let dtype = DType::from_raw(dtype).map_err(|e| invalid(format!("dtype: {e}")))?;
-        if len > 0 {
-            require(src, "src")?;
-        }
-        require(out, "out")?;
-        let bytes = byte_size(dtype, len)?;
+        let (c, dtype, bytes) = memory_args(ctx, dtype, src, "src", len, out)?;
         let memory = c.backend.allocate(bytes)?;
         if bytes > 0 {
             // SAFETY: the caller provides `len` elements at `src`.
@@ -90,13 +106,8 @@ pub extern "C" fn gpuprims_buffer_wrap_device(
     out: *mut *mut gpuprims_buffer,
 ) -> gpuprims_status {
     guard("gpuprims_buffer_wrap_device", || {
-        let c = try_ref(ctx, "ctx")?;
-        let dtype = DType::from_raw(dtype).map_err(|e| invalid(format!("dtype: {e}")))?;
-        if len > 0 {
-            require(device_ptr, "device_ptr")?;
-        }
-        require(out, "out")?;
-        let memory = c.backend.wrap_device(device_ptr, byte_size(dtype, len)?)?;
+        let (c, dtype, bytes) = memory_args(ctx, dtype, device_ptr, "device_ptr", len, out)?;
+        let memory = c.backend.wrap_device(device_ptr, bytes)?;
         write_out(out, new_buffer(&c, dtype, len, memory)?);
         Ok(())
     })
@@ -117,13 +128,7 @@ pub extern "C" fn gpuprims_buffer_wrap_host(
     out: *mut *mut gpuprims_buffer,
 ) -> gpuprims_status {
     guard("gpuprims_buffer_wrap_host", || {
-        let c = try_ref(ctx, "ctx")?;
-        let dtype = DType::from_raw(dtype).map_err(|e| invalid(format!("dtype: {e}")))?;
-        if len > 0 {
-            require(host_ptr, "host_ptr")?;
-        }
-        require(out, "out")?;
-        let bytes = byte_size(dtype, len)?;
+        let (c, dtype, bytes) = memory_args(ctx, dtype, host_ptr, "host_ptr", len, out)?;
         if (host_ptr as usize) % dtype.size() != 0 {
             return Err(invalid(format!(
                 "host_ptr {host_ptr:p} is not aligned to the {}-byte elements of {}",

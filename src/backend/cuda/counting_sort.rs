@@ -10,6 +10,7 @@
 use cudarc::driver::result as drv;
 use cudarc::driver::sys::{CUdeviceptr, CUfunction};
 
+use super::compact_lookback;
 use super::context::{round_up, CudaShared, State};
 use super::driver::DriverContext;
 use super::launch::{launch, launch_with_shared, Arg};
@@ -72,14 +73,9 @@ fn control_bytes(key_bytes: usize) -> (usize, usize) {
 const NAN_BLOCK: u32 = 256;
 const NAN_ITEMS: u32 = 32;
 const NAN_WINDOW: u32 = 64;
-/// Tagged words a tile's count pair takes (kernels/common/tagged.cuh: 8-byte values).
-const NAN_LOOKBACK_WORDS: usize = 2;
-
-/// The look-back words of the NaN gather over `len` keys: the tiles' aggregates, then
-/// the anchors' inclusive prefixes.
-fn nan_lookback_words(len: usize) -> (usize, usize) {
-    let tiles = len.div_ceil((NAN_BLOCK * NAN_ITEMS) as usize);
-    (tiles, (tiles + tiles.div_ceil(NAN_WINDOW as usize)) * NAN_LOOKBACK_WORDS)
+/// The NaN gather's tiles over `len` keys.
+fn nan_tiles(len: usize) -> usize {
+    len.div_ceil((NAN_BLOCK * NAN_ITEMS) as usize)
 }
 
 pub fn module(key_bytes: usize, float_keys: bool) -> ModuleSpec {
@@ -137,7 +133,7 @@ fn acquire(shared: &CudaShared, state: &mut State, key_dtype: DType, len: usize)
     let nan_room = if float_keys { round_up(len * key_bytes) } else { 0 };
     let control = state.scratch.ensure(state.stream, control_room + nan_room)?;
     if float_keys {
-        state.sync.reserve_runs(state.stream, nan_lookback_words(len).1, 1)?;
+        state.sync.reserve_runs(state.stream, compact_lookback::words(nan_tiles(len), NAN_WINDOW), 1)?;
     }
     Ok(Acquired { kernels, nans, control, nan_keys: if float_keys { control + control_room as u64 } else { 0 } })
 }
@@ -214,9 +210,9 @@ unsafe fn gather_nans(
     control: CUdeviceptr,
     nan_keys: CUdeviceptr,
 ) -> Result<()> {
-    let (tiles, words) = nan_lookback_words(len);
+    let tiles = nan_tiles(len);
     let grid = (tiles as u64).clamp(1, shared.loader.blocks_per_sm(gather, NAN_BLOCK)? as u64 * shared.props.sm_count as u64);
-    let (lookback, epoch) = state.sync.begin_run(state.stream, words)?;
+    let lookback = compact_lookback::begin(state, tiles, NAN_WINDOW)?;
     launch(
         gather,
         grid,
@@ -228,9 +224,9 @@ unsafe fn gather_nans(
             Arg::u32(order_bits),
             Arg::ptr(control),
             Arg::ptr(nan_keys),
-            Arg::ptr(lookback),
-            Arg::ptr(lookback + (tiles * NAN_LOOKBACK_WORDS * 8) as u64),
-            Arg::u32(epoch),
+            Arg::ptr(lookback.aggregate),
+            Arg::ptr(lookback.inclusive),
+            Arg::u32(lookback.epoch),
         ],
     )
 }

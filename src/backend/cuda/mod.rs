@@ -1,6 +1,7 @@
 //! The CUDA backend: device memory, the context's stream, and the primitives as
 //! NVRTC-compiled kernels. One file per concern; one planner per primitive.
 
+mod compact_lookback;
 mod context;
 mod counting_sort;
 mod disk_cache;

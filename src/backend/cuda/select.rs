@@ -7,6 +7,7 @@
 use cudarc::driver::result as drv;
 use cudarc::driver::sys::{CUdeviceptr, CUfunction};
 
+use super::compact_lookback;
 use super::context::{round_up, CudaShared, State, HOST_TAG_MAX};
 use super::driver::DriverContext;
 use super::launch::{launch, launch_cooperative, Arg};
@@ -193,16 +194,6 @@ fn plan_band(len: usize, rank: usize, key_bytes: usize, lower_open: bool) -> Ban
         return none;
     }
     Band { flags, samples, rank_lo: lo.clamp(0.0, s - 1.0) as u32, rank_hi: hi.clamp(0.0, s - 1.0) as u32, capacity }
-}
-
-/// Tagged words per published count pair (kernels/common/tagged.cuh: 8-byte values).
-const LOOKBACK_WORDS: usize = 2;
-
-/// Look-back memory for `tiles` tiles of an ordered pass: the tiles' aggregates, then
-/// the anchors' inclusive prefixes (at `tiles * LOOKBACK_WORDS` words).
-fn begin_lookback(state: &mut State, tiles: usize, window: u32) -> Result<(CUdeviceptr, u32)> {
-    let anchors = tiles.div_ceil(window as usize);
-    state.sync.begin_run(state.stream, (tiles + anchors) * LOOKBACK_WORDS)
 }
 
 /// Device addresses of one call's scratch.
@@ -503,7 +494,7 @@ pub fn topk(
         let tile = (p.block * p.items(key_bytes)) as u64;
         let tiles = (len as u64).div_ceil(tile) as usize;
         let grid = (tiles as u64).min(shared.loader.blocks_per_sm(gather, p.block)? as u64 * shared.props.sm_count as u64);
-        let (lookback, epoch) = begin_lookback(&mut state, tiles, p.window)?;
+        let lookback = compact_lookback::begin(&mut state, tiles, p.window)?;
         // SAFETY: arguments match select_topk_gather; the outputs hold k elements, the
         // scratch the state and the band's candidates, the sync memory the look-back.
         unsafe {
@@ -522,9 +513,9 @@ pub fn topk(
                     Arg::ptr(out_values.ptr),
                     Arg::ptr(out_indices.map_or(0, |m| m.ptr)),
                     Arg::u32(radix_sort::key_order(dtype, order)),
-                    Arg::ptr(lookback),
-                    Arg::ptr(lookback + (tiles * LOOKBACK_WORDS * 8) as u64),
-                    Arg::u32(epoch),
+                    Arg::ptr(lookback.aggregate),
+                    Arg::ptr(lookback.inclusive),
+                    Arg::u32(lookback.epoch),
                 ],
             )?;
         }
