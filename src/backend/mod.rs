@@ -114,6 +114,13 @@ pub trait Backend: Send + Sync {
     /// (`rows.nrows` elements of `dtype`). The rows arrive unchecked: a bad row fails
     /// the call with `RowFault::error` of the first one, before `out` is touched.
     fn segmented_select(&self, values: &Memory, dtype: DType, len: usize, rows: &Rows, out: &Memory) -> Result<()>;
+    /// The `k` best of every row of `rows` in `order`, each row's sorted (ties by lower
+    /// index), into `out` (gpuprims_segmented_topk's contract). Ragged rows arrive
+    /// unchecked: a bad row fails the call with `TopkRowFault::error` of the first one,
+    /// and per-row ks that do not add up to `out.len` with `ks_total_mismatch`, before
+    /// `out` is touched.
+    fn segmented_topk(&self, values: &Memory, dtype: DType, len: usize, rows: &TopkRows, ks: &TopkKs, order: Order, out: &TopkOut)
+        -> Result<()>;
     /// A Life grid of dead cells on this backend (src/life).
     fn life_engine(&self, geometry: Geometry) -> Result<Box<dyn LifeEngine>>;
 }
@@ -177,6 +184,84 @@ impl RowFault {
                 format!("row {row}: rank ks[{row}] = {rank} is past the row's {} elements", end - begin)
             }
         })
+    }
+}
+
+/// The rows of a segmented top-k.
+pub enum TopkRows<'a> {
+    /// `nrows` rows of `row_len` (> 0) elements one after another from element 0.
+    Uniform { nrows: usize, row_len: usize },
+    /// Row r is values[offsets[r] .. offsets[r + 1]): `nrows` + 1 U32 or U64 offsets.
+    Ragged { offsets: &'a Memory, offsets_dtype: DType, nrows: usize },
+}
+
+impl TopkRows<'_> {
+    pub fn nrows(&self) -> usize {
+        match *self {
+            TopkRows::Uniform { nrows, .. } | TopkRows::Ragged { nrows, .. } => nrows,
+        }
+    }
+}
+
+/// How many elements each row of a segmented top-k gives.
+pub enum TopkKs<'a> {
+    /// The same k for every row: row r's results at out[r * k ..].
+    Each(usize),
+    /// ks[r] for row r (`nrows` U32 or U64 entries): its results start at the sum of
+    /// the ks before it.
+    PerRow { ks: &'a Memory, dtype: DType },
+}
+
+/// Where a segmented top-k goes: `len` values of the input's dtype, and as many U64
+/// indices within the row when asked for.
+pub struct TopkOut<'a> {
+    pub values: &'a Memory,
+    pub indices: Option<&'a Memory>,
+    pub len: usize,
+}
+
+/// The slots a row shorter than its k leaves over: zero bits for the value and this
+/// index (-1 as an int64).
+pub const TOPK_NO_INDEX: u64 = u64::MAX;
+
+/// What is wrong with a row of a segmented top-k (empty rows are allowed there).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TopkRowFault {
+    Decreasing = 1,
+    PastEnd = 2,
+}
+
+impl TopkRowFault {
+    pub fn of(begin: u64, end: u64, len: usize) -> Option<TopkRowFault> {
+        if end < begin {
+            Some(TopkRowFault::Decreasing)
+        } else if end > len as u64 {
+            Some(TopkRowFault::PastEnd)
+        } else {
+            None
+        }
+    }
+
+    pub fn from_code(code: u32) -> Option<TopkRowFault> {
+        [TopkRowFault::Decreasing, TopkRowFault::PastEnd].into_iter().find(|f| *f as u32 == code)
+    }
+
+    /// The INVALID_ARGUMENT both backends report for the first bad row.
+    pub fn error(self, row: u64, begin: u64, end: u64, len: usize) -> Error {
+        let fault = match self {
+            TopkRowFault::Decreasing => RowFault::Decreasing,
+            TopkRowFault::PastEnd => RowFault::PastEnd,
+        };
+        fault.error(row, begin, end, 0, len)
+    }
+}
+
+/// The SIZE_MISMATCH both backends report when per-row ks do not add up to the
+/// output's length (`total` None: their sum is past 2^64).
+pub fn ks_total_mismatch(out_len: usize, total: Option<u64>) -> Error {
+    match total {
+        Some(t) => Error::SizeMismatch(format!("out_values has {out_len} elements, the ks add up to {t}")),
+        None => Error::SizeMismatch(format!("out_values has {out_len} elements, the ks add up to more than 2^64")),
     }
 }
 

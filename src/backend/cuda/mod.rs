@@ -31,7 +31,7 @@ use std::sync::Arc;
 use cudarc::driver::result as drv;
 use cudarc::driver::sys::{self, CUdeviceptr};
 
-use super::{Backend, BackendKind, Memory, Rows, SelectOut, SortValues};
+use super::{Backend, BackendKind, Memory, Rows, SelectOut, SortValues, TopkKs, TopkOut, TopkRows};
 use crate::dtype::{DType, Op, Order, ScanMode};
 use crate::error::{invalid, unsupported, Error, Result};
 use crate::life::{Geometry, LifeEngine};
@@ -199,6 +199,11 @@ impl Backend for CudaBackend {
         };
         let offsets = (rows.offsets.as_device()?, rows.offsets_dtype == DType::U64);
         segmented_select::segmented_select(&self.shared, values.as_device()?, dtype, len, offsets, rows.nrows, ranks, out.as_device()?)
+    }
+
+    fn segmented_topk(&self, _values: &Memory, _dtype: DType, _len: usize, _rows: &TopkRows, _ks: &TopkKs, _order: Order, _out: &TopkOut)
+        -> Result<()> {
+        Err(crate::error::unsupported("gpuprims_segmented_topk: not implemented yet on this backend"))
     }
 
     fn life_engine(&self, geometry: Geometry) -> Result<Box<dyn LifeEngine>> {

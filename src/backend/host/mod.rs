@@ -13,7 +13,7 @@ pub use memory::{scratch_vec, HostMemory};
 
 use std::ffi::c_void;
 
-use super::{Backend, BackendKind, Memory, Rows, SelectOut, SortValues};
+use super::{Backend, BackendKind, Memory, Rows, SelectOut, SortValues, TopkKs, TopkOut, TopkRows};
 use crate::dtype::{DType, Op, Order, ScanMode};
 use crate::error::{unsupported, Result};
 use crate::life::{Geometry, LifeEngine};
@@ -177,6 +177,11 @@ impl Backend for HostBackend {
 
     fn segmented_select(&self, values: &Memory, dtype: DType, len: usize, rows: &Rows, out: &Memory) -> Result<()> {
         segmented_select::segmented_select(values.as_host()?, dtype, len, rows, out.as_host()?)
+    }
+
+    fn segmented_topk(&self, _values: &Memory, _dtype: DType, _len: usize, _rows: &TopkRows, _ks: &TopkKs, _order: Order, _out: &TopkOut)
+        -> Result<()> {
+        Err(crate::error::unsupported("gpuprims_segmented_topk: not implemented yet on this backend"))
     }
 
     fn life_engine(&self, geometry: Geometry) -> Result<Box<dyn LifeEngine>> {
