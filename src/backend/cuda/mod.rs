@@ -18,6 +18,7 @@ mod radix_sort;
 mod reduce;
 mod scan;
 mod segmented_select;
+mod segmented_topk;
 mod select;
 mod side_stream;
 mod sources;
@@ -201,9 +202,14 @@ impl Backend for CudaBackend {
         segmented_select::segmented_select(&self.shared, values.as_device()?, dtype, len, offsets, rows.nrows, ranks, out.as_device()?)
     }
 
-    fn segmented_topk(&self, _values: &Memory, _dtype: DType, _len: usize, _rows: &TopkRows, _ks: &TopkKs, _order: Order, _out: &TopkOut)
+    fn segmented_topk(&self, values: &Memory, dtype: DType, len: usize, rows: &TopkRows, ks: &TopkKs, order: Order, out: &TopkOut)
         -> Result<()> {
-        Err(crate::error::unsupported("gpuprims_segmented_topk: not implemented yet on this backend"))
+        let indices = match out.indices {
+            Some(m) => Some(m.as_device()?),
+            None => None,
+        };
+        let out = segmented_topk::Outputs { values: out.values.as_device()?, indices, len: out.len };
+        segmented_topk::segmented_topk(&self.shared, values.as_device()?, dtype, len, rows, ks, order, &out)
     }
 
     fn life_engine(&self, geometry: Geometry) -> Result<Box<dyn LifeEngine>> {

@@ -5,7 +5,7 @@
 
 use super::loader::ModuleSpec;
 use super::sources::Source;
-use super::{counting_sort, life, quicksort, radix_sort, reduce, scan, segmented_select, select};
+use super::{counting_sort, life, quicksort, radix_sort, reduce, scan, segmented_select, segmented_topk, select};
 
 /// One module as a planner instantiates it.
 pub struct Module {
@@ -27,6 +27,7 @@ pub fn all() -> Vec<Module> {
     all.extend(quicksort::modules());
     all.extend(select::modules());
     all.extend(segmented_select::modules());
+    all.extend(segmented_topk::modules());
     all.extend(life::modules());
     all
 }
@@ -80,5 +81,6 @@ mod tests {
         assert_eq!(count("topk.cu"), 7);
         assert_eq!(count("segmented_select.cu"), 7);
         assert_eq!(count("segmented_select_long.cu"), 7);
+        assert_eq!(count("segmented_topk.cu"), 7);
     }
 }

@@ -60,6 +60,8 @@ pub const SEGMENTED_SELECT: Source =
     Source { name: "segmented_select.cu", text: include_str!("../../../kernels/segmented_select.cu") };
 pub const SEGMENTED_SELECT_LONG: Source =
     Source { name: "segmented_select_long.cu", text: include_str!("../../../kernels/segmented_select_long.cu") };
+pub const SEGMENTED_TOPK: Source =
+    Source { name: "segmented_topk.cu", text: include_str!("../../../kernels/segmented_topk.cu") };
 pub const LIFE: Source = Source { name: "life.cu", text: include_str!("../../../kernels/life.cu") };
 pub const LIFE_POPULATION: Source =
     Source { name: "life_population.cu", text: include_str!("../../../kernels/life_population.cu") };

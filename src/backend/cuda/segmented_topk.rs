@@ -1,0 +1,481 @@
+//! Planning and launching the top-k of every row (kernels/segmented_topk.cu).
+//!
+//! Uniform rows with one k need nothing from the device: the host knows every row's
+//! class and launches one kernel over all rows, without waiting. Rows given by
+//! offsets, or one k a row, are checked on the device first (topk_check: the first
+//! bad row, the class lists, the ks' total), which the host reads back (the call's one
+//! wait) before anything is written; with ks, a scan of them gives each row's first
+//! slot. Then the warp class and the block class each get one launch over their list,
+//! and the rows of neither (more than CAP results, or too long for one block) go one
+//! by one through the device-wide top-k.
+
+use cudarc::driver::result as drv;
+use cudarc::driver::sys::{CUdeviceptr, CUstream};
+
+use super::context::{round_up, CudaShared, State};
+use super::launch::{launch, Arg};
+use super::loader::ModuleSpec;
+use super::memory::DeviceMemory;
+use super::modules::Module;
+use super::driver::DriverContext;
+use super::sources::{self, Source};
+use super::tuning::knob;
+use super::{precompile, radix_sort, scan, select};
+use crate::backend::{ks_total_mismatch, TopkKs, TopkRowFault, TopkRows};
+use crate::dtype::{DType, Op, Order, ScanMode};
+use crate::error::{unsupported, Result};
+
+const SOURCE: Source = sources::SEGMENTED_TOPK;
+/// Layout flags (kernels/segmented_topk.cu: the same bits).
+const RAGGED: u32 = 1;
+const OFFSETS_U64: u32 = 2;
+const KS_GIVEN: u32 = 4;
+const KS_U64: u32 = 8;
+/// Classes (kernels/segmented_topk.cu: CLASS_*).
+const CLASS_WARP: usize = 0;
+const CLASS_BLOCK: usize = 1;
+const CLASS_HUGE: usize = 2;
+const CLASSES: usize = 3;
+const CHECK_BLOCK: u32 = 256;
+
+/// Block sizes and keys a thread: rows of up to 32 * warp_items keys wanting up to
+/// warp_k take a warp; rows wanting up to block * sort_items (CAP) and no longer than
+/// block_max_len a block.
+struct Policy {
+    warp_block: u32,
+    warp_items: u32,
+    warp_k: u32,
+    block: u32,
+    sort_items_4: u32,
+    sort_items_8: u32,
+    loads: u32,
+    refine_len: u32,
+    block_max_len: u64,
+}
+
+fn policy() -> &'static Policy {
+    static POLICY: once_cell::sync::Lazy<Policy> = once_cell::sync::Lazy::new(|| Policy {
+        warp_block: knob("segtopk.warp_block", 256).clamp(32, 1024) / 32 * 32,
+        warp_items: knob("segtopk.warp_items", 8).clamp(1, 32),
+        warp_k: knob("segtopk.warp_k", 16).clamp(1, 32),
+        block: knob("segtopk.block", 256).clamp(64, 1024) / 32 * 32,
+        sort_items_4: knob("segtopk.sort_items", 8).clamp(2, 16),
+        sort_items_8: knob("segtopk.sort_items_8", 8).clamp(2, 16),
+        loads: knob("segtopk.loads", 8).clamp(1, 16),
+        refine_len: knob("segtopk.refine_len", 8192),
+        // Longer rows are many blocks' work: the device-wide top-k takes them.
+        block_max_len: knob("segtopk.block_max_len", 1 << 22) as u64,
+    });
+    &POLICY
+}
+
+impl Policy {
+    fn sort_items(&self, key_bytes: usize) -> u32 {
+        if key_bytes > 4 { self.sort_items_8 } else { self.sort_items_4 }
+    }
+    /// The most results a block row gives (the kernel's CAP).
+    fn cap(&self, key_bytes: usize) -> u64 {
+        (self.block * self.sort_items(key_bytes)) as u64
+    }
+    /// The class of a row of `n` keys wanting `k` (as the kernel's row_class).
+    fn class(&self, n: u64, k: u64, key_bytes: usize) -> usize {
+        let m = k.min(n);
+        if n <= 32 * self.warp_items as u64 && m <= self.warp_k as u64 {
+            CLASS_WARP
+        } else if m <= self.cap(key_bytes) && n <= self.block_max_len {
+            CLASS_BLOCK
+        } else {
+            CLASS_HUGE
+        }
+    }
+}
+
+pub fn module(key_bytes: usize, float_keys: bool) -> ModuleSpec {
+    let p = policy();
+    ModuleSpec {
+        source: SOURCE,
+        options: vec![
+            format!("-DGP_KEY_BYTES={key_bytes}"),
+            format!("-DGP_KEY_FLOAT={}", float_keys as u32),
+            format!("-DGP_WARP_BLOCK={}", p.warp_block),
+            format!("-DGP_WARP_ITEMS={}", p.warp_items),
+            format!("-DGP_WARP_K={}", p.warp_k),
+            format!("-DGP_BLOCK={}", p.block),
+            format!("-DGP_SORT_ITEMS={}", p.sort_items(key_bytes)),
+            format!("-DGP_LOADS={}", p.loads),
+            format!("-DGP_REFINE_LEN={}", p.refine_len),
+        ],
+    }
+}
+
+/// One module per key width, and float keys of 2, 4 and 8 bytes.
+pub fn modules() -> Vec<Module> {
+    select::KEY_VARIANTS
+        .into_iter()
+        .map(|(k, f)| Module {
+            source: SOURCE,
+            variant: select::variant(k, f),
+            spec: module(k, f),
+            label: format!("keys {k}B{}", if f { " float" } else { "" }),
+        })
+        .collect()
+}
+
+fn function(shared: &CudaShared, key_bytes: usize, float_keys: bool, name: &'static str) -> Result<cudarc::driver::sys::CUfunction> {
+    shared.loader.function(SOURCE, select::variant(key_bytes, float_keys), name, || module(key_bytes, float_keys))
+}
+
+/// The check's counters (kernels/segmented_topk.cu: struct Counters).
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+struct Counters {
+    counts: [u32; CLASSES],
+    pad: u32,
+    fault: u64,
+    k_low: u64,
+    k_high: u64,
+}
+const COUNTERS_BYTES: usize = std::mem::size_of::<Counters>();
+
+/// The rows as the kernels take them (kernels/segmented_topk.cu: struct Rows).
+struct RowArgs {
+    offsets: CUdeviceptr,
+    ks: CUdeviceptr,
+    bases: CUdeviceptr,
+    row_len: u64,
+    k: u64,
+    flags: u32,
+}
+
+/// Where one call's outputs go.
+pub struct Outputs<'a> {
+    pub values: &'a DeviceMemory,
+    pub indices: Option<&'a DeviceMemory>,
+    pub len: usize,
+}
+
+/// gpuprims_segmented_topk on the device (arguments checked by the FFI layer).
+#[allow(clippy::too_many_arguments)]
+pub fn segmented_topk(
+    shared: &CudaShared,
+    values: &DeviceMemory,
+    dtype: DType,
+    len: usize,
+    rows: &TopkRows,
+    ks: &TopkKs,
+    order: Order,
+    out: &Outputs,
+) -> Result<()> {
+    let nrows = rows.nrows();
+    if nrows == 0 {
+        return Ok(());
+    }
+    if nrows > i32::MAX as usize {
+        return Err(unsupported(format!("{nrows} rows: at most 2^31 - 1 on CUDA for now")));
+    }
+    let key_bytes = dtype.size();
+    let float_keys = dtype.is_float();
+    precompile::compile_unloaded(shared, &[(SOURCE, select::variant(key_bytes, float_keys), &|| module(key_bytes, float_keys))])?;
+    let key_order = radix_sort::key_order(dtype, order);
+    match (rows, ks) {
+        (TopkRows::Uniform { row_len, .. }, TopkKs::Each(k)) => {
+            uniform(shared, values, dtype, len, nrows, *row_len as u64, *k as u64, key_order, order, out)
+        }
+        _ => checked(shared, values, dtype, len, rows, ks, key_order, order, out),
+    }
+}
+
+/// Uniform rows, one k: every row in the same class, no check, no wait.
+#[allow(clippy::too_many_arguments)]
+fn uniform(
+    shared: &CudaShared,
+    values: &DeviceMemory,
+    dtype: DType,
+    len: usize,
+    nrows: usize,
+    row_len: u64,
+    k: u64,
+    key_order: u32,
+    order: Order,
+    out: &Outputs,
+) -> Result<()> {
+    if k == 0 {
+        return Ok(());
+    }
+    let class = policy().class(row_len, k, dtype.size());
+    let args = RowArgs { offsets: 0, ks: 0, bases: 0, row_len, k, flags: 0 };
+    if class == CLASS_HUGE {
+        let each = (0..nrows as u64).map(|r| HugeRow { begin: r * row_len, n: row_len, k, base: r * k });
+        return huge_rows(shared, values, dtype, each, order, out);
+    }
+    let state = shared.lock()?;
+    launch_class(shared, &state, values, dtype, len, &args, class, None, nrows as u64, key_order, out)
+}
+
+/// One launch of the warp or the block class over `count` rows: those of `ids` (a
+/// device list), or rows 0..count.
+#[allow(clippy::too_many_arguments)]
+fn launch_class(
+    shared: &CudaShared,
+    state: &State,
+    values: &DeviceMemory,
+    dtype: DType,
+    len: usize,
+    rows: &RowArgs,
+    class: usize,
+    ids: Option<CUdeviceptr>,
+    count: u64,
+    key_order: u32,
+    out: &Outputs,
+) -> Result<()> {
+    let p = policy();
+    let (key_bytes, float_keys) = (dtype.size(), dtype.is_float());
+    let mut args = vec![
+        Arg::ptr(values.ptr),
+        Arg::size(len),
+        Arg::ptr(rows.offsets),
+        Arg::ptr(rows.ks),
+        Arg::ptr(rows.bases),
+        Arg::u32(rows.flags),
+        Arg::u64(rows.row_len),
+        Arg::u64(rows.k),
+        Arg::ptr(ids.unwrap_or(0)),
+    ];
+    let (f, grid, block) = if class == CLASS_WARP {
+        args.push(Arg::u64(count));
+        let warps = (p.warp_block / 32) as u64;
+        (function(shared, key_bytes, float_keys, "topk_warp")?, count.div_ceil(warps), p.warp_block)
+    } else {
+        (function(shared, key_bytes, float_keys, "topk_block")?, count, p.block)
+    };
+    args.extend([
+        Arg::ptr(out.values.ptr),
+        Arg::ptr(out.indices.map_or(0, |m| m.ptr)),
+        Arg::size(out.len),
+        Arg::u32(key_order),
+    ]);
+    // SAFETY: arguments match topk_warp / topk_block; `ids` (when given) holds `count`
+    // row ids below nrows, the rows lie inside values (uniform rows by the FFI's
+    // checks, ragged ones checked by topk_check and clamped again in the kernel), every
+    // write is bounded by out.len.
+    unsafe { launch(f, grid, block, state.stream, &args) }
+}
+
+/// A row the device-wide top-k takes.
+struct HugeRow {
+    begin: u64,
+    n: u64,
+    k: u64,
+    base: u64,
+}
+
+/// Rows of more than CAP results (or too long for one block), one device-wide top-k
+/// each, into views of the outputs; slots past a row's length padded.
+fn huge_rows(
+    shared: &CudaShared,
+    values: &DeviceMemory,
+    dtype: DType,
+    rows: impl Iterator<Item = HugeRow>,
+    order: Order,
+    out: &Outputs,
+) -> Result<()> {
+    let size = dtype.size() as u64;
+    let view = |mem: &DeviceMemory, at: u64, bytes: u64| DeviceMemory { ptr: mem.ptr + at, bytes: bytes as usize, owner: None };
+    for r in rows {
+        let m = r.k.min(r.n);
+        if m > 0 {
+            let input = view(values, r.begin * size, r.n * size);
+            let vals = view(out.values, r.base * size, m * size);
+            let idx = out.indices.map(|ix| view(ix, r.base * 8, m * 8));
+            select::topk(shared, &input, dtype, r.n as usize, m as usize, order, &vals, idx.as_ref())?;
+        }
+        if r.k > m {
+            let state = shared.lock()?;
+            let pads = r.k - m;
+            // SAFETY: the slots lie inside the outputs (the FFI checked their lengths).
+            unsafe {
+                drv::memset_d8_async(out.values.ptr + (r.base + m) * size, 0, (pads * size) as usize, state.stream)
+                    .during("cuMemsetD8Async (top-k pads)")?;
+                if let Some(ix) = out.indices {
+                    drv::memset_d8_async(ix.ptr + (r.base + m) * 8, 0xff, (pads * 8) as usize, state.stream)
+                        .during("cuMemsetD8Async (top-k pads)")?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Scratch of a checked call: the counters, CLASSES lists of nrows ids, and (with ks)
+/// the rows' first slots, with room for the ks widened to u64 when they are U32.
+struct CheckScratch {
+    counters: CUdeviceptr,
+    lists: CUdeviceptr,
+    bases: CUdeviceptr,
+    widened: CUdeviceptr,
+}
+
+fn check_scratch(state: &mut State, nrows: usize, with_ks: bool) -> Result<CheckScratch> {
+    let stream = state.stream;
+    let lists_at = round_up(COUNTERS_BYTES);
+    let bases_at = lists_at + round_up(CLASSES * nrows * 4);
+    let widened_at = bases_at + if with_ks { round_up(nrows * 8) } else { 0 };
+    let total = widened_at + if with_ks { round_up(nrows * 8) } else { 0 };
+    let base = state.scratch.ensure(stream, total)?;
+    // SAFETY: the counters lie inside the scratch memory.
+    unsafe { drv::memset_d8_async(base, 0, COUNTERS_BYTES, stream) }.during("cuMemsetD8Async (top-k counters)")?;
+    Ok(CheckScratch {
+        counters: base,
+        lists: base + lists_at as u64,
+        bases: base + bases_at as u64,
+        widened: base + widened_at as u64,
+    })
+}
+
+/// Reads `bytes` of device memory at `ptr` (waits).
+fn read_back(stream: CUstream, ptr: CUdeviceptr, dst: &mut [u8]) -> Result<()> {
+    // SAFETY: the caller's range lies inside a live allocation; we wait below.
+    unsafe { drv::memcpy_dtoh_async(dst, ptr, stream) }.during("copying from the device")?;
+    CudaShared::wait(stream)
+}
+
+fn read_u64s(stream: CUstream, ptr: CUdeviceptr, n: usize, wide: bool) -> Result<Vec<u64>> {
+    let width = if wide { 8 } else { 4 };
+    let mut bytes = vec![0u8; n * width];
+    read_back(stream, ptr, &mut bytes)?;
+    Ok(bytes
+        .chunks_exact(width)
+        .map(|c| if wide { u64::from_le_bytes(c.try_into().unwrap()) } else { u32::from_le_bytes(c.try_into().unwrap()) as u64 })
+        .collect())
+}
+
+/// Ragged rows or one k a row: the device checks and files the rows (and, with ks,
+/// scans them into each row's first slot); the host reads the verdict, then launches.
+#[allow(clippy::too_many_arguments)]
+fn checked(
+    shared: &CudaShared,
+    values: &DeviceMemory,
+    dtype: DType,
+    len: usize,
+    rows: &TopkRows,
+    ks: &TopkKs,
+    key_order: u32,
+    order: Order,
+    out: &Outputs,
+) -> Result<()> {
+    let nrows = rows.nrows();
+    let p = policy();
+    let mut state = shared.lock()?;
+    let stream = state.stream;
+    let with_ks = matches!(ks, TopkKs::PerRow { .. });
+    let s = check_scratch(&mut state, nrows, with_ks)?;
+    let mut args = RowArgs { offsets: 0, ks: 0, bases: 0, row_len: 0, k: 0, flags: 0 };
+    match *rows {
+        TopkRows::Uniform { row_len, .. } => args.row_len = row_len as u64,
+        TopkRows::Ragged { offsets, offsets_dtype, .. } => {
+            args.offsets = offsets.as_device()?.ptr;
+            args.flags |= RAGGED | if offsets_dtype == DType::U64 { OFFSETS_U64 } else { 0 };
+        }
+    }
+    match *ks {
+        TopkKs::Each(k) => args.k = k as u64,
+        TopkKs::PerRow { ks, dtype: ks_dtype } => {
+            args.ks = ks.as_device()?.ptr;
+            args.flags |= KS_GIVEN | if ks_dtype == DType::U64 { KS_U64 } else { 0 };
+            args.bases = s.bases;
+            row_starts(shared, &mut state, &args, &s, nrows, dtype)?;
+        }
+    }
+    let check = function(shared, dtype.size(), dtype.is_float(), "topk_check")?;
+    let check_args = [
+        Arg::ptr(args.offsets),
+        Arg::ptr(args.ks),
+        Arg::u32(args.flags),
+        Arg::u64(args.row_len),
+        Arg::u64(args.k),
+        Arg::size(len),
+        Arg::size(nrows),
+        Arg::u64(p.block_max_len),
+        Arg::ptr(s.counters),
+        Arg::ptr(s.lists),
+    ];
+    // SAFETY: arguments match topk_check; offsets hold nrows + 1 entries, ks nrows, the
+    // scratch the counters and CLASSES lists of nrows ids.
+    unsafe { launch(check, (nrows as u64).div_ceil(CHECK_BLOCK as u64), CHECK_BLOCK, stream, &check_args)? };
+    let mut c = Counters::default();
+    // SAFETY: Counters is plain old data of COUNTERS_BYTES.
+    let bytes = unsafe { std::slice::from_raw_parts_mut(&mut c as *mut Counters as *mut u8, COUNTERS_BYTES) };
+    read_back(stream, s.counters, bytes)?;
+    verdict(&c, rows, ks, stream, len, out.len)?;
+    for class in [CLASS_WARP, CLASS_BLOCK] {
+        let count = c.counts[class] as u64;
+        if count > 0 {
+            let list = s.lists + (class * nrows * 4) as u64;
+            launch_class(shared, &state, values, dtype, len, &args, class, Some(list), count, key_order, out)?;
+        }
+    }
+    let huge = c.counts[CLASS_HUGE] as usize;
+    if huge == 0 {
+        return Ok(());
+    }
+    let ids = read_u64s(stream, s.lists + (CLASS_HUGE * nrows * 4) as u64, huge, false)?;
+    let mut each = Vec::with_capacity(huge);
+    for id in ids {
+        each.push(huge_row(stream, &args, id)?);
+    }
+    drop(state);
+    huge_rows(shared, values, dtype, each.into_iter(), order, out)
+}
+
+/// Each row's first slot, the exclusive scan of the ks (widened to u64 first when they
+/// are U32), into s.bases.
+fn row_starts(shared: &CudaShared, state: &mut State, args: &RowArgs, s: &CheckScratch, nrows: usize, dtype: DType) -> Result<()> {
+    let mut from = args.ks;
+    if args.flags & KS_U64 == 0 {
+        let widen = function(shared, dtype.size(), dtype.is_float(), "topk_widen")?;
+        let blocks = (nrows as u64).div_ceil(CHECK_BLOCK as u64);
+        // SAFETY: ks holds nrows u32, `widened` room for nrows u64.
+        unsafe { launch(widen, blocks, CHECK_BLOCK, state.stream, &[Arg::ptr(args.ks), Arg::ptr(s.widened), Arg::size(nrows)])? };
+        from = s.widened;
+    }
+    scan::scan_locked(shared, state, from, s.bases, DType::U64, nrows, Op::Sum, ScanMode::Exclusive)
+}
+
+/// The first bad row's error, or the ks' total against the output's length.
+fn verdict(c: &Counters, rows: &TopkRows, ks: &TopkKs, stream: CUstream, len: usize, out_len: usize) -> Result<()> {
+    if c.fault != 0 {
+        let fault = !c.fault;
+        let row = fault >> 2;
+        if let (Some(f), TopkRows::Ragged { offsets, offsets_dtype, .. }) = (TopkRowFault::from_code((fault & 3) as u32), rows) {
+            let wide = *offsets_dtype == DType::U64;
+            let at = offsets.as_device()?.ptr + row * if wide { 8 } else { 4 };
+            let pair = read_u64s(stream, at, 2, wide)?;
+            return Err(f.error(row, pair[0], pair[1], len));
+        }
+    }
+    if let TopkKs::PerRow { .. } = ks {
+        let total = c.k_low as u128 + ((c.k_high as u128) << 32);
+        if total != out_len as u128 {
+            return Err(ks_total_mismatch(out_len, u64::try_from(total).ok()));
+        }
+    }
+    Ok(())
+}
+
+/// A row of the huge class, read from the device: its offsets, k and first slot.
+fn huge_row(stream: CUstream, args: &RowArgs, id: u64) -> Result<HugeRow> {
+    let (begin, n) = if args.flags & RAGGED != 0 {
+        let wide = args.flags & OFFSETS_U64 != 0;
+        let pair = read_u64s(stream, args.offsets + id * if wide { 8 } else { 4 }, 2, wide)?;
+        (pair[0], pair[1] - pair[0])
+    } else {
+        (id * args.row_len, args.row_len)
+    };
+    if args.flags & KS_GIVEN == 0 {
+        return Ok(HugeRow { begin, n, k: args.k, base: id * args.k });
+    }
+    let wide = args.flags & KS_U64 != 0;
+    let k = read_u64s(stream, args.ks + id * if wide { 8 } else { 4 }, 1, wide)?[0];
+    let base = read_u64s(stream, args.bases + id * 8, 1, true)?[0];
+    Ok(HugeRow { begin, n, k, base })
+}
