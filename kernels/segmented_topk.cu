@@ -54,6 +54,7 @@ constexpr u64 WARP_MAX = (u64)gp::WARP * WARP_ITEMS;
 constexpr u64 NO_INDEX = ~0ull;
 static_assert(WARP_K <= gp::WARP, "a lane holds one result");
 static_assert(BLOCK * LOADS < 65536, "a step's counts fit 16 bits");
+static_assert(BLOCK >= 32, "a thread for each key of a row's unaligned head and tail");
 
 // Layout flags from the host (segmented_topk.rs: the same bits).
 constexpr u32 RAGGED = 1, OFFSETS_U64 = 2, KS_GIVEN = 4, KS_U64 = 8;
@@ -240,30 +241,54 @@ struct BlockStorage {
     gp::Bucket<u32> chosen;
 };
 
+// Counts the digit at `shift` of every key of the row matching `prefix` under `mask`
+// into `hist` (a warp's): 16-byte loads over the aligned body of the row, LOADS of
+// them in flight a thread, the few keys before and after it one a thread. Every
+// thread makes the same calls (warp_count_digit wants the whole warp).
+__device__ __forceinline__ void count_digits(const U *row, u32 n, U prefix, U mask, int shift, const KeyOrder &order,
+                                             u32 *hist) {
+    constexpr int VEC = 16 / (int)sizeof(U);
+    auto count = [&](U raw, bool in) {
+        const U key = order.ordered(raw);
+        gp::warp_count_digit(hist, u32(key >> shift) & (RADIX - 1), in && ((key ^ prefix) & mask) == 0);
+    };
+    const u32 misaligned = (u32)(((u64)row / sizeof(U)) % VEC);
+    const u32 head = min(n, misaligned ? (u32)VEC - misaligned : 0u);
+    const u32 vectors = (n - head) / VEC, tail = (n - head) % VEC;
+    // The head and the tail: fewer than 2 * VEC <= BLOCK keys, one a thread.
+    {
+        const u32 t = threadIdx.x;
+        const bool in_head = t < head, in_tail = t >= (u32)VEC && t - VEC < tail;
+        const u32 at = in_head ? t : head + vectors * VEC + (t - VEC);
+        count(in_head || in_tail ? row[at] : U(0), in_head || in_tail);
+    }
+    const uint4 *body = reinterpret_cast<const uint4 *>(row + head);
+    for (u32 step = 0; step < vectors; step += LOADS * BLOCK) {
+        uint4 v[LOADS];
+#pragma unroll
+        for (int u = 0; u < LOADS; ++u) {
+            const u32 at = step + u * BLOCK + threadIdx.x;
+            v[u] = at < vectors ? body[at] : make_uint4(0, 0, 0, 0);
+        }
+#pragma unroll
+        for (int u = 0; u < LOADS; ++u) {
+            const bool in = step + u * BLOCK + threadIdx.x < vectors;
+            U keys[VEC];
+            memcpy(keys, &v[u], 16);
+#pragma unroll
+            for (int e = 0; e < VEC; ++e) count(keys[e], in);
+        }
+    }
+}
+
 // The bucket the row's rank `rank` falls in, among keys matching `prefix` under
 // `mask`, by digit `shift`: one read of the row, a histogram a warp. Returns the
 // bucket (its keys before it in `before`) and its own count.
 __device__ __forceinline__ gp::Bucket<u32> digit_pass(const U *row, u32 n, U prefix, U mask, int shift, u32 rank,
                                                       const KeyOrder &order, BlockStorage &s, u32 &bucket_count) {
-    u32 *mine = s.hist[threadIdx.x / gp::WARP];
     for (int d = threadIdx.x; d < WARPS * RADIX; d += BLOCK) (&s.hist[0][0])[d] = 0;
     __syncthreads();
-    // Whole steps for every thread: warp_count_digit wants the whole warp.
-    for (u32 step = 0; step < n; step += LOADS * BLOCK) {
-        const u32 first = step + threadIdx.x;
-        U x[LOADS];
-#pragma unroll
-        for (int u = 0; u < LOADS; ++u) {
-            const u32 at = first + u * BLOCK;
-            x[u] = at < n ? row[at] : U(0);
-        }
-#pragma unroll
-        for (int u = 0; u < LOADS; ++u) {
-            const U key = order.ordered(x[u]);
-            const bool match = first + u * BLOCK < n && ((key ^ prefix) & mask) == 0;
-            gp::warp_count_digit(mine, u32(key >> shift) & (RADIX - 1), match);
-        }
-    }
+    count_digits(row, n, prefix, mask, shift, order, s.hist[threadIdx.x / gp::WARP]);
     __syncthreads();
     for (int d = threadIdx.x; d < RADIX; d += BLOCK) {
         u32 t = 0;
@@ -381,15 +406,16 @@ topk_block(const U *values, u64 len, const void *offsets, const void *ks, const 
             if (c <= SMALL_CAP || (c <= CAP && n > REFINE_LEN)) break;
         }
     }
-    u32 c = 0;
-    if (m != 0) c = gather(row, n, prefix, mask, exact, m - ahead, order, s);
-    __syncthreads();
-    if (c <= SMALL_CAP)
-        sort_and_write<SmallSort, SMALL_ITEMS>(c, m, row, r, out_values, out_indices, out_len, s.small, s.cand_idx,
-                                               s.cand_key);
-    else
-        sort_and_write<BigSort, SORT_ITEMS>(c, m, row, r, out_values, out_indices, out_len, s.big, s.cand_idx,
-                                            s.cand_key);
+    if (m != 0) {
+        const u32 c = gather(row, n, prefix, mask, exact, m - ahead, order, s);
+        __syncthreads();
+        if (c <= SMALL_CAP)
+            sort_and_write<SmallSort, SMALL_ITEMS>(c, m, row, r, out_values, out_indices, out_len, s.small,
+                                                   s.cand_idx, s.cand_key);
+        else
+            sort_and_write<BigSort, SORT_ITEMS>(c, m, row, r, out_values, out_indices, out_len, s.big, s.cand_idx,
+                                                s.cand_key);
+    }
     write_pads(r, m, threadIdx.x, BLOCK, out_values, out_indices, out_len);
 }
 
