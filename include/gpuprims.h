@@ -677,6 +677,45 @@ gpuprims_status gpuprims_segmented_select(gpuprims_context *ctx,
                                           gpuprims_buffer *out);
 
 /*
+ The `k` best elements of every row of `values`, each row's sorted, into `out_values`
+ and (when not NULL) their indices within the row into `out_indices` (U64): the k
+ smallest (ASCENDING) or largest (DESCENDING) in the library's total order (-inf < …
+ < -0.0 < +0.0 < … < +inf < NaN, every NaN one value), equal elements lowest index
+ first, so the result is the same on every run and device. Values are the row's
+ elements bit for bit.
+
+ Rows: with `offsets` (nrows + 1 U32 or U64 entries, else TYPE_MISMATCH; no entry:
+ SIZE_MISMATCH), row r is values[offsets[r] .. offsets[r + 1]) (empty rows allowed;
+ offsets that decrease or end past values: INVALID_ARGUMENT naming the first bad row,
+ "row 12: ...", outputs untouched), and `row_len` must be 0 (else INVALID_ARGUMENT).
+ Without offsets (NULL), the rows are values' elements `row_len` at a time, a 2-D
+ array of values.len / row_len rows: row_len 0 is INVALID_ARGUMENT, a row_len that does
+ not divide values' length SIZE_MISMATCH; no offsets are read.
+
+ k: with `ks` NULL every row takes `k`, row r's results at out[r * k .. (r + 1) * k);
+ with `ks` (nrows U32 or U64 entries, else TYPE_MISMATCH / SIZE_MISMATCH) row r takes
+ ks[r], its results start at ks[0] + … + ks[r - 1], and `k` must be 0 (else
+ INVALID_ARGUMENT). `out_values` holds values' dtype (else TYPE_MISMATCH) and exactly
+ nrows * k elements, or the sum of the ks (else SIZE_MISMATCH; nrows * k past 2^64
+ too); `out_indices` U64 (TYPE_MISMATCH) of the same length (SIZE_MISMATCH). A row
+ with fewer elements than its k gives all of them, then fills its remaining slots with
+ zero bits (value) and UINT64_MAX (index: -1 as an int64). k = 0 (or all ks 0, or no
+ rows) is allowed: nothing is written. No output may share memory with another buffer
+ of the call (INVALID_ARGUMENT). Asynchronous on CUDA, in stream order; with offsets
+ or ks the call waits for the rows' check (not for the selection). On CUDA at most
+ 2^31 - 1 rows (more: UNSUPPORTED).
+ */
+gpuprims_status gpuprims_segmented_topk(gpuprims_context *ctx,
+                                        const gpuprims_buffer *values,
+                                        const gpuprims_buffer *offsets,
+                                        uint64_t row_len,
+                                        uint64_t k,
+                                        const gpuprims_buffer *ks,
+                                        gpuprims_order order,
+                                        gpuprims_buffer *out_values,
+                                        gpuprims_buffer *out_indices);
+
+/*
  Sorts `keys` in place, ascending or descending, with a stable least-significant-digit
  radix sort; `values` (NULL, or a buffer of any dtype with keys' length) are moved
  with their keys. Floats follow -inf < … < -0.0 < +0.0 < … < +inf < NaN (NaN last

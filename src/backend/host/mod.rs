@@ -6,6 +6,7 @@ mod memory;
 mod reduce;
 mod scan;
 mod segmented_select;
+mod segmented_topk;
 mod select;
 mod sort;
 
@@ -179,9 +180,9 @@ impl Backend for HostBackend {
         segmented_select::segmented_select(values.as_host()?, dtype, len, rows, out.as_host()?)
     }
 
-    fn segmented_topk(&self, _values: &Memory, _dtype: DType, _len: usize, _rows: &TopkRows, _ks: &TopkKs, _order: Order, _out: &TopkOut)
+    fn segmented_topk(&self, values: &Memory, dtype: DType, len: usize, rows: &TopkRows, ks: &TopkKs, order: Order, out: &TopkOut)
         -> Result<()> {
-        Err(crate::error::unsupported("gpuprims_segmented_topk: not implemented yet on this backend"))
+        segmented_topk::segmented_topk(values.as_host()?, dtype, len, rows, ks, order, out)
     }
 
     fn life_engine(&self, geometry: Geometry) -> Result<Box<dyn LifeEngine>> {

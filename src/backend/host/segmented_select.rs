@@ -13,7 +13,7 @@ use crate::error::Result;
 use crate::with_element_type;
 
 /// `n` entries of a U32 or U64 buffer as u64.
-fn entries(mem: &HostMemory, dtype: DType, n: usize, what: &str) -> Result<Vec<u64>> {
+pub(super) fn entries(mem: &HostMemory, dtype: DType, n: usize, what: &str) -> Result<Vec<u64>> {
     let mut v = scratch_vec(n, what)?;
     // SAFETY: the buffer holds `n` entries of its dtype (checked by the caller).
     match dtype {
