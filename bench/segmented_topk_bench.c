@@ -13,10 +13,10 @@
  * [-1, 1).
  *
  * Beside each, where it can run (CCCL 3.5.0 or later; rows of at most 8,192 items with u32
- * values, one block a row: here only the 256-long and the ragged rows), cub::DeviceBatchedTopK::MaxPairs on the same device buffers,
- * with u32 row indices as values, unsorted and not deterministic (the only mode CUB 3.5.0
- * has); its configuration, or why it did not run, is printed under the table. ratio = CUB
- * ms / ours.
+ * values, one block a row: here only the 256-long and the ragged rows),
+ * cub::DeviceBatchedTopK::MaxPairs on the same device buffers, with u32 row indices as
+ * values, unsorted and not deterministic (the only mode CUB 3.5.0 has); its
+ * configuration, or why it did not run, is printed under the table. ratio = CUB ms / ours.
  *
  * Checks, on 8 sampled rows (the first, the last, a short one when rows are ragged, random
  * others): our values and indices equal a CPU reference exactly (the k largest in the
@@ -432,5 +432,6 @@ void segmented_topk_summary(void) {
   }
   for (i = 0; i < nrows_done; i++) print_row(&rows[i]);
   if (with_cub)
-    for (i = 0; i < nrows_done; i++) printf("  cub, %s (%zu rows): %s\n", rows[i].label, rows[i].nrows, rows[i].cub_note);
+    for (i = 0; i < nrows_done; i++)
+      printf("  cub, %s (%zu rows): %s\n", rows[i].label, rows[i].nrows, rows[i].cub_note);
 }
