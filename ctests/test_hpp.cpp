@@ -1,7 +1,7 @@
 // test_hpp: the C++ wrapper gpuprims.hpp on the default backend (GPUPRIMS_BACKEND may
 // choose it), checked against plain loops: context, buffer<T> for several element types
 // (dtype from T, move-only), reduce, reduce into a buffer, scan (in place and out of
-// place), radix sort of keys and of pairs, select_kth, topk and segmented_select, a life_grid, precompile,
+// place), radix sort of keys and of pairs, select_kth, topk, segmented_select and segmented_topk, a life_grid, precompile,
 // and failures as gpuprims::error carrying the status and the library's message.
 #include <gpuprims.hpp>
 
@@ -185,6 +185,44 @@ static void check_type(gp::context &ctx, std::mt19937_64 &rng, std::size_t n) {
     gp::segmented_select(ctx, buf, offsets, ks, row_out);
     std::vector<T> picked = row_out.to_host();
     CHECK(picked[0] == rows[0][0] && picked[1] == rows[1].back(), "segmented_select ranks 0 and last, dtype %u", (unsigned)d);
+
+    // Segmented top-k of the same rows: 2 of each ascending, ks {1, 3} descending with
+    // indices, and the first 2 * (n / 2) elements as rows of 2 (a row's best, then its other).
+    gp::buffer<T> top2(ctx, 4);
+    gp::segmented_topk(ctx, buf, offsets, 2, gp::order::ascending, top2);
+    CHECK(top2.to_host() == std::vector<T>({rows[0][0], rows[0][1], rows[1][0], rows[1][1]}), "segmented_topk k 2, dtype %u",
+          (unsigned)d);
+    const std::vector<std::uint32_t> per_row = {1, 3};
+    auto row_ks = gp::buffer<std::uint32_t>::from_host(ctx, per_row);
+    gp::buffer<std::uint64_t> best_at(ctx, 4);
+    gp::segmented_topk(ctx, buf, offsets, row_ks, gp::order::descending, top2, best_at);
+    const std::vector<T> ranked = top2.to_host();
+    const std::vector<std::uint64_t> at = best_at.to_host();
+    const std::size_t n1 = rows[1].size();
+    CHECK(ranked == std::vector<T>({rows[0].back(), rows[1][n1 - 1], rows[1][n1 - 2], rows[1][n1 - 3]}),
+          "segmented_topk ks {1, 3} descending, dtype %u", (unsigned)d);
+    for (std::size_t i = 0; i < 4; ++i)
+      CHECK(data[offs[i == 0 ? 0 : 1] + at[i]] == ranked[i], "segmented_topk index %zu, dtype %u", i, (unsigned)d);
+    const std::size_t pairs = n / 2;
+    gp::buffer<T> firsts(ctx, pairs), both(ctx, 2 * pairs);
+    gp::buffer<std::uint64_t> firsts_at(ctx, pairs);
+    auto head = gp::buffer<T>::from_host(ctx, data.data(), 2 * pairs);
+    gp::segmented_topk(ctx, head, 2, 1, gp::order::ascending, firsts, firsts_at);
+    gp::segmented_topk(ctx, head, 2, 2, gp::order::descending, both);
+    const std::vector<T> mins = firsts.to_host(), all = both.to_host();
+    const std::vector<std::uint64_t> min_at = firsts_at.to_host();
+    std::size_t wrong = 0;
+    for (std::size_t r = 0; r < pairs; ++r) {
+      const T a = data[2 * r], b = data[2 * r + 1];
+      wrong += mins[r] != std::min(a, b) || min_at[r] != (b < a ? 1u : 0u) || all[2 * r] != std::max(a, b) ||
+               all[2 * r + 1] != std::min(a, b);
+    }
+    CHECK(wrong == 0, "segmented_topk of rows of 2: %zu of %zu rows wrong, dtype %u", wrong, pairs, (unsigned)d);
+    // k past a row's length: pads of zero and UINT64_MAX.
+    gp::buffer<T> padded(ctx, 3 * pairs);
+    gp::buffer<std::uint64_t> padded_at(ctx, 3 * pairs);
+    gp::segmented_topk(ctx, head, 2, 3, gp::order::ascending, padded, padded_at);
+    CHECK(padded.to_host()[2] == T{} && padded_at.to_host()[2] == UINT64_MAX, "segmented_topk pads, dtype %u", (unsigned)d);
   }
 }
 

@@ -9,6 +9,7 @@
  *   gp::radix_sort(ctx, keys, values, gp::order::descending);
  *   float median = gp::select_kth(ctx, buf, (buf.size() - 1) / 2);
  *   gp::topk(ctx, buf, gp::order::descending, top, top_index);    // k = top.size()
+ *   gp::segmented_topk(ctx, table, row_len, 3, gp::order::descending, best);   // 3 per row
  *   gp::life_grid grid(ctx, 256, 256);  grid.load_rle(text);  grid.step(100);
  *
  * Handles are RAII and move-only (a moved-from handle is empty; using it throws). Every
@@ -369,6 +370,59 @@ template <class T, class O, class K>
 void segmented_select(context &ctx, const buffer<T> &values, const buffer<O> &offsets, const buffer<K> &ks,
                       buffer<T> &out) {
   detail::check(gpuprims_segmented_select(ctx.get(), values.get(), offsets.get(), ks.get(), out.get()));
+}
+
+/* Segmented top-k (gpuprims_segmented_topk): the k best of every row, each row's sorted
+ * (smallest first for ascending, largest first for descending; ties lowest index first),
+ * row after row in out_values, with each one's index within its row in out_indices. A
+ * row shorter than its k is padded with zero bits and index UINT64_MAX. */
+
+/* Uniform rows: values as a 2-D array of rows of row_len elements; out_values holds
+ * rows * k elements. */
+template <class T>
+void segmented_topk(context &ctx, const buffer<T> &values, std::uint64_t row_len, std::uint64_t k, order ord,
+                    buffer<T> &out_values) {
+  detail::check(gpuprims_segmented_topk(ctx.get(), values.get(), nullptr, row_len, k, nullptr,
+                                        static_cast<gpuprims_order>(ord), out_values.get(), nullptr));
+}
+
+template <class T>
+void segmented_topk(context &ctx, const buffer<T> &values, std::uint64_t row_len, std::uint64_t k, order ord,
+                    buffer<T> &out_values, buffer<std::uint64_t> &out_indices) {
+  detail::check(gpuprims_segmented_topk(ctx.get(), values.get(), nullptr, row_len, k, nullptr,
+                                        static_cast<gpuprims_order>(ord), out_values.get(), out_indices.get()));
+}
+
+/* Ragged rows [offsets[r], offsets[r + 1]) (O: std::uint32_t or std::uint64_t), the same
+ * k for each; out_values holds (offsets.size() - 1) * k elements. */
+template <class T, class O>
+void segmented_topk(context &ctx, const buffer<T> &values, const buffer<O> &offsets, std::uint64_t k, order ord,
+                    buffer<T> &out_values) {
+  detail::check(gpuprims_segmented_topk(ctx.get(), values.get(), offsets.get(), 0, k, nullptr,
+                                        static_cast<gpuprims_order>(ord), out_values.get(), nullptr));
+}
+
+template <class T, class O>
+void segmented_topk(context &ctx, const buffer<T> &values, const buffer<O> &offsets, std::uint64_t k, order ord,
+                    buffer<T> &out_values, buffer<std::uint64_t> &out_indices) {
+  detail::check(gpuprims_segmented_topk(ctx.get(), values.get(), offsets.get(), 0, k, nullptr,
+                                        static_cast<gpuprims_order>(ord), out_values.get(), out_indices.get()));
+}
+
+/* Ragged rows, ks[r] results for row r (K: std::uint32_t or std::uint64_t); out_values
+ * holds the sum of the ks. */
+template <class T, class O, class K>
+void segmented_topk(context &ctx, const buffer<T> &values, const buffer<O> &offsets, const buffer<K> &ks, order ord,
+                    buffer<T> &out_values) {
+  detail::check(gpuprims_segmented_topk(ctx.get(), values.get(), offsets.get(), 0, 0, ks.get(),
+                                        static_cast<gpuprims_order>(ord), out_values.get(), nullptr));
+}
+
+template <class T, class O, class K>
+void segmented_topk(context &ctx, const buffer<T> &values, const buffer<O> &offsets, const buffer<K> &ks, order ord,
+                    buffer<T> &out_values, buffer<std::uint64_t> &out_indices) {
+  detail::check(gpuprims_segmented_topk(ctx.get(), values.get(), offsets.get(), 0, 0, ks.get(),
+                                        static_cast<gpuprims_order>(ord), out_values.get(), out_indices.get()));
 }
 
 enum class boundary : gpuprims_life_boundary { torus = GPUPRIMS_LIFE_TORUS, dead = GPUPRIMS_LIFE_DEAD };

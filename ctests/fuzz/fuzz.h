@@ -209,6 +209,7 @@ void fz_op_select_kth(void);
 void fz_op_select_kth_to_buffer(void);
 void fz_op_topk(void);
 void fz_op_segmented_select(void);
+void fz_op_segmented_topk(void);
 void fz_op_sort(void);
 void fz_op_life_create(void);
 void fz_op_life_destroy(void);

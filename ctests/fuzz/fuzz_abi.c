@@ -68,6 +68,7 @@ static const struct {
     {"select_kth_to_buffer", fz_op_select_kth_to_buffer, 4},
     {"topk", fz_op_topk, 6},
     {"segmented_select", fz_op_segmented_select, 6},
+    {"segmented_topk", fz_op_segmented_topk, 6},
     {"sort", fz_op_sort, 8},
     {"life_create", fz_op_life_create, 2},
     {"life_destroy", fz_op_life_destroy, 1},

@@ -1,8 +1,9 @@
 /*
  * fuzz_ops_prim.c: the primitives (reduce, reduce_to_buffer, scan, select_kth,
- * select_kth_to_buffer, topk, segmented_select, radix_sort, quicksort). Each op picks
- * buffers (mostly ones that fit: same context, dtype and length; sometimes any buffer of
- * the pool, the same buffer twice, or a hostile handle), enum values and ranks, works out
+ * select_kth_to_buffer, topk, segmented_select, segmented_topk, radix_sort, quicksort).
+ * Each op picks buffers (mostly ones that fit: same context, dtype and length; sometimes
+ * any buffer of the pool, the same buffer twice, or a hostile handle), enum values and
+ * ranks, works out
  * which statuses the call may return, and checks: on OK every output against a reference
  * computed here from the inputs as the model has them; on failure every output buffer
  * and host output unchanged.
@@ -554,6 +555,199 @@ void fz_op_segmented_select(void) {
     check_rows(a.vals, a.offs, a.ka.cls == FZ_LIVE ? a.ks : -1, a.out);
   else
     verify_unchanged(s, a.out);
+}
+
+/* ------------------------------------------------------------------------------------- */
+/* segmented_topk                                                                         */
+/* ------------------------------------------------------------------------------------- */
+
+typedef struct {
+  int c, vals, offs, ks, out, idx, bad_order;
+  uint64_t row_len, k;
+  gpuprims_order order;
+  fz_h ca, va, oa, ka, xa, ia;
+} segtopk_t;
+
+/* Row r's bounds as the call sees them: offsets from the model, or row_len at a time. */
+static void topk_row(const segtopk_t *a, size_t r, uint64_t *b, uint64_t *e) {
+  if (a->oa.cls == FZ_LIVE) {
+    *b = fz_get_index(fz.buf[a->offs].dt, fz_shadow(a->offs), r);
+    *e = fz_get_index(fz.buf[a->offs].dt, fz_shadow(a->offs), r + 1);
+  } else {
+    *b = r * a->row_len;
+    *e = *b + a->row_len;
+  }
+}
+
+static uint64_t topk_k(const segtopk_t *a, size_t r) {
+  return a->ka.cls == FZ_LIVE ? fz_get_index(fz.buf[a->ks].dt, fz_shadow(a->ks), r) : a->k;
+}
+
+/* The rows (ragged, now and then spoiled, or uniform: row_len dividing the values, now
+ * and then not, or 0), ks or one k, outputs of the length that fits (now and then off by
+ * one, of another dtype, or one of the inputs). 0 when there is nothing to call with. */
+static int segtopk_pick(segtopk_t *a) {
+  int ragged = fz_pct(65), with_ks = fz_pct(50), avoid[4];
+  size_t n, nrows, r, total = 0;
+  uint64_t *off, *kv;
+  memset(a, 0, sizeof *a);
+  a->offs = a->ks = a->idx = -1;
+  a->vals = pick_in();
+  if (a->vals < 0) return 0;
+  a->ca = ctx_for(a->vals, &a->c);
+  if (!fz.ctx[a->c].live) return 0;
+  n = fz.buf[a->vals].len;
+  a->order = pick_enum(2, 4, &a->bad_order);
+  if (ragged) {
+    nrows = fz_pct(10) ? 0 : (size_t)fz_below((n < 24 ? n : 24) + 1);
+    off = (uint64_t *)tu_xmalloc((nrows + 1) * sizeof(uint64_t));
+    kv = (uint64_t *)tu_xmalloc((nrows + 1) * sizeof(uint64_t));
+    make_rows(n, nrows, off, kv, 0);
+    if (nrows && fz_pct(20)) off[1 + fz_below(nrows)] = off[0]; /* an empty row: allowed here */
+    a->offs = fz_pin(fz_pct(5) ? fz_pick_live_buf() : index_buf(a->c, off, fz_pct(4) ? 0 : nrows + 1, fz_pct(4)));
+    a->row_len = fz_pct(5) ? 1 + fz_below(4) : 0;
+  } else {
+    size_t d = n ? 1 + (size_t)fz_below(n) : 1 + (size_t)fz_below(5);
+    while (n % d) d--;
+    a->row_len = fz_pct(5) ? 0 : fz_pct(5) && n > 1 ? n - 1 + fz_below(3) : d;
+    nrows = a->row_len ? n / (size_t)a->row_len : 0;
+    off = (uint64_t *)tu_xmalloc(sizeof(uint64_t));
+    kv = (uint64_t *)tu_xmalloc((nrows + 1) * sizeof(uint64_t));
+  }
+  for (r = 0; r < nrows; r++) {
+    uint64_t len = ragged ? (off[r + 1] > off[r] ? off[r + 1] - off[r] : 0) : a->row_len;
+    kv[r] = fz_pct(80) ? fz_below(len + 3) : fz_pct(50) ? 0 : len + 1 + fz_below(4);
+    total += (size_t)kv[r];
+  }
+  if (with_ks) {
+    a->ks = fz_pin(fz_pct(5) ? fz_pick_live_buf() : index_buf(a->c, kv, nrows + (fz_pct(4) ? 1 : 0), fz_pct(4)));
+    a->k = fz_pct(5) ? 1 + fz_below(3) : 0;
+    if (fz_pct(8)) total = total + 1 - 2 * (size_t)fz_below(total ? 2 : 1); /* ks that do not add up */
+  } else {
+    a->k = fz_pct(4) ? UINT64_MAX - fz_below(2) : fz_below(9);
+    total = a->k > 64 ? 0 : nrows * (size_t)a->k;
+  }
+  free(off);
+  free(kv);
+  avoid[0] = a->vals, avoid[1] = a->offs, avoid[2] = a->ks, avoid[3] = -1;
+  a->out = fz_pct(5) ? avoid[fz_below(3)] : fz_pct(5) ? fz_pin(fz_pick_live_buf())
+         : pick_out(a->c, fz.buf[a->vals].dt, total, avoid, 3);
+  if (a->out < 0) a->out = a->vals;
+  avoid[3] = a->out;
+  if (fz_pct(60)) a->idx = fz_pct(6) ? fz_pin(fz_pick_live_buf()) : pick_out(a->c, GPUPRIMS_DTYPE_U64, total, avoid, 4);
+  a->va = buf_arg(a->vals, 4);
+  a->oa = opt_buf_arg(a->offs, 4);
+  a->ka = opt_buf_arg(a->ks, 4);
+  a->xa = buf_arg(a->out, 4);
+  a->ia = opt_buf_arg(a->idx, 4);
+  return 1;
+}
+
+/* Rows and ks as the backend checks them (only asked when offsets and ks are well formed). */
+static unsigned segtopk_row_faults(const segtopk_t *a, size_t nrows) {
+  size_t r;
+  uint64_t sum = 0, b, e;
+  int over = 0;
+  for (r = 0; r < nrows; r++) {
+    topk_row(a, r, &b, &e);
+    if (e < b || e > fz.buf[a->vals].len) return FZ_S(INVALID_ARGUMENT);
+  }
+  if (a->ka.cls != FZ_LIVE) return 0;
+  for (r = 0; r < nrows; r++) {
+    uint64_t k = topk_k(a, r);
+    over |= sum + k < sum;
+    sum += k;
+  }
+  return (over || a->xa.cls != FZ_LIVE || sum != fz.buf[a->out].len) ? FZ_S(SIZE_MISMATCH) : 0;
+}
+
+/* Every fault the call has (a mask of the statuses it may return). */
+static unsigned segtopk_faults(const segtopk_t *a) {
+  const fz_h *bufs[5] = {&a->va, &a->oa, &a->ka, &a->xa, &a->ia};
+  const int idx[5] = {a->vals, a->offs, a->ks, a->out, a->idx};
+  unsigned f = fz_handle_fault(&a->ca, 0) | fz_handle_fault(&a->va, 0) | fz_handle_fault(&a->oa, 1) |
+               fz_handle_fault(&a->ka, 1) | fz_handle_fault(&a->xa, 0) | fz_handle_fault(&a->ia, 1) |
+               (a->bad_order ? FZ_S(INVALID_ARGUMENT) : 0);
+  int i, j, shaped = a->va.cls == FZ_LIVE;
+  size_t nrows = 0;
+  for (i = 0; i < 5; i++) f |= ctx_fault(&a->ca, a->c, bufs[i], idx[i]);
+  if ((a->oa.cls == FZ_LIVE) != (a->row_len == 0) || (a->ka.cls == FZ_LIVE && a->k != 0)) f |= FZ_S(INVALID_ARGUMENT);
+  if (a->oa.cls == FZ_LIVE) {
+    if (!is_index(fz.buf[a->offs].dt)) f |= FZ_S(TYPE_MISMATCH), shaped = 0;
+    if (fz.buf[a->offs].len == 0) f |= FZ_S(SIZE_MISMATCH), shaped = 0;
+    else nrows = fz.buf[a->offs].len - 1;
+  } else if (a->oa.cls == FZ_NULL && a->va.cls == FZ_LIVE && a->row_len) {
+    if (fz.buf[a->vals].len % a->row_len) f |= FZ_S(SIZE_MISMATCH), shaped = 0;
+    nrows = fz.buf[a->vals].len / (size_t)a->row_len;
+  } else {
+    shaped = 0;
+  }
+  if (a->ka.cls == FZ_LIVE) {
+    if (!is_index(fz.buf[a->ks].dt)) f |= FZ_S(TYPE_MISMATCH), shaped = 0;
+    if (fz.buf[a->ks].len != nrows) f |= FZ_S(SIZE_MISMATCH), shaped = 0;
+  } else if (shaped && a->xa.cls == FZ_LIVE) {
+    uint64_t total = nrows * a->k;
+    if ((a->k && total / a->k != nrows) || total != fz.buf[a->out].len) f |= FZ_S(SIZE_MISMATCH);
+  }
+  if (live2(&a->va, &a->xa) && fz.buf[a->out].dt != fz.buf[a->vals].dt) f |= FZ_S(TYPE_MISMATCH);
+  if (a->ia.cls == FZ_LIVE) {
+    if (fz.buf[a->idx].dt != GPUPRIMS_DTYPE_U64) f |= FZ_S(TYPE_MISMATCH);
+    if (a->xa.cls == FZ_LIVE && fz.buf[a->idx].len != fz.buf[a->out].len) f |= FZ_S(SIZE_MISMATCH);
+  }
+  for (i = 3; i < 5; i++) /* an output sharing memory with any other buffer of the call */
+    for (j = 0; j < i; j++)
+      if (bufs[i]->cls == FZ_LIVE && bufs[j]->cls == FZ_LIVE && fz_overlap(idx[i], idx[j])) f |= FZ_S(INVALID_ARGUMENT);
+  if (shaped && (a->ka.cls == FZ_LIVE || a->ka.cls == FZ_NULL) && (a->oa.cls == FZ_LIVE || a->oa.cls == FZ_NULL))
+    f |= segtopk_row_faults(a, nrows);
+  return f;
+}
+
+/* The results against each row's stable order (ties by index), pads 0 / UINT64_MAX. */
+static void check_segtopk(const segtopk_t *a) {
+  const fz_buf *vb = &fz.buf[a->vals];
+  size_t nrows = a->oa.cls == FZ_LIVE ? fz.buf[a->offs].len - 1 : vb->len / (size_t)a->row_len, r, j, pos = 0;
+  size_t *perm = (size_t *)tu_xmalloc((vb->len + 1) * sizeof(size_t));
+  const unsigned char *got, *at = NULL;
+  fz_read_into(a->out, fz_shadow(a->out));
+  if (a->ia.cls == FZ_LIVE) fz_read_into(a->idx, fz_shadow(a->idx)), at = fz_shadow(a->idx);
+  got = fz_shadow(a->out);
+  for (r = 0; r < nrows; r++) {
+    uint64_t b, e, k = topk_k(a, r);
+    topk_row(a, r, &b, &e);
+    tu_sort_ref(vb->dt, fz_shadow(a->vals) + b * vb->es, (size_t)(e - b), a->order, perm, NULL);
+    for (j = 0; j < k; j++, pos++) {
+      uint64_t want_ix = j < e - b ? (uint64_t)perm[j] : UINT64_MAX;
+      uint64_t want = j < e - b ? tu_get_bits(vb->es, fz_shadow(a->vals), (size_t)(b + want_ix)) : 0;
+      if (tu_get_bits(vb->es, got, pos) != want || (at && tu_get_bits(8, at, pos) != want_ix))
+        fz_fail("segmented_topk %s row %zu of %zu ([%llu, %llu), k %llu) slot %zu: 0x%llx index %llu, expected 0x%llx index %llu",
+                tu_order_name(a->order), r, nrows, (unsigned long long)b, (unsigned long long)e, (unsigned long long)k, j,
+                (unsigned long long)tu_get_bits(vb->es, got, pos), (unsigned long long)(at ? tu_get_bits(8, at, pos) : want_ix),
+                (unsigned long long)want, (unsigned long long)want_ix);
+    }
+  }
+  fz.checked_results++;
+  free(perm);
+}
+
+void fz_op_segmented_topk(void) {
+  segtopk_t a;
+  unsigned faults;
+  gpuprims_status s;
+  if (!segtopk_pick(&a)) return;
+  faults = segtopk_faults(&a);
+  fz_call("gpuprims_segmented_topk(%s, %s, %s, %llu, %llu, %s, %s, %s, %s)", a.ca.what, a.va.what, a.oa.what,
+          (unsigned long long)a.row_len, (unsigned long long)a.k, a.ka.what,
+          a.bad_order ? "(unknown order)" : tu_order_name(a.order), a.xa.what, a.ia.what);
+  s = fz_done(gpuprims_segmented_topk((gpuprims_context *)a.ca.p, (gpuprims_buffer *)a.va.p, (gpuprims_buffer *)a.oa.p,
+                                      a.row_len, a.k, (gpuprims_buffer *)a.ka.p, a.order, (gpuprims_buffer *)a.xa.p,
+                                      (gpuprims_buffer *)a.ia.p),
+              faults ? faults : FZ_OK);
+  if (s == GPUPRIMS_STATUS_OK) {
+    check_segtopk(&a);
+  } else {
+    verify_unchanged(s, a.out);
+    verify_unchanged(s, a.idx);
+  }
 }
 
 /* ------------------------------------------------------------------------------------- */

@@ -113,6 +113,7 @@ FUNCTIONS = {
     'gpuprims_select_kth_to_buffer': (_c.c_uint32, [('ctx', _c.c_void_p), ('in', _c.c_void_p), ('k', _c.c_uint64), ('out', _c.c_void_p)]),
     'gpuprims_topk': (_c.c_uint32, [('ctx', _c.c_void_p), ('in', _c.c_void_p), ('k', _c.c_uint64), ('order', _c.c_uint32), ('out_values', _c.c_void_p), ('out_indices', _c.c_void_p)]),
     'gpuprims_segmented_select': (_c.c_uint32, [('ctx', _c.c_void_p), ('values', _c.c_void_p), ('offsets', _c.c_void_p), ('ks', _c.c_void_p), ('out', _c.c_void_p)]),
+    'gpuprims_segmented_topk': (_c.c_uint32, [('ctx', _c.c_void_p), ('values', _c.c_void_p), ('offsets', _c.c_void_p), ('row_len', _c.c_uint64), ('k', _c.c_uint64), ('ks', _c.c_void_p), ('order', _c.c_uint32), ('out_values', _c.c_void_p), ('out_indices', _c.c_void_p)]),
     'gpuprims_radix_sort': (_c.c_uint32, [('ctx', _c.c_void_p), ('keys', _c.c_void_p), ('values', _c.c_void_p), ('order', _c.c_uint32)]),
     'gpuprims_quicksort': (_c.c_uint32, [('ctx', _c.c_void_p), ('keys', _c.c_void_p), ('values', _c.c_void_p), ('order', _c.c_uint32)]),
     'gpuprims_fault_inject': (_c.c_uint32, [('spec', _c.c_char_p)]),

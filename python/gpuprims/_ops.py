@@ -1,8 +1,9 @@
 """The primitives, named and shaped like NumPy and PyTorch.
 
 Every function takes 1-D contiguous arrays (NumPy, PyTorch, CuPy, or anything with
-__cuda_array_interface__ or __dlpack__), returns results of the input's kind on its
-device, and accepts two keywords: ctx= (a gpuprims.Context; default: the one entered
+__cuda_array_interface__ or __dlpack__; topk also takes 2-D NumPy, PyTorch and CuPy
+arrays, row by row), returns results of the input's kind on its device, and accepts
+two keywords: ctx= (a gpuprims.Context; default: the one entered
 with `with`, else a default context for the array's device) and stream= (CUDA: a
 torch.cuda.Stream, a CuPy stream, anything with __cuda_stream__, or a raw handle;
 default: the framework's current stream). Work on CUDA is issued on that stream and not
@@ -245,14 +246,25 @@ def kthvalue(x, k, *, ctx=None, stream=None):
     return select_kth(x, k - 1, ctx=ctx, stream=stream)
 
 
-def topk(x, k, *, largest=True, out=None, ctx=None, stream=None):
+def topk(x, k, dim=-1, largest=True, sorted=True, *, out=None, ctx=None, stream=None):
     """The `k` largest (largest=True) or smallest elements of `x`, sorted, and their
     indices: returns (values, indices), indices int64, as torch.topk.
 
     Equal values come lowest index first, so the result is the same on every run and
     device; NaN counts as the largest value. 0 <= k <= len(x). out=(values, indices)
-    writes into arrays of k elements (x's dtype, int64) instead of new ones.
+    writes into arrays of k elements (x's dtype, int64) instead of new ones (1-D x only).
+
+    A 2-D contiguous `x` (NumPy, PyTorch or CuPy) is taken row by row along its last
+    dim (dim=-1 or 1; another dim raises ValueError: transpose and copy first): values
+    and indices have shape (rows, k), the indices within each row, from one call of
+    gpuprims_segmented_topk. k larger than a row raises ValueError, as torch.topk does
+    (gpuprims.segmented_topk pads instead). sorted=False is accepted; the results come
+    sorted anyway.
     """
+    if _ndim(x) == 2:
+        return _topk_rows(x, k, dim, largest, out, ctx, stream)
+    if dim not in (0, -1):
+        raise ValueError(f"dim: {dim!r} is not a dim of a 1-D array")
     a = adapt(x, "x")
     k = _count(k, "k")
     if not 0 <= k <= a.n:
@@ -275,6 +287,108 @@ def topk(x, k, *, largest=True, out=None, ctx=None, stream=None):
         if k:
             check(lib.gpuprims_topk(c.ctx.handle, c.buf(a), k, order, hv, hi))
     return out if out is not None else (vals, idx)
+
+
+def _ndim(x):
+    """x's number of dims where it says so (NumPy, PyTorch, CuPy, sequences), else 1."""
+    nd = getattr(x, "ndim", None)
+    if isinstance(nd, int):
+        return nd
+    if isinstance(x, (list, tuple)):
+        return np.ndim(x)
+    return 1
+
+
+def _topk_rows(x, k, dim, largest, out, ctx, stream):
+    """topk along the last dim of a 2-D array: its rows, row_len at a time."""
+    if dim not in (-1, 1):
+        raise ValueError(f"dim: only the last dim (-1 or 1) of a 2-D array, not {dim!r} (transpose and copy first)")
+    if out is not None:
+        raise ValueError("out: only for a 1-D x")
+    if isinstance(x, (list, tuple)):
+        x = np.ascontiguousarray(x)
+    rows, row_len = (int(n) for n in x.shape)
+    adapt(x, "x", ndim=2)  # 2-D and contiguous, or the usual errors
+    if not hasattr(x, "reshape"):
+        raise TypeError("x: a 2-D x must be a NumPy, PyTorch or CuPy array")
+    k = _count(k, "k")
+    if not 0 <= k <= row_len:
+        raise ValueError(f"k: {k} is out of range for rows of {row_len} elements (0 <= k <= {row_len})")
+    a = adapt(x.reshape(-1), "x")  # a view: x is contiguous
+    order = _ORDER["DESCENDING" if largest else "ASCENDING"]
+    with Call((a,), ctx, stream) as c:
+        vals, hv = c.output(a, rows * k, a.code)
+        idx, hi = c.output(a, rows * k, I64, U64)
+        if rows * k:
+            check(lib.gpuprims_segmented_topk(c.ctx.handle, c.buf(a), None, row_len, k, None, order, hv, hi))
+    return vals.reshape(rows, k), idx.reshape(rows, k)
+
+
+def segmented_topk(values, offsets, k=None, *, ks=None, largest=True, ctx=None, stream=None):
+    """Per row, its `k` largest (largest=True) or smallest elements, sorted, and their
+    indices within the row: row r is values[offsets[r]:offsets[r+1]]. Returns
+    (values, indices), both flat: row r's results at [r * k, (r + 1) * k), or with
+    ks= (one k per row) at [ks[:r].sum(), ks[:r + 1].sum()).
+
+    Equal values come lowest index first; NaN counts as the largest value; values are
+    the elements bit for bit. A row shorter than its k gives all its elements, then pads:
+    value 0 and index -1. Empty rows are allowed.
+
+    offsets: nondecreasing integers (int32/uint32/int64/uint64), nrows + 1 of them; the
+    rows need not cover `values`. ks: integers of the same widths, one per row (give k
+    or ks, not both); on a GPU, ks must be a PyTorch or CuPy array (their sum sizes the
+    result). Offsets that decrease or end past `values` raise
+    gpuprims.InvalidArgumentError naming the first bad row.
+    """
+    v = adapt(values, "values")
+    off = adapt(offsets, "offsets")
+    off_code = _index_code(off, "offsets")
+    if off.n == 0:
+        raise ValueError("offsets: needs at least one entry (nrows + 1)")
+    nrows = off.n - 1
+    if (k is None) == (ks is None):
+        raise TypeError("give k (one for every row) or ks= (one per row), not both or neither")
+    kop = None
+    if ks is not None:
+        kop = adapt(ks, "ks")
+        ks_code = _index_code(kop, "ks")
+        if kop.n != nrows:
+            raise ValueError(f"ks: {kop.n} entries for {nrows} rows")
+        k, total = 0, _ks_total(ks, kop)
+    else:
+        k = _count(k, "k")
+        if k < 0:
+            raise ValueError(f"k: {k} is negative")
+        total = nrows * k
+    order = _ORDER["DESCENDING" if largest else "ASCENDING"]
+    with Call((v, off, kop), ctx, stream) as c:
+        vals, hv = c.output(v, total, v.code)
+        idx, hi = c.output(v, total, I64, U64)
+        hk = c.buf(kop, ks_code) if kop is not None else None
+        check(lib.gpuprims_segmented_topk(c.ctx.handle, c.buf(v), c.buf(off, off_code), 0, k, hk, order, hv, hi))
+    return vals, idx
+
+
+def _ks_total(ks, kop):
+    """The sum of the per-row ks, which sizes the results (negative ks are refused)."""
+    if kop.device is None:  # host memory: read in place
+        dt = np.dtype(_dtypes.to_numpy(kop.code))
+        raw = (ctypes.c_uint8 * (kop.n * dt.itemsize)).from_address(kop.ptr) if kop.n else bytearray()
+        arr = np.frombuffer(raw, dt)
+        if arr.size and arr.min() < 0:
+            raise ValueError("ks: negative entries")
+        return int(arr.sum(dtype=np.uint64))
+    name = kop.kind.name
+    if name == "torch":
+        t = kop.kind.torch
+        if kop.n and bool((ks < 0).any()):
+            raise ValueError("ks: negative entries")
+        return int(ks.sum(dtype=t.int64)) if kop.n else 0
+    if name == "cupy":
+        if kop.n and bool((ks < 0).any()):
+            raise ValueError("ks: negative entries")
+        return int(ks.sum(dtype=np.int64)) if kop.n else 0
+    raise TypeError("ks: on a GPU, a PyTorch or CuPy array (its sum sizes the result)")
 
 
 def segmented_select(values, offsets, ranks=None, *, out=None, ctx=None, stream=None):

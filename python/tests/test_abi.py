@@ -35,15 +35,15 @@ def test_generator_picks_up_new_constants_and_functions():
         "#define GPUPRIMS_DTYPE_F64 10\n\n#define GPUPRIMS_DTYPE_F16 11\n\n#define GPUPRIMS_DTYPE_BF16 12",
     ).replace(
         "#ifdef __cplusplus\n}",
-        "gpuprims_status gpuprims_segmented_topk(gpuprims_context *ctx,\n"
-        "                                        const gpuprims_buffer *values,\n"
-        "                                        uint64_t k,\n"
-        "                                        gpuprims_buffer *out);\n\n#ifdef __cplusplus\n}",
+        "gpuprims_status gpuprims_future_call(gpuprims_context *ctx,\n"
+        "                                     const gpuprims_buffer *values,\n"
+        "                                     uint64_t k,\n"
+        "                                     gpuprims_buffer *out);\n\n#ifdef __cplusplus\n}",
     )
     ns = {}
     exec(compile(gen_abi.render(extra), "_abi", "exec"), ns)
     assert ns["DTYPE"]["F16"] == 11 and ns["DTYPE"]["BF16"] == 12
-    restype, args = ns["FUNCTIONS"]["gpuprims_segmented_topk"]
+    restype, args = ns["FUNCTIONS"]["gpuprims_future_call"]
     assert [a for a, _ in args] == ["ctx", "values", "k", "out"]
 
 

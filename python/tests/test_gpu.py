@@ -144,6 +144,29 @@ def test_against_torch_with_float_specials():
     assert torch.equal(gp.argsort(y), torch.argsort(y, stable=True))
 
 
+@pytest.mark.parametrize("fw", FRAMEWORKS)
+def test_topk_of_rows_and_segmented_topk(fw):
+    h = sample(np.float32, 64 * 500).reshape(64, 500)
+    x = to_device(fw, h)
+    v, i = gp.topk(x, 20)
+    down = np.stack([stable_order(r, descending=True)[:20] for r in h])
+    assert to_host(v).shape == (64, 20) and np.array_equal(to_host(i), down)
+    assert same(to_host(v), np.take_along_axis(h, down, 1))
+    if fw == "torch":
+        assert torch.equal(v[1:], torch.topk(x, 20).values[1:])  # row 0 holds NaNs
+    flat = h.reshape(-1)
+    offsets = np.array([0, 0, 7, 4000, 4000, 32000], np.int64)
+    ks = np.array([3, 5, 1000, 0, 17], np.int64)
+    gv, gi = gp.segmented_topk(to_device(fw, flat), to_device(fw, offsets), ks=to_device(fw, ks), largest=False)
+    pos = 0
+    for r, k in enumerate(ks):
+        row = flat[offsets[r]:offsets[r + 1]]
+        perm = stable_order(row)[:k]
+        assert np.array_equal(to_host(gi)[pos:pos + len(perm)], perm)
+        assert (to_host(gi)[pos + len(perm):pos + k] == -1).all()
+        pos += k
+
+
 @pytest.mark.skipif(cupy is None, reason="no CuPy")
 def test_against_cupy():
     x = cupy.random.standard_normal(1 << 20, dtype=cupy.float32)

@@ -125,6 +125,97 @@ def test_topk(dtype, largest):
         gp.topk(x, 9, out=out)
 
 
+def bits(a):
+    """The raw bits of an array, to compare floats bit for bit (NaN payloads, -0.0)."""
+    a = np.ascontiguousarray(a)
+    return a.view({1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[a.dtype.itemsize])
+
+
+def rows_reference(x, bounds, ks, largest):
+    """Each row's first ks[r] in the order (ties by index), padded with 0 / -1."""
+    vals, idx = [], []
+    for r, k in enumerate(ks):
+        row = x[bounds[r]:bounds[r + 1]]
+        perm = stable_order(row, descending=largest)[:k]
+        pad = int(k) - len(perm)
+        vals.append(np.concatenate([row[perm], np.zeros(pad, x.dtype)]))
+        idx.append(np.concatenate([perm, np.full(pad, -1)]).astype(np.int64))
+    return np.concatenate(vals or [np.zeros(0, x.dtype)]), np.concatenate(idx or [np.zeros(0, np.int64)])
+
+
+@pytest.mark.parametrize("dtype", TYPES)
+@pytest.mark.parametrize("largest", [True, False])
+def test_topk_of_rows(dtype, largest):
+    x = sample(dtype, 7 * 300).reshape(7, 300)
+    x[3] = x[3, 0]  # a row of ties
+    for k in (0, 1, 33, 300):
+        values, indices = gp.topk(x, k, largest=largest)
+        assert values.shape == (7, k) and indices.shape == (7, k) and indices.dtype == np.int64
+        want_v, want_i = rows_reference(x.reshape(-1), range(0, 2101, 300), [k] * 7, largest)
+        assert np.array_equal(bits(values).reshape(-1), bits(want_v)) and np.array_equal(indices.reshape(-1), want_i)
+    values, indices = gp.topk(x, 5, -1, largest, False)  # torch's positional order; sorted=False sorts too
+    assert np.array_equal(bits(values), bits(gp.topk(x, 5, dim=1, largest=largest)[0]))
+    assert gp.topk(np.zeros((0, 4), dtype), 2)[0].shape == (0, 2)
+    assert gp.topk(np.zeros((3, 0), dtype), 0)[1].shape == (3, 0)
+    with pytest.raises(ValueError, match="k: 301"):
+        gp.topk(x, 301)  # as torch.topk: k past the row
+    with pytest.raises(ValueError, match="last dim"):
+        gp.topk(x, 2, dim=0)
+    with pytest.raises(ValueError, match="contiguous"):
+        gp.topk(x[:, ::2], 2)
+    with pytest.raises(ValueError, match="1-D"):
+        gp.topk(x, 2, out=(np.empty(14, dtype), np.empty(14, np.int64)))
+    with pytest.raises(ValueError, match="dim"):
+        gp.topk(x[0], 2, dim=1)
+
+
+@pytest.mark.parametrize("dtype", TYPES)
+@pytest.mark.parametrize("index_type", [np.int32, np.uint32, np.int64, np.uint64])
+def test_segmented_topk(dtype, index_type):
+    x = sample(dtype, 3000)
+    if x.dtype.kind == "f":  # NaNs of both signs and other payloads (ties: by index), -0.0
+        nans = {2: [0x7E00, 0xFE00, 0x7E5A, 0x7C01], 4: [0x7FC00000, 0xFFC00000, 0x7FC12345, 0x7F800001],
+                8: [0x7FF8000000000000, 0xFFF8000000000000, 0x7FF800000000BEEF, 0x7FF0000000000001]}
+        bits(x)[10:30] = np.array(nans[x.dtype.itemsize] * 5, bits(x).dtype)
+        x[30:33] = (-0.0, 0.0, -0.0)
+    bounds = np.array([2, 2, 40, 41, 300, 1200, 1200, 2999], index_type)
+    rng = np.random.default_rng(5)
+    for largest in (True, False):
+        for k in (0, 1, 7, 1000):
+            v, i = gp.segmented_topk(x, bounds, k, largest=largest)
+            want_v, want_i = rows_reference(x, bounds.astype(np.int64), [k] * 7, largest)
+            assert np.array_equal(bits(v), bits(want_v)) and np.array_equal(i, want_i) and i.dtype == np.int64
+        ks = rng.integers(0, 50, 7).astype(index_type)
+        ks[1] = 3  # an empty row: three pads
+        v, i = gp.segmented_topk(x, bounds, ks=ks, largest=largest)
+        want_v, want_i = rows_reference(x, bounds.astype(np.int64), ks.astype(np.int64), largest)
+        assert np.array_equal(bits(v), bits(want_v)) and np.array_equal(i, want_i)
+    v, i = gp.segmented_topk(x, np.array([5], index_type), 3)  # no rows
+    assert v.size == 0 and i.size == 0
+
+
+def test_segmented_topk_errors():
+    x = np.arange(10, dtype=np.float32)
+    with pytest.raises(gp.InvalidArgumentError, match="row 1"):
+        gp.segmented_topk(x, np.array([0, 5, 3, 10]), 2)  # offsets decrease at row 1
+    with pytest.raises(gp.InvalidArgumentError, match="row 2"):
+        gp.segmented_topk(x, np.array([0, 5, 6, 11]), ks=np.array([1, 1, 0]))  # past the end, even with k 0 there
+    with pytest.raises(TypeError, match="not both"):
+        gp.segmented_topk(x, np.array([0, 10]), 2, ks=np.array([2]))
+    with pytest.raises(TypeError, match="not both"):
+        gp.segmented_topk(x, np.array([0, 10]))
+    with pytest.raises(ValueError, match="ks: 2 entries"):
+        gp.segmented_topk(x, np.array([0, 10]), ks=np.array([2, 2]))
+    with pytest.raises(ValueError, match="negative"):
+        gp.segmented_topk(x, np.array([0, 10]), ks=np.array([-1]))
+    with pytest.raises(ValueError, match="negative"):
+        gp.segmented_topk(x, np.array([0, 10]), -1)
+    with pytest.raises(TypeError, match="32 or 64"):
+        gp.segmented_topk(x, np.array([0, 10], np.float32), 1)
+    with pytest.raises(ValueError, match="at least one"):
+        gp.segmented_topk(x, np.zeros(0, np.int64), 1)
+
+
 @pytest.mark.parametrize("dtype", TYPES)
 def test_select_kth_and_kthvalue(dtype):
     x = sample(dtype, 1001)
@@ -333,6 +424,6 @@ def test_life_errors():
 
 
 def test_help_is_enough():
-    for fn in (gp.topk, gp.sort, gp.argsort, gp.kthvalue, gp.select_kth, gp.segmented_select, gp.cumsum,
+    for fn in (gp.topk, gp.sort, gp.argsort, gp.kthvalue, gp.select_kth, gp.segmented_select, gp.segmented_topk, gp.cumsum,
                gp.scan, gp.reduce, gp.sum, gp.Life, gp.Context):
         assert fn.__doc__ and len(fn.__doc__) > 80, fn
