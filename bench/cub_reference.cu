@@ -12,6 +12,18 @@
 #include <cub/device/device_reduce.cuh>
 #include <cub/device/device_scan.cuh>
 #include <cub/version.cuh>
+// cub::DeviceBatchedTopK first appears in CCCL 3.5.0 (CUDA 13.5); the toolkit's 3.0.1 lacks it,
+// and there cubref_batched_topk_ms says so (-2).
+#if CCCL_MAJOR_VERSION > 3 || (CCCL_MAJOR_VERSION == 3 && CCCL_MINOR_VERSION >= 5)
+#define CUBREF_HAVE_BATCHED_TOPK 1
+#include <cub/device/device_batched_topk.cuh>
+#include <cuda/argument>
+#include <cuda/iterator>
+#include <cuda/std/execution>
+#include <cuda/stream>
+#else
+#define CUBREF_HAVE_BATCHED_TOPK 0
+#endif
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -531,6 +543,191 @@ double cubref_segmented_sort_ms(uint32_t dtype, const void *d_values, void *d_so
     case GPUPRIMS_DTYPE_F32: return segmented_sort_t<float>(d_values, d_sorted, n, d_offsets, nrows, warmup, reps, s);
     default: return unsupported("segmented sort", dtype, 0);
   }
+}
+
+}  // extern "C"
+
+// ---------------------------------------------------------------------------------------
+// cub::DeviceBatchedTopK (CCCL >= 3.5.0), the segmented top-k rows' anchor.
+//
+// What CCCL 3.5.0 offers (cub/device/device_batched_topk.cuh, dispatch/, agent/):
+//   - MaxKeys / MinKeys / MaxPairs / MinPairs over an iterator of per-segment iterators
+//     (d_keys_in[i] is segment i's keys; outputs likewise, k items a segment);
+//   - only the opted-out contract: require(determinism::not_guaranteed,
+//     tie_break::unspecified, output_ordering::unsorted) -- anything else is a
+//     static_assert. Output unsorted, ties at the k-th place any of the tied items;
+//   - one thread block a segment only (the multi-block path is a TODO): segment_sizes
+//     needs a compile-time upper bound (cuda::args::constant<N>, or immediate /
+//     deferred_sequence with cuda::args::bounds<lo, hi>()), and the smallest of the
+//     block policies 256x64, 256x32, 256x16, 256x8, 256x4, 128x2 items covering it whose
+//     shared memory (the union of BlockLoad/BlockStore WARP_TRANSPOSE of a tile of keys,
+//     of values, and the block top-k's storage) fits in 48 KiB is used; none: a
+//     static_assert. So 16,384 items at most (2-byte keys, no values), 8,192 with u32
+//     values (and, by the same arithmetic, 4,096 with u64 values);
+//   - uniform or per-segment sizes (deferred_sequence), uniform or per-segment k; the
+//     number of segments one host value (a grid of that many blocks); a segment shorter
+//     than k gives its size's worth of items;
+//   - keys: anything with cub's radix traits (the block top-k is AIR radix select).
+// Here: pairs, the values being each item's u32 index within its row (a counting
+// iterator, so the indices cost a write, not a read), keys f32 or bf16, rows uniform
+// (row_len) or ragged (u32 offsets), one k. The segment-size bound is chosen at run time
+// from a few compiled ones (kBounds); rows longer than the largest are -2.
+#if CUBREF_HAVE_BATCHED_TOPK
+namespace {
+
+template <class T>
+struct UniformRow {  // segment i of uniform rows: base + i * row_len
+  T *base;
+  int64_t row_len;
+  __host__ __device__ T *operator()(int64_t i) const { return base + i * row_len; }
+};
+
+template <class T>
+struct RaggedRow {  // segment i of ragged rows: base + offsets[i]
+  const T *base;
+  const uint32_t *offsets;
+  __host__ __device__ const T *operator()(int64_t i) const { return base + offsets[i]; }
+};
+
+struct RaggedLen {  // segment i's size
+  const uint32_t *offsets;
+  __host__ __device__ int operator()(int64_t i) const { return int(offsets[i + 1] - offsets[i]); }
+};
+
+struct RowIndices {  // every segment's values: 0, 1, 2, ... (the index within the row)
+  __host__ __device__ cuda::counting_iterator<uint32_t> operator()(int64_t) const {
+    return cuda::counting_iterator<uint32_t>{0u};
+  }
+};
+
+template <class F>
+auto segments(F f) {
+  return cuda::transform_iterator(cuda::counting_iterator<int64_t>{0}, f);
+}
+
+// Rows of at most Bound items, keys T, largest (max) or smallest first.
+template <class T, int Bound>
+double batched_topk_t(bool max, const void *d_values, const uint32_t *d_offsets, size_t nrows, size_t row_len,
+                      size_t k, void *d_out_keys, void *d_out_indices, int warmup, int reps, cudaStream_t s) {
+  const auto req = cuda::execution::require(cuda::execution::determinism::not_guaranteed,
+                                            cuda::execution::tie_break::unspecified,
+                                            cuda::execution::output_ordering::unsorted);
+  const auto env = cuda::std::execution::env{cuda::stream_ref{s}, req};
+  const T *in = static_cast<const T *>(d_values);
+  auto keys_out = segments(UniformRow<T>{static_cast<T *>(d_out_keys), (int64_t)k});
+  auto vals_in = segments(RowIndices{});
+  auto vals_out = segments(UniformRow<uint32_t>{static_cast<uint32_t *>(d_out_indices), (int64_t)k});
+  const int kk = (int)k, nseg = (int)nrows;
+  auto call = [&](void *temp, size_t &bytes) -> cudaError_t {
+    if (d_offsets) {
+      auto keys_in = segments(RaggedRow<T>{in, d_offsets});
+      auto sizes = cuda::args::deferred_sequence{segments(RaggedLen{d_offsets}), cuda::args::bounds<0, Bound>()};
+      if (max)
+        return cub::DeviceBatchedTopK::MaxPairs(temp, bytes, keys_in, keys_out, vals_in, vals_out, sizes, kk, nseg,
+                                                env);
+      return cub::DeviceBatchedTopK::MinPairs(temp, bytes, keys_in, keys_out, vals_in, vals_out, sizes, kk, nseg, env);
+    }
+    auto keys_in = segments(UniformRow<const T>{in, (int64_t)row_len});
+    auto sizes = cuda::args::immediate{(int)row_len, cuda::args::bounds<1, Bound>()};
+    if (max)
+      return cub::DeviceBatchedTopK::MaxPairs(temp, bytes, keys_in, keys_out, vals_in, vals_out, sizes, kk, nseg, env);
+    return cub::DeviceBatchedTopK::MinPairs(temp, bytes, keys_in, keys_out, vals_in, vals_out, sizes, kk, nseg, env);
+  };
+  // What the outputs hold on return was written by one run (poisoned first).
+  auto refresh = rerun_into_poisoned(d_out_keys, nrows * k * sizeof(T), d_out_indices, nrows * k * 4, s);
+  return time_cub(call, warmup, reps, s, refresh);
+}
+
+// The compiled segment-size bounds, smallest first. The largest is the largest CUB 3.5.0
+// accepts with u32 values: a tile of 16,384 (256x64) needs 64 KiB to load the values,
+// past the 48 KiB of static shared memory, so 256x32 = 8,192 items, for f32 and bf16 keys
+// alike (bf16 keys alone, without values, would reach 16,384).
+template <class T>
+struct Bounds {
+  static constexpr int list[] = {256, 1024, 8192};
+};
+
+template <class T, size_t I = 0>
+double batched_topk_bound(bool max, size_t longest, const void *d_values, const uint32_t *d_offsets, size_t nrows,
+                          size_t row_len, size_t k, void *d_out_keys, void *d_out_indices, int warmup, int reps,
+                          cudaStream_t s, int *bound) {
+  constexpr size_t count = sizeof(Bounds<T>::list) / sizeof(int);
+  if constexpr (I == count) {
+    (void)max; (void)longest; (void)d_values; (void)d_offsets; (void)nrows; (void)row_len; (void)k;
+    (void)d_out_keys; (void)d_out_indices; (void)warmup; (void)reps; (void)s;
+    *bound = Bounds<T>::list[count - 1];
+    return -2.0;
+  } else {
+    constexpr int B = Bounds<T>::list[I];
+    if (longest > (size_t)B)
+      return batched_topk_bound<T, I + 1>(max, longest, d_values, d_offsets, nrows, row_len, k, d_out_keys,
+                                          d_out_indices, warmup, reps, s, bound);
+    *bound = B;
+    return batched_topk_t<T, B>(max, d_values, d_offsets, nrows, row_len, k, d_out_keys, d_out_indices, warmup,
+                                reps, s);
+  }
+}
+
+}  // namespace
+#endif  // CUBREF_HAVE_BATCHED_TOPK
+
+extern "C" {
+
+double cubref_batched_topk_ms(uint32_t dtype, uint32_t order, const void *d_values, const void *d_offsets,
+                              size_t nrows, size_t row_len, size_t max_row, size_t k, void *d_out_keys,
+                              void *d_out_indices, int warmup, int reps, void *stream, char *config,
+                              size_t config_len) {
+  char buf[320];
+  if (config && config_len) config[0] = '\0';
+#if CUBREF_HAVE_BATCHED_TOPK
+  const bool max = order == GPUPRIMS_ORDER_DESCENDING;
+  const size_t longest = d_offsets ? max_row : row_len;
+  const char *name = dtype == GPUPRIMS_DTYPE_F32 ? "f32" : dtype == GPUPRIMS_DTYPE_BF16 ? "bf16" : "?";
+  int bound = 0;
+  double ms = -2.0;
+  if (order != GPUPRIMS_ORDER_ASCENDING && order != GPUPRIMS_ORDER_DESCENDING)
+    return unsupported("DeviceBatchedTopK (order)", dtype, order);
+  if (!d_offsets && row_len == 0) return unsupported("DeviceBatchedTopK (row_len 0)", dtype, order);
+  if (nrows == 0 || nrows > 2147483647u || k == 0 || k > 2147483647u) {
+    std::snprintf(buf, sizeof buf, "DeviceBatchedTopK: %zu rows, k %zu not wired (1..2^31-1 each)", nrows, k);
+    g_error = buf;
+    return -2.0;
+  }
+  cudaStream_t s = (cudaStream_t)stream;
+  const uint32_t *offs = (const uint32_t *)d_offsets;
+  switch (dtype) {
+    case GPUPRIMS_DTYPE_F32:
+      ms = batched_topk_bound<float>(max, longest, d_values, offs, nrows, row_len, k, d_out_keys, d_out_indices,
+                                     warmup, reps, s, &bound);
+      break;
+    case GPUPRIMS_DTYPE_BF16:
+      ms = batched_topk_bound<__nv_bfloat16>(max, longest, d_values, offs, nrows, row_len, k, d_out_keys,
+                                             d_out_indices, warmup, reps, s, &bound);
+      break;
+    default: return unsupported("DeviceBatchedTopK (dtype; f32 and bf16 wired)", dtype, order);
+  }
+  if (ms == -2.0) {
+    std::snprintf(buf, sizeof buf,
+                  "DeviceBatchedTopK (CCCL %d.%d.%d): rows of %zu > %d %s items: one block a segment only, 48 KiB "
+                  "of shared memory",
+                  CCCL_MAJOR_VERSION, CCCL_MINOR_VERSION, CCCL_PATCH_VERSION, longest, bound, name);
+    g_error = buf;
+    return -2.0;
+  }
+  if (config && config_len)
+    std::snprintf(config, config_len,
+                  "DeviceBatchedTopK::%s %s/u32-index, %s sizes bounds<%d, %d>, unsorted, not deterministic",
+                  max ? "MaxPairs" : "MinPairs", name, d_offsets ? "deferred_sequence" : "immediate",
+                  d_offsets ? 0 : 1, bound);
+  return ms;
+#else
+  (void)dtype; (void)order; (void)d_values; (void)d_offsets; (void)nrows; (void)row_len; (void)max_row; (void)k;
+  (void)d_out_keys; (void)d_out_indices; (void)warmup; (void)reps; (void)stream;
+  std::snprintf(buf, sizeof buf, "DeviceBatchedTopK: built against CCCL %d.%d.%d (it needs 3.5.0)",
+                CCCL_MAJOR_VERSION, CCCL_MINOR_VERSION, CCCL_PATCH_VERSION);
+  g_error = buf;
+  return -2.0;
+#endif
 }
 
 }  // extern "C"

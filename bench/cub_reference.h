@@ -114,6 +114,23 @@ double cubref_row_median_block_sort_ms(uint32_t dtype, const void *d_values, con
 double cubref_segmented_sort_ms(uint32_t dtype, const void *d_values, void *d_sorted, size_t n, const void *d_offsets,
                                 size_t nrows, int warmup, int reps, void *stream);
 
+/* cub::DeviceBatchedTopK::MaxPairs (order GPUPRIMS_ORDER_DESCENDING) or MinPairs
+ * (_ASCENDING), CCCL 3.5.0 and later: the k largest (smallest) keys of each of nrows rows
+ * of f32 or bf16 keys at d_values, with their u32 index within the row as the value. Rows:
+ * d_offsets NULL, uniform rows of row_len; else nrows + 1 u32 offsets (row_len unused), the
+ * longest row max_row. Row r's min(k, its length) results go to d_out_keys + r * k (keys'
+ * dtype) and d_out_indices + r * k (u32), in no particular order, ties at the k-th place
+ * broken any way (CUB's only mode: determinism::not_guaranteed, output_ordering::unsorted).
+ * One thread block a row: rows longer than the largest compiled bound (8,192, what CUB
+ * 3.5.0 takes with u32 values in 48 KiB of shared memory) are -2, as are other dtypes and a build against an older CCCL; the reason is in
+ * cubref_last_error(). config (config_len bytes, may be NULL) receives the configuration
+ * that ran ("DeviceBatchedTopK::MaxPairs f32/u32-index, immediate sizes bounds<1, 256>,
+ * ..."). Timing, and the outputs written by one run, as cubref_radix_sort_ms. */
+double cubref_batched_topk_ms(uint32_t dtype, uint32_t order, const void *d_values, const void *d_offsets,
+                              size_t nrows, size_t row_len, size_t max_row, size_t k, void *d_out_keys,
+                              void *d_out_indices, int warmup, int reps, void *stream, char *config,
+                              size_t config_len);
+
 #ifdef __cplusplus
 }
 #endif

@@ -65,3 +65,12 @@ double cubref_segmented_sort_ms(uint32_t dtype, const void *d_values, void *d_so
   (void)stream;
   return -2.0;
 }
+double cubref_batched_topk_ms(uint32_t dtype, uint32_t order, const void *d_values, const void *d_offsets,
+                              size_t nrows, size_t row_len, size_t max_row, size_t k, void *d_out_keys,
+                              void *d_out_indices, int warmup, int reps, void *stream, char *config,
+                              size_t config_len) {
+  (void)dtype; (void)order; (void)d_values; (void)d_offsets; (void)nrows; (void)row_len; (void)max_row; (void)k;
+  (void)d_out_keys; (void)d_out_indices; (void)warmup; (void)reps; (void)stream;
+  if (config && config_len) config[0] = '\0';
+  return -2.0;
+}

@@ -217,7 +217,9 @@ int select_tour(gpuprims_context *ctx, bench_timer *timer, void *cub_stream, con
     size_t n = sizes[i];
     /* The host backend selects through (key, index) pairs: 16 bytes a key. */
     if (backend == GPUPRIMS_BACKEND_HOST && n > ((size_t)1 << 24)) continue;
-#define WANT(l) (!only || strstr(l, only) || strstr(only, "select") || strstr(only, "topk"))
+/* "topk" names these rows, "segtopk" the segmented ones alone (segmented_topk_bench.c). */
+#define WANT(l) \
+  (!only || strstr(l, only) || strstr(only, "select") || (strstr(only, "topk") && !strstr(only, "segtopk")))
     snprintf(label, sizeof label, "select_kth f32 median");
     if (WANT(label)) failures += kth_row(ctx, timer, cub_stream, GPUPRIMS_DTYPE_F32, n, reps, label);
     snprintf(label, sizeof label, "select_kth u32 median");

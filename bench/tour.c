@@ -82,6 +82,7 @@
 #include "cub_reference.h"
 #include "gpuprims.h"
 #include "segmented_select_bench.h"
+#include "segmented_topk_bench.h"
 #include "select_bench.h"
 #include "bench_json.h"
 #include "bench_util.h"
@@ -268,6 +269,7 @@ static void usage(FILE *f) {
           "  --no-cub       skip the CUB reference even when built with it\n"
           "  Life rows (life_bench.c) run in the full tour (no --sizes) or when --only contains \"life\"\n"
           "  Segmented-select rows (segmented_select_bench.c) have their own sizes; --only \"segsel\" runs them alone\n"
+          "  Segmented top-k rows (segmented_topk_bench.c) too; --only \"segtopk\" runs them alone\n"
           "  --precompile   call gpuprims_context_precompile before the rows and print its wall time\n"
           "                 (\"precompile ms: X\"); the rows' first calls then compile nothing\n"
           "  --ref-max N    sort rows of more than N elements (number or 2^K; default 2^28) are not sorted\n"
@@ -1582,6 +1584,7 @@ int main(int argc, char **argv) {
 
   failures += select_tour(b.ctx, b.timer, b.cub_stream, opt.only, opt.reps, opt.sizes, opt.nsizes);
   failures += segmented_select_tour(b.ctx, b.timer, b.cub_stream, opt.only, opt.reps);
+  failures += segmented_topk_tour(b.ctx, b.timer, b.cub_stream, opt.only, opt.reps);
   if (opt.life) failures += life_tour(b.ctx, b.ref, b.timer, opt.only, opt.reps);
 
   /* The tables, each once. */
@@ -1654,6 +1657,7 @@ int main(int argc, char **argv) {
            opt.ref_max);
   select_summary();
   segmented_select_summary();
+  segmented_topk_summary();
   if (opt.life) life_summary();
 
   /* Each row's first call (at its first size): the kernel compiles it needed

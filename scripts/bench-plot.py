@@ -11,7 +11,7 @@ as scripts/gpu-bench-json.sh makes them). Writes, under --out:
                    CUB dashed or dotted; on the right CUB ms / gpuprims ms against n (above
                    1: gpuprims is faster), each CUB against gpuprims as timed in the same
                    process;
-  segmented_select.svg, life.svg  the fixed cases as bars (ms; Life in Gcell/s);
+  segmented_select.svg, segmented_topk.svg, life.svg the fixed cases as bars (ms; Life in Gcell/s);
   overview.svg     the ratio of one headline row per primitive at each size.
 
 Needs matplotlib (pip install matplotlib); nothing in the build or CI runs it. The SVGs
@@ -191,7 +191,7 @@ def main():
     written = []
     for primitive, heading in bench_json.PRIMITIVES:
         path = os.path.join(args.out, f"{primitive}.svg")
-        plot = fixed_plot if primitive in ("segmented_select", "life") else sized_plot
+        plot = fixed_plot if primitive in ("segmented_select", "segmented_topk", "life") else sized_plot
         if plot(runs, primitive, heading, path):
             written.append(path)
     path = os.path.join(args.out, "overview.svg")

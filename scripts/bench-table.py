@@ -126,7 +126,7 @@ def tables(runs):
         "",
     ]
     sized = {label for (label, size), by in cells.items()
-             if next(iter(by.values()))["primitive"] not in ("segmented_select", "life")}
+             if next(iter(by.values()))["primitive"] not in ("segmented_select", "segmented_topk", "life")}
     headline = [l for l in bench_json.HEADLINE if l in sized]
     if headline:
         lines += sized_table(runs, cells, headline, set(headline))

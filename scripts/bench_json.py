@@ -13,6 +13,7 @@ PRIMITIVES = [
     ("select_kth", "select_kth"),
     ("topk", "top-k"),
     ("segmented_select", "segmented select"),
+    ("segmented_topk", "segmented top-k"),
     ("life", "Game of Life"),
 ]
 # One row a primitive for the headline table (the rest go in the full table).

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The Python package on the GPU machine (no Rust, no internet): against a prebuilt
 # libgpuprims.so, the pytest suite (host and GPU tests), then examples/python/compare.py
-# and half_compare.py at 2^20, 2^24 and 2^28. Outputs go to $OUT (or ./gpu-python-out).
+# and half_compare.py at 2^20, 2^24 and 2^28, and segmented_topk_compare.py. Outputs go
+# to $OUT (or ./gpu-python-out).
 #
 #   scripts/gpu-python.sh <folder holding libgpuprims.so>
 #
@@ -46,5 +47,8 @@ time "${py}" examples/python/compare.py 20 24 28 2>&1 | tee "${out}/compare.txt"
 [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1
 echo "== half_compare.py 20 24 28 (float16, bfloat16)"
 time "${py}" examples/python/half_compare.py 20 24 28 2>&1 | tee "${out}/half.txt"
+[ "${PIPESTATUS[0]}" -eq 0 ] || rc=1
+echo "== segmented_topk_compare.py (issue 39's segmented top-k rows against torch.topk)"
+time "${py}" examples/python/segmented_topk_compare.py 2>&1 | tee "${out}/segmented_topk.txt"
 [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1
 exit "${rc}"
