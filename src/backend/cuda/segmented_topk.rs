@@ -5,7 +5,7 @@
 //! offsets, or one k a row, are checked on the device first (topk_check: the first
 //! bad row, the class lists, the ks' total), which the host reads back (the call's one
 //! wait) before anything is written; with ks, a scan of them gives each row's first
-//! slot. Then the warp class and the block class each get one launch over their list,
+//! slot. Then the warp class the block class and the long class each get one launch over their list,
 //! and the rows of neither (more than CAP results, or too long for one block) go one
 //! by one through the device-wide top-k.
 
@@ -34,13 +34,15 @@ const KS_U64: u32 = 8;
 /// Classes (kernels/segmented_topk.cu: CLASS_*).
 const CLASS_WARP: usize = 0;
 const CLASS_BLOCK: usize = 1;
-const CLASS_HUGE: usize = 2;
-const CLASSES: usize = 3;
+const CLASS_LONG: usize = 2;
+const CLASS_HUGE: usize = 3;
+const CLASSES: usize = 4;
 const CHECK_BLOCK: u32 = 256;
 
 /// Block sizes and keys a thread: rows of up to 32 * warp_items keys wanting up to
-/// warp_k take a warp; rows wanting up to block * sort_items (CAP) and no longer than
-/// block_max_len a block.
+/// warp_k take a warp; rows longer than long_min wanting up to long_block *
+/// long_sort_items a long block; other rows wanting up to block * sort_items (CAP) a
+/// block; none longer than block_max_len.
 struct Policy {
     warp_block: u32,
     warp_items: u32,
@@ -50,6 +52,11 @@ struct Policy {
     sort_items_8: u32,
     loads: u32,
     refine_len: u32,
+    long_block: u32,
+    long_sort_items: u32,
+    long_loads: u32,
+    long_min: u64,
+    sample: u32,
     block_max_len: u64,
 }
 
@@ -61,8 +68,15 @@ fn policy() -> &'static Policy {
         block: knob("segtopk.block", 256).clamp(64, 1024) / 32 * 32,
         sort_items_4: knob("segtopk.sort_items", 8).clamp(2, 16),
         sort_items_8: knob("segtopk.sort_items_8", 8).clamp(2, 16),
-        loads: knob("segtopk.loads", 8).clamp(1, 16),
+        loads: knob("segtopk.loads", 16).clamp(1, 16),
         refine_len: knob("segtopk.refine_len", 8192),
+        // Long rows want many loads in flight: a block of 1,024 threads, which fits
+        // shared memory for 1,024 candidates (the sort's ranking takes 32 KiB).
+        long_block: knob("segtopk.long_block", 1024).clamp(64, 1024) / 32 * 32,
+        long_sort_items: knob("segtopk.long_sort_items", 1).clamp(1, 16),
+        long_loads: knob("segtopk.long_loads", 16).clamp(1, 16),
+        long_min: knob("segtopk.long_min", 16384) as u64,
+        sample: knob("segtopk.sample", 2048),
         // Longer rows are many blocks' work: the device-wide top-k takes them.
         block_max_len: knob("segtopk.block_max_len", 1 << 22) as u64,
     });
@@ -82,6 +96,8 @@ impl Policy {
         let m = k.min(n);
         if n <= 32 * self.warp_items as u64 && m <= self.warp_k as u64 {
             CLASS_WARP
+        } else if n > self.long_min && m <= (self.long_block * self.long_sort_items) as u64 && n <= self.block_max_len {
+            CLASS_LONG
         } else if m <= self.cap(key_bytes) && n <= self.block_max_len {
             CLASS_BLOCK
         } else {
@@ -104,6 +120,11 @@ pub fn module(key_bytes: usize, float_keys: bool) -> ModuleSpec {
             format!("-DGP_SORT_ITEMS={}", p.sort_items(key_bytes)),
             format!("-DGP_LOADS={}", p.loads),
             format!("-DGP_REFINE_LEN={}", p.refine_len),
+            format!("-DGP_LONG_BLOCK={}", p.long_block),
+            format!("-DGP_LONG_SORT_ITEMS={}", p.long_sort_items),
+            format!("-DGP_LONG_LOADS={}", p.long_loads),
+            format!("-DGP_LONG_MIN={}", p.long_min),
+            format!("-DGP_SAMPLE={}", p.sample),
         ],
     }
 }
@@ -130,7 +151,6 @@ fn function(shared: &CudaShared, key_bytes: usize, float_keys: bool, name: &'sta
 #[derive(Clone, Copy, Default)]
 struct Counters {
     counts: [u32; CLASSES],
-    pad: u32,
     fault: u64,
     k_low: u64,
     k_high: u64,
@@ -212,7 +232,7 @@ fn uniform(
     launch_class(shared, &state, values, dtype, len, &args, class, None, nrows as u64, key_order, out)
 }
 
-/// One launch of the warp or the block class over `count` rows: those of `ids` (a
+/// One launch of the warp, block or long class over `count` rows: those of `ids` (a
 /// device list), or rows 0..count.
 #[allow(clippy::too_many_arguments)]
 fn launch_class(
@@ -245,6 +265,8 @@ fn launch_class(
         args.push(Arg::u64(count));
         let warps = (p.warp_block / 32) as u64;
         (function(shared, key_bytes, float_keys, "topk_warp")?, count.div_ceil(warps), p.warp_block)
+    } else if class == CLASS_LONG {
+        (function(shared, key_bytes, float_keys, "topk_long")?, count, p.long_block)
     } else {
         (function(shared, key_bytes, float_keys, "topk_block")?, count, p.block)
     };
@@ -254,7 +276,7 @@ fn launch_class(
         Arg::size(out.len),
         Arg::u32(key_order),
     ]);
-    // SAFETY: arguments match topk_warp / topk_block; `ids` (when given) holds `count`
+    // SAFETY: arguments match topk_warp / topk_block / topk_long; `ids` (when given) holds `count`
     // row ids below nrows, the rows lie inside values (uniform rows by the FFI's
     // checks, ragged ones checked by topk_check and clamped again in the kernel), every
     // write is bounded by out.len.
@@ -407,7 +429,7 @@ fn checked(
     let bytes = unsafe { std::slice::from_raw_parts_mut(&mut c as *mut Counters as *mut u8, COUNTERS_BYTES) };
     read_back(stream, s.counters, bytes)?;
     verdict(&c, rows, ks, stream, len, out.len)?;
-    for class in [CLASS_WARP, CLASS_BLOCK] {
+    for class in [CLASS_WARP, CLASS_BLOCK, CLASS_LONG] {
         let count = c.counts[class] as u64;
         if count > 0 {
             let list = s.lists + (class * nrows * 4) as u64;

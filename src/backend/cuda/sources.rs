@@ -33,6 +33,7 @@ pub const HEADERS: &[(&str, &str)] = &[
     ("quicksort_state.cuh", include_str!("../../../kernels/quicksort_state.cuh")),
     ("radix_sort_control.cuh", include_str!("../../../kernels/radix_sort_control.cuh")),
     ("segmented_select_rows.cuh", include_str!("../../../kernels/segmented_select_rows.cuh")),
+    ("segmented_topk_block.cuh", include_str!("../../../kernels/segmented_topk_block.cuh")),
 ];
 
 /// One device algorithm's source file.

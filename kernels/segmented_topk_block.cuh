@@ -1,0 +1,306 @@
+// One block finds the top k of one row (segmented_topk.cu's topk_block and topk_long,
+// which include this after defining U, KeyOrder, Row and the tuning constants).
+//
+//   1. a threshold: the key of a rank somewhat past k among a sample of the row (the
+//      whole row when it is short: then the k-th key itself), chosen so the keys at or
+//      below it are, with high probability, at least k and at most CAP;
+//   2. one read of the row gathers those keys, in index order, as candidates;
+//   3. if they were too few or too many (ties, an unlucky sample), digit passes narrow
+//      the candidates down instead (each a read of the row: a histogram of the digit
+//      among keys matching the prefix so far) and a second gather collects them;
+//   4. a stable block radix sort of the candidates; the first m are written, values
+//      read back from the row as they are.
+// Keys are ordered patterns: the best key is the smallest, ties go by index (the
+// gather keeps index order and the sort is stable).
+#pragma once
+
+template <int BLOCK_T, int SORT_ITEMS_T, int SMALL_ITEMS_T, int LOADS_T>
+struct RowTopk {
+    static constexpr u32 CAP = BLOCK_T * SORT_ITEMS_T;
+    static constexpr u32 SMALL_CAP = BLOCK_T * SMALL_ITEMS_T;
+    static constexpr int WARPS = BLOCK_T / gp::WARP;
+    static constexpr int HISTS = WARPS < 8 ? WARPS : 8;  // histogram copies (warps share them)
+    static constexpr int VEC = 16 / (int)sizeof(U);      // keys in a 16-byte load
+    static constexpr int SAMPLE_ITEMS = (int)SAMPLE / BLOCK_T;
+    static constexpr int CHUNK = 8;                      // the sample reads runs of 8 keys
+    static_assert(LOADS_T % VEC == 0, "a thread's keys of a step are whole 16-byte loads");
+    static_assert(BLOCK_T * LOADS_T < 65536, "a step's counts fit 16 bits");
+    static_assert(BLOCK_T >= 2 * 16, "a thread for each key of a row's unaligned head and tail");
+    static_assert(SAMPLE % BLOCK_T == 0 && SAMPLE % CHUNK == 0, "whole sample items a thread, whole runs");
+    static_assert(LOADS_T <= 16, "two flag bits a key of a step fit a word");
+
+    typedef gp::BlockRadixSort<U, BLOCK_T, SORT_ITEMS_T, RADIX_BITS, u16> BigSort;
+    typedef gp::BlockRadixSort<U, BLOCK_T, SMALL_ITEMS_T, RADIX_BITS, u16> SmallSort;
+    typedef gp::BlockRadixSelect<U, BLOCK_T, SAMPLE_ITEMS, 1, RADIX_BITS> SampleSelect;
+    typedef gp::BlockScan<u32, BLOCK_T> Scan;
+
+    struct Storage {
+        union {
+            u32 hist[HISTS][RADIX];
+            U cand_key[CAP];
+            typename BigSort::Storage big;
+            typename SmallSort::Storage small;
+            typename SampleSelect::Storage sample;
+        };
+        u32 cand_idx[CAP];  // each candidate's index in the row
+        u32 totals[RADIX];
+        typename Scan::Storage scan;
+        gp::Bucket<u32> chosen;
+    };
+
+    // What the candidates are: keys whose pattern under `mask` is below `prefix`
+    // (ahead) or equal to it (the bucket; only its first `need` when `exact`).
+    struct Bound {
+        U prefix, mask;
+        bool exact;
+        u32 need;
+    };
+
+    // 1. The sample's key of a rank that leaves a margin past m (rows of up to SAMPLE
+    // keys: the row's m-th key). False when no rank of the sample would do.
+    __device__ __forceinline__ static bool sample_threshold(const U *row, u32 n, u32 m, const KeyOrder &order,
+                                                            Storage &s, U &threshold) {
+        u32 rank;
+        U keys[SAMPLE_ITEMS];
+        if (n <= SAMPLE) {
+            rank = m - 1;
+#pragma unroll
+            for (int j = 0; j < SAMPLE_ITEMS; ++j) {
+                const u32 at = j * BLOCK_T + threadIdx.x;
+                keys[j] = at < n ? order.ordered(row[at]) : U(~U(0));
+            }
+        } else {
+            // Each sampled key stands for n / SAMPLE of the row: ask for enough of them
+            // that the keys at or below the one found outnumber m by about four standard
+            // deviations of the count, plus a few.
+            const float per = (float)n / SAMPLE, want = (float)m / per;
+            const float r = ceilf(want + 4.f * sqrtf(want) + 4.f);
+            if (r > SAMPLE || r * per > 0.75f * CAP) return false;
+            rank = (u32)r - 1;
+            constexpr u32 RUNS = SAMPLE / CHUNK;
+#pragma unroll
+            for (int j = 0; j < SAMPLE_ITEMS; ++j) {
+                const u32 e = j * BLOCK_T + threadIdx.x, run = e / CHUNK;
+                const u32 at = (u32)((u64)run * (n - CHUNK) / (RUNS - 1)) + e % CHUNK;
+                keys[j] = order.ordered(row[at]);
+            }
+        }
+        const u32 ranks[1] = {rank};
+        U found[1];
+        SampleSelect::select(keys, ranks, found, s.sample);
+        threshold = found[0];
+        __syncthreads();  // the sample's storage is reused
+        return true;
+    }
+
+    // One digit pass: the histogram of the digit at `shift` among keys matching
+    // `prefix` under `mask`, 16-byte loads over the row's aligned body (the few keys
+    // before and after it one a thread); every thread makes the same calls
+    // (warp_count_digit wants the whole warp). Returns the bucket holding `rank`.
+    __device__ __forceinline__ static gp::Bucket<u32> digit_pass(const U *row, u32 n, U prefix, U mask, int shift,
+                                                                 u32 rank, const KeyOrder &order, Storage &s,
+                                                                 u32 &bucket_count) {
+        for (int d = threadIdx.x; d < HISTS * RADIX; d += BLOCK_T) (&s.hist[0][0])[d] = 0;
+        __syncthreads();
+        u32 *hist = s.hist[(threadIdx.x / gp::WARP) % HISTS];
+        auto count = [&](U raw, bool in) {
+            const U key = order.ordered(raw);
+            gp::warp_count_digit(hist, u32(key >> shift) & (RADIX - 1), in && ((key ^ prefix) & mask) == 0);
+        };
+        u32 head, vectors, tail;
+        split(row, n, head, vectors, tail);
+        {
+            const u32 t = threadIdx.x;
+            const bool in_head = t < head, in_tail = t >= 16u && t - 16u < tail;
+            const u32 at = in_head ? t : head + vectors * VEC + (t - 16u);
+            count(in_head || in_tail ? row[at] : U(0), in_head || in_tail);
+        }
+        const uint4 *body = reinterpret_cast<const uint4 *>(row + head);
+        constexpr int V = LOADS_T / VEC;
+        for (u32 step = 0; step < vectors; step += V * BLOCK_T) {
+            uint4 v[V];
+#pragma unroll
+            for (int u = 0; u < V; ++u) {
+                const u32 at = step + u * BLOCK_T + threadIdx.x;
+                v[u] = at < vectors ? body[at] : make_uint4(0, 0, 0, 0);
+            }
+#pragma unroll
+            for (int u = 0; u < V; ++u) {
+                U keys[VEC];
+                memcpy(keys, &v[u], 16);
+#pragma unroll
+                for (int e = 0; e < VEC; ++e) count(keys[e], step + u * BLOCK_T + threadIdx.x < vectors);
+            }
+        }
+        __syncthreads();
+        for (int d = threadIdx.x; d < RADIX; d += BLOCK_T) {
+            u32 t = 0;
+            for (int w = 0; w < HISTS; ++w) t += s.hist[w][d];
+            s.totals[d] = t;
+        }
+        __syncthreads();
+        if (threadIdx.x < gp::WARP) {
+            const gp::Bucket<u32> b = gp::find_bucket<u32, RADIX>(s.totals, rank);
+            if (threadIdx.x == 0) s.chosen = b;
+        }
+        __syncthreads();
+        const gp::Bucket<u32> b = s.chosen;
+        bucket_count = s.totals[b.digit];
+        __syncthreads();  // totals and chosen are reused
+        return b;
+    }
+
+    // The row's keys before its first 16-byte boundary (head, fewer than VEC <= 16),
+    // the whole 16-byte loads after it (vectors) and the keys left over (tail).
+    __device__ __forceinline__ static void split(const U *row, u32 n, u32 &head, u32 &vectors, u32 &tail) {
+        const u32 misaligned = (u32)(((u64)row / sizeof(U)) % VEC);
+        head = min(n, misaligned ? (u32)VEC - misaligned : 0u);
+        vectors = (n - head) / VEC;
+        tail = (n - head) % VEC;
+    }
+
+    // 3. Digit passes until the keys ahead of the bucket holding rank m - 1 and the
+    // bucket itself are few enough (or the bucket is one key: exact).
+    __device__ __forceinline__ static Bound narrow(const U *row, u32 n, u32 m, const KeyOrder &order, Storage &s) {
+        Bound b{U(0), U(0), false, 0};
+        u32 ahead = 0, rank = m - 1;
+        for (int shift = BITS - RADIX_BITS;; shift -= RADIX_BITS) {
+            u32 bucket_count;
+            const gp::Bucket<u32> d = digit_pass(row, n, b.prefix, b.mask, shift, rank, order, s, bucket_count);
+            b.prefix |= U(U(d.digit) << shift);
+            b.mask |= U(U(RADIX - 1) << shift);
+            ahead += d.before;
+            rank -= d.before;
+            const u32 c = ahead + bucket_count;
+            if (shift == 0) {
+                b.exact = true;
+                break;
+            }
+            if (c <= SMALL_CAP || (c <= CAP && n > REFINE_LEN)) break;
+        }
+        b.need = m - ahead;
+        return b;
+    }
+
+    // One step of the gather: this thread's `count` keys from row index `first` on,
+    // each a candidate or not; one block scan gives every candidate its slot in index
+    // order (slots at CAP and past are counted, not written). `so_far` packs the
+    // candidates before the step: ahead << 16 | bucket would overflow, so two words.
+    __device__ __forceinline__ static void gather_step(const U (&key)[LOADS_T], u32 count, u32 first, const Bound &b,
+                                                       u32 &ahead_so_far, u32 &bucket_so_far, Storage &s) {
+        u32 flags = 0, packed = 0;  // flags: bit 2u ahead, 2u + 1 bucket; packed: ahead << 16 | bucket
+#pragma unroll
+        for (int u = 0; u < LOADS_T; ++u) {
+            const U masked = U(key[u] & b.mask);
+            const bool in = (u32)u < count;
+            const bool ahead = in && masked < b.prefix, bucket = in && masked == b.prefix;
+            flags |= (u32)ahead << (2 * u) | (u32)bucket << (2 * u + 1);
+            packed += (ahead ? 1u << 16 : 0u) + (bucket ? 1u : 0u);
+        }
+        u32 before_me;
+        Scan::exclusive(packed, before_me, gp::SumOp<u32>(), s.scan, gp::NoPrefix());
+        u32 ahead = ahead_so_far + (before_me >> 16), bucket = bucket_so_far + (before_me & 0xffff);
+#pragma unroll
+        for (int u = 0; u < LOADS_T; ++u) {
+            const bool is_ahead = flags >> (2 * u) & 1, is_bucket = flags >> (2 * u + 1) & 1;
+            if (is_ahead || (is_bucket && (!b.exact || bucket < b.need))) {
+                const u32 slot = ahead + (b.exact ? min(bucket, b.need) : bucket);
+                if (slot < CAP) {
+                    s.cand_key[slot] = key[u];
+                    s.cand_idx[slot] = first + u;
+                }
+            }
+            ahead += is_ahead;
+            bucket += is_bucket;
+        }
+        __syncthreads();
+        if (threadIdx.x == BLOCK_T - 1) s.totals[0] = before_me + packed;
+        __syncthreads();
+        ahead_so_far += s.totals[0] >> 16;
+        bucket_so_far += s.totals[0] & 0xffff;
+        __syncthreads();
+    }
+
+    // 2. The candidates under `b`, in index order, into s.cand_key / s.cand_idx (the
+    // first CAP of them); returns how many there are. Threads take LOADS_T consecutive
+    // keys a step (whole 16-byte loads over the aligned body), so one scan orders a step.
+    __device__ __forceinline__ static u32 gather(const U *row, u32 n, const Bound &b, const KeyOrder &order,
+                                                 Storage &s) {
+        u32 ahead = 0, bucket = 0;
+        u32 head, vectors, tail;
+        split(row, n, head, vectors, tail);
+        U key[LOADS_T];
+        // The head, a key a thread.
+        key[0] = threadIdx.x < head ? order.ordered(row[threadIdx.x]) : U(0);
+        gather_step(key, threadIdx.x < head ? 1u : 0u, threadIdx.x, b, ahead, bucket, s);
+        constexpr int V = LOADS_T / VEC;
+        const uint4 *body = reinterpret_cast<const uint4 *>(row + head);
+        for (u32 step = 0; step < vectors; step += V * BLOCK_T) {
+            const u32 mine = step + threadIdx.x * V;  // this thread's first load
+            uint4 v[V];
+#pragma unroll
+            for (int u = 0; u < V; ++u) v[u] = mine + u < vectors ? body[mine + u] : make_uint4(0, 0, 0, 0);
+#pragma unroll
+            for (int u = 0; u < V; ++u) {
+                U raw[VEC];
+                memcpy(raw, &v[u], 16);
+#pragma unroll
+                for (int e = 0; e < VEC; ++e) key[u * VEC + e] = order.ordered(raw[e]);
+            }
+            const u32 count = mine < vectors ? min((u32)LOADS_T, (vectors - mine) * VEC) : 0u;
+            gather_step(key, count, head + mine * VEC, b, ahead, bucket, s);
+        }
+        // The tail, a key a thread.
+        const u32 at = head + vectors * VEC + threadIdx.x;
+        key[0] = threadIdx.x < tail ? order.ordered(row[at]) : U(0);
+        gather_step(key, threadIdx.x < tail ? 1u : 0u, at, b, ahead, bucket, s);
+        return ahead + (b.exact ? min(bucket, b.need) : bucket);
+    }
+
+    // 4. The c candidates (index order) sorted stably by one block, the first m written.
+    template <class Sort, int ITEMS>
+    __device__ __forceinline__ static void sort_and_write(u32 c, u32 m, const U *row, const Row &r, U *out_values,
+                                                          u64 *out_indices, u64 out_len, typename Sort::Storage &st,
+                                                          Storage &s) {
+        U keys[ITEMS];
+#pragma unroll
+        for (int j = 0; j < ITEMS; ++j) {
+            const u32 e = Sort::element(j);
+            keys[j] = e < c ? s.cand_key[e] : U(~U(0));
+        }
+        __syncthreads();  // the sort's storage overlaps the candidates' keys
+        Sort::sort(keys, c, st);
+        for (u32 i = threadIdx.x; i < m; i += BLOCK_T) {
+            const u32 idx = s.cand_idx[st.from[i]];
+            if (r.base + i < out_len) {
+                out_values[r.base + i] = row[idx];
+                if (out_indices) out_indices[r.base + i] = idx;
+            }
+        }
+    }
+
+    // The row's first m = min(k, n) keys in order (n < 2^32; m <= CAP).
+    __device__ __forceinline__ static void run(const U *row, const Row &r, U *out_values, u64 *out_indices,
+                                               u64 out_len, const KeyOrder &order, Storage &s) {
+        const u32 n = (u32)r.n, m = (u32)(r.k < r.n ? r.k : r.n);
+        if (m == 0) return;
+        // Every key (m == n), or those at or below a sampled threshold.
+        Bound b{U(0), U(0), false, 0};
+        u32 c = 0;
+        bool done = m == n;
+        if (!done && sample_threshold(row, n, m, order, s, b.prefix)) {
+            b.mask = U(~U(0));
+            c = gather(row, n, b, order, s);
+            done = c >= m && c <= CAP;
+        }
+        if (!done) {
+            b = narrow(row, n, m, order, s);
+        }
+        if (!done || m == n) c = gather(row, n, b, order, s);
+        __syncthreads();
+        if (c <= SMALL_CAP)
+            sort_and_write<SmallSort, SMALL_ITEMS_T>(c, m, row, r, out_values, out_indices, out_len, s.small, s);
+        else
+            sort_and_write<BigSort, SORT_ITEMS_T>(c, m, row, r, out_values, out_indices, out_len, s.big, s);
+    }
+};
