@@ -239,8 +239,8 @@ typedef RowTopk<LONG_BLOCK, LONG_SORT_ITEMS, LONG_SORT_ITEMS, LONG_LOADS> LongRo
 static_assert(BlockRow::CAP == CAP, "the class bound is the block's capacity");
 static_assert(LongRow::CAP == LONG_CAP, "the class bound is the long block's capacity");
 
-#define GP_SEGTOPK_ROW_KERNEL(NAME, ROW, BLOCK_T)                                                                  \
-    extern "C" __global__ void __launch_bounds__(BLOCK_T)                                                          \
+#define GP_SEGTOPK_ROW_KERNEL(NAME, ROW, BLOCK_T, MIN_BLOCKS)                                                                \
+    extern "C" __global__ void __launch_bounds__(BLOCK_T, MIN_BLOCKS)                                              \
     NAME(const U *values, u64 len, const void *offsets, const void *ks, const u64 *bases, u32 flags, u64 row_len, \
          u64 k, const u32 *ids, U *out_values, u64 *out_indices, u64 out_len, u32 key_order) {                     \
         gp::wait_for_prior_grids();                                                                                \
@@ -251,8 +251,8 @@ static_assert(LongRow::CAP == LONG_CAP, "the class bound is the long block's cap
         write_pads(r, r.k < r.n ? r.k : r.n, threadIdx.x, BLOCK_T, out_values, out_indices, out_len);             \
     }
 
-GP_SEGTOPK_ROW_KERNEL(topk_block, BlockRow, BLOCK)
-GP_SEGTOPK_ROW_KERNEL(topk_long, LongRow, LONG_BLOCK)
+GP_SEGTOPK_ROW_KERNEL(topk_block, BlockRow, BLOCK, GP_BLOCK_MIN_BLOCKS)
+GP_SEGTOPK_ROW_KERNEL(topk_long, LongRow, LONG_BLOCK, 1)
 
 // U32 ks widened to u64, for the scan of the rows' first slots.
 extern "C" __global__ void __launch_bounds__(256) topk_widen(const u32 *ks, u64 *wide, u64 n) {

@@ -8,8 +8,8 @@
 //   3. if they were too few or too many (ties, an unlucky sample), digit passes narrow
 //      the candidates down instead (each a read of the row: a histogram of the digit
 //      among keys matching the prefix so far) and a second gather collects them;
-//   4. a stable block radix sort of the candidates; the first m are written, values
-//      read back from the row as they are.
+//   4. the candidates ordered (by counting when few, else a stable block radix sort);
+//      the first m are written, values read back from the row as they are.
 // Keys are ordered patterns: the best key is the smallest, ties go by index (the
 // gather keeps index order and the sort is stable).
 #pragma once
@@ -23,6 +23,8 @@ struct RowTopk {
     static constexpr int VEC = 16 / (int)sizeof(U);      // keys in a 16-byte load
     static constexpr int SAMPLE_ITEMS = (int)SAMPLE / BLOCK_T;
     static constexpr int CHUNK = 8;                      // the sample reads runs of 8 keys
+    // Candidates up to this many are ordered by counting, a thread each (no sort).
+    static constexpr u32 RANK_SORT_MAX = BLOCK_T < 256 ? BLOCK_T : 256;
     static_assert(LOADS_T % VEC == 0, "a thread's keys of a step are whole 16-byte loads");
     static_assert(BLOCK_T * LOADS_T < 65536, "a step's counts fit 16 bits");
     static_assert(BLOCK_T >= 2 * 16, "a thread for each key of a row's unaligned head and tail");
@@ -31,7 +33,6 @@ struct RowTopk {
 
     typedef gp::BlockRadixSort<U, BLOCK_T, SORT_ITEMS_T, RADIX_BITS, u16> BigSort;
     typedef gp::BlockRadixSort<U, BLOCK_T, SMALL_ITEMS_T, RADIX_BITS, u16> SmallSort;
-    typedef gp::BlockRadixSelect<U, BLOCK_T, SAMPLE_ITEMS, 1, RADIX_BITS> SampleSelect;
     typedef gp::BlockScan<u32, BLOCK_T> Scan;
 
     struct Storage {
@@ -40,7 +41,6 @@ struct RowTopk {
             U cand_key[CAP];
             typename BigSort::Storage big;
             typename SmallSort::Storage small;
-            typename SampleSelect::Storage sample;
         };
         u32 cand_idx[CAP];  // each candidate's index in the row
         u32 totals[RADIX];
@@ -56,25 +56,29 @@ struct RowTopk {
         u32 need;
     };
 
-    // 1. The sample's key of a rank that leaves a margin past m (rows of up to SAMPLE
-    // keys: the row's m-th key). False when no rank of the sample would do.
+    // 1. A threshold from a sample of the row (rows of up to SAMPLE keys: the row
+    // itself): a radix select of the sample's key of rank r, stopped at the first
+    // digit whose bucket and the keys ahead of it stand for few enough keys of the row;
+    // the threshold is then the largest pattern of that bucket. The rank leaves a
+    // margin past m for a sample (none for a whole row), so that the keys at or below
+    // the threshold are, with high probability, at least m. False when no rank of the
+    // sample would do.
     __device__ __forceinline__ static bool sample_threshold(const U *row, u32 n, u32 m, const KeyOrder &order,
                                                             Storage &s, U &threshold) {
-        u32 rank;
         U keys[SAMPLE_ITEMS];
+        float per = 1.f;  // keys of the row each sampled key stands for
+        u32 rank = m - 1;
         if (n <= SAMPLE) {
-            rank = m - 1;
 #pragma unroll
             for (int j = 0; j < SAMPLE_ITEMS; ++j) {
                 const u32 at = j * BLOCK_T + threadIdx.x;
                 keys[j] = at < n ? order.ordered(row[at]) : U(~U(0));
             }
         } else {
-            // Each sampled key stands for n / SAMPLE of the row: ask for enough of them
-            // that the keys at or below the one found outnumber m by about four standard
-            // deviations of the count, plus a few.
-            const float per = (float)n / SAMPLE, want = (float)m / per;
-            const float r = ceilf(want + 4.f * sqrtf(want) + 4.f);
+            // Enough sampled keys that the row's keys at or below the one found
+            // outnumber m by about four standard deviations of the count, plus a few.
+            per = (float)n / SAMPLE;
+            const float want = (float)m / per, r = ceilf(want + 4.f * sqrtf(want) + 4.f);
             if (r > SAMPLE || r * per > 0.75f * CAP) return false;
             rank = (u32)r - 1;
             constexpr u32 RUNS = SAMPLE / CHUNK;
@@ -85,11 +89,34 @@ struct RowTopk {
                 keys[j] = order.ordered(row[at]);
             }
         }
-        const u32 ranks[1] = {rank};
-        U found[1];
-        SampleSelect::select(keys, ranks, found, s.sample);
-        threshold = found[0];
-        __syncthreads();  // the sample's storage is reused
+        // Stop once the candidates would be at most this many (a small sort's worth,
+        // or twice what the rank asks for), or at the last digit.
+        const float enough = fminf(fmaxf((float)RANK_SORT_MAX, 2.f * (rank + 1) * per), 0.75f * CAP);
+        U prefix = 0, mask = 0;
+        u32 ahead = 0;
+        for (int shift = BITS - RADIX_BITS;; shift -= RADIX_BITS) {
+            u32 *counts = s.hist[0];
+            for (int d = threadIdx.x; d < RADIX; d += BLOCK_T) counts[d] = 0;
+            __syncthreads();
+#pragma unroll
+            for (int j = 0; j < SAMPLE_ITEMS; ++j)
+                gp::warp_count_digit(counts, u32(keys[j] >> shift) & (RADIX - 1), ((keys[j] ^ prefix) & mask) == 0);
+            __syncthreads();
+            if (threadIdx.x < gp::WARP) {
+                const gp::Bucket<u32> b = gp::find_bucket<u32, RADIX>(counts, rank);
+                if (threadIdx.x == 0) s.chosen = b;
+            }
+            __syncthreads();
+            const gp::Bucket<u32> b = s.chosen;
+            const u32 bucket_count = counts[b.digit];
+            __syncthreads();  // the counts and `chosen` are reused
+            prefix |= U(U(b.digit) << shift);
+            mask |= U(U(RADIX - 1) << shift);
+            ahead += b.before;
+            rank -= b.before;
+            if (shift == 0 || (float)(ahead + bucket_count) * per <= enough) break;
+        }
+        threshold = U(prefix | U(~mask));
         return true;
     }
 
@@ -257,6 +284,25 @@ struct RowTopk {
         return ahead + (b.exact ? min(bucket, b.need) : bucket);
     }
 
+    // 4a. Few candidates (c <= RANK_SORT_MAX): each thread counts the candidates before
+    // its own (a smaller key, or an equal one at a lower slot: slots are in index
+    // order) and writes it there if that is among the first m.
+    __device__ __forceinline__ static void rank_and_write(u32 c, u32 m, const U *row, const Row &r, U *out_values,
+                                                          u64 *out_indices, u64 out_len, const Storage &s) {
+        if (threadIdx.x >= c) return;
+        const U mine = s.cand_key[threadIdx.x];
+        u32 rank = 0;
+        for (u32 j = 0; j < c; ++j) {
+            const U other = s.cand_key[j];
+            rank += other < mine || (other == mine && j < threadIdx.x);
+        }
+        if (rank < m && r.base + rank < out_len) {
+            const u32 idx = s.cand_idx[threadIdx.x];
+            out_values[r.base + rank] = row[idx];
+            if (out_indices) out_indices[r.base + rank] = idx;
+        }
+    }
+
     // 4. The c candidates (index order) sorted stably by one block, the first m written.
     template <class Sort, int ITEMS>
     __device__ __forceinline__ static void sort_and_write(u32 c, u32 m, const U *row, const Row &r, U *out_values,
@@ -298,7 +344,9 @@ struct RowTopk {
         }
         if (!done || m == n) c = gather(row, n, b, order, s);
         __syncthreads();
-        if (c <= SMALL_CAP)
+        if (c <= RANK_SORT_MAX)
+            rank_and_write(c, m, row, r, out_values, out_indices, out_len, s);
+        else if (c <= SMALL_CAP)
             sort_and_write<SmallSort, SMALL_ITEMS_T>(c, m, row, r, out_values, out_indices, out_len, s.small, s);
         else
             sort_and_write<BigSort, SORT_ITEMS_T>(c, m, row, r, out_values, out_indices, out_len, s.big, s);

@@ -51,6 +51,7 @@ struct Policy {
     sort_items_4: u32,
     sort_items_8: u32,
     loads: u32,
+    block_min_blocks: u32,
     refine_len: u32,
     long_block: u32,
     long_sort_items: u32,
@@ -68,7 +69,10 @@ fn policy() -> &'static Policy {
         block: knob("segtopk.block", 256).clamp(64, 1024) / 32 * 32,
         sort_items_4: knob("segtopk.sort_items", 8).clamp(2, 16),
         sort_items_8: knob("segtopk.sort_items_8", 8).clamp(2, 16),
-        loads: knob("segtopk.loads", 16).clamp(1, 16),
+        loads: knob("segtopk.loads", 8).clamp(1, 16),
+        // Short rows are many and each a chain of dependent steps: 5 blocks an SM
+        // (48 registers) for keys up to 4 bytes, 4 for wider ones (which spill at 5).
+        block_min_blocks: knob("segtopk.block_min_blocks", 5).clamp(1, 8),
         refine_len: knob("segtopk.refine_len", 8192),
         // Long rows want many loads in flight: a block of 1,024 threads, which fits
         // shared memory for 1,024 candidates (the sort's ranking takes 32 KiB).
@@ -119,6 +123,7 @@ pub fn module(key_bytes: usize, float_keys: bool) -> ModuleSpec {
             format!("-DGP_BLOCK={}", p.block),
             format!("-DGP_SORT_ITEMS={}", p.sort_items(key_bytes)),
             format!("-DGP_LOADS={}", p.loads),
+            format!("-DGP_BLOCK_MIN_BLOCKS={}", if key_bytes > 4 { p.block_min_blocks.min(4) } else { p.block_min_blocks }),
             format!("-DGP_REFINE_LEN={}", p.refine_len),
             format!("-DGP_LONG_BLOCK={}", p.long_block),
             format!("-DGP_LONG_SORT_ITEMS={}", p.long_sort_items),
