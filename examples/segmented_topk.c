@@ -8,7 +8,7 @@
  *   row 0: 0.9@4 0.7@1
  *   row 1: 0.8@0 0.8@5
  *   row 2: 0.6@3 0.5@2
- *   ragged: [1 2] [4 7 9] [3 -]
+ *   ragged: {1 2} {4 7 9} {3 -}
  */
 #include <gpuprims.h>
 #include <stdint.h>
@@ -64,12 +64,12 @@ int main(void) {
   printf("ragged:");
   for (r = 0, j = 0; r < 3; r++) {
     uint32_t i;
-    printf(" [");
+    printf(" {");
     for (i = 0; i < ks[r]; i++, j++) {
       if (at[j] == UINT64_MAX) printf("%s-", i ? " " : "");
       else printf("%s%u", i ? " " : "", small[j]);
     }
-    printf("]");
+    printf("}");
   }
   printf("\n");
 
