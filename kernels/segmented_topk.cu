@@ -56,8 +56,10 @@ constexpr u64 LONG_ROW_MIN = GP_LONG_MIN;
 // Rows longer than this stop refining at CAP candidates (a pass over the row costs
 // more than sorting them); shorter ones refine down to the small sort's.
 constexpr u64 REFINE_LEN = GP_REFINE_LEN;
-// Keys a block samples to guess a threshold (whole rows up to this many are the sample).
+// Keys a block (a long block) samples to guess a threshold: whole rows up to this many
+// are the sample.
 constexpr u32 SAMPLE = GP_SAMPLE;
+constexpr u32 LONG_SAMPLE = GP_LONG_SAMPLE;
 constexpr u64 WARP_MAX = (u64)gp::WARP * WARP_ITEMS;
 constexpr u64 NO_INDEX = ~0ull;
 static_assert(WARP_K <= gp::WARP, "a lane holds one result");
@@ -234,8 +236,8 @@ topk_warp(const U *values, u64 len, const void *offsets, const void *ks, const u
 // A block a row (n < 2^32): topk_block (BLOCK threads, up to CAP results) for rows of
 // up to LONG_ROW_MIN keys and long rows wanting more than LONG_CAP, topk_long (LONG_BLOCK
 // threads, up to LONG_CAP results) for the other long rows.
-typedef RowTopk<BLOCK, SORT_ITEMS, SMALL_ITEMS, LOADS> BlockRow;
-typedef RowTopk<LONG_BLOCK, LONG_SORT_ITEMS, LONG_SORT_ITEMS, LONG_LOADS> LongRow;
+typedef RowTopk<BLOCK, SORT_ITEMS, SMALL_ITEMS, LOADS, SAMPLE> BlockRow;
+typedef RowTopk<LONG_BLOCK, LONG_SORT_ITEMS, LONG_SORT_ITEMS, LONG_LOADS, LONG_SAMPLE> LongRow;
 static_assert(BlockRow::CAP == CAP, "the class bound is the block's capacity");
 static_assert(LongRow::CAP == LONG_CAP, "the class bound is the long block's capacity");
 

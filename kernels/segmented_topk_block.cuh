@@ -14,21 +14,22 @@
 // gather keeps index order and the sort is stable).
 #pragma once
 
-template <int BLOCK_T, int SORT_ITEMS_T, int SMALL_ITEMS_T, int LOADS_T>
+template <int BLOCK_T, int SORT_ITEMS_T, int SMALL_ITEMS_T, int LOADS_T, u32 SAMPLE_T>
 struct RowTopk {
     static constexpr u32 CAP = BLOCK_T * SORT_ITEMS_T;
     static constexpr u32 SMALL_CAP = BLOCK_T * SMALL_ITEMS_T;
     static constexpr int WARPS = BLOCK_T / gp::WARP;
     static constexpr int HISTS = WARPS < 8 ? WARPS : 8;  // histogram copies (warps share them)
     static constexpr int VEC = 16 / (int)sizeof(U);      // keys in a 16-byte load
-    static constexpr int SAMPLE_ITEMS = (int)SAMPLE / BLOCK_T;
+    static constexpr int SAMPLE_ITEMS = (int)SAMPLE_T / BLOCK_T;
     static constexpr int CHUNK = 8;                      // the sample reads runs of 8 keys
     // Candidates up to this many are ordered by counting, a thread each (no sort).
     static constexpr u32 RANK_SORT_MAX = BLOCK_T < 256 ? BLOCK_T : 256;
     static_assert(LOADS_T % VEC == 0, "a thread's keys of a step are whole 16-byte loads");
     static_assert(BLOCK_T * LOADS_T < 65536, "a step's counts fit 16 bits");
     static_assert(BLOCK_T >= 2 * 16, "a thread for each key of a row's unaligned head and tail");
-    static_assert(SAMPLE % BLOCK_T == 0 && SAMPLE % CHUNK == 0, "whole sample items a thread, whole runs");
+    static_assert(SAMPLE_T % BLOCK_T == 0 && SAMPLE_T % CHUNK == 0, "whole sample items a thread, whole runs");
+    static_assert(SAMPLE_ITEMS <= LOADS_T, "a whole row in registers is one gather step");
     static_assert(LOADS_T <= 16, "two flag bits a key of a step fit a word");
 
     typedef gp::BlockRadixSort<U, BLOCK_T, SORT_ITEMS_T, RADIX_BITS, u16> BigSort;
@@ -56,6 +57,22 @@ struct RowTopk {
         u32 need;
     };
 
+    // A row of up to SAMPLE_T keys into registers, blocked (thread t holds keys
+    // t * SAMPLE_ITEMS on, the rest padded with the largest pattern): the threshold's
+    // select and the gather both take it from there, in one read of the row.
+    __device__ __forceinline__ static void load_whole(const U *row, u32 n, const KeyOrder &order,
+                                                      U (&keys)[SAMPLE_ITEMS]) {
+#pragma unroll
+        for (int j = 0; j < SAMPLE_ITEMS; ++j) {
+            const u32 at = threadIdx.x * SAMPLE_ITEMS + j;
+            keys[j] = at < n ? order.ordered(row[at]) : U(~U(0));
+        }
+    }
+
+    // About the largest a count of `c` sampled keys stands for (in sampled keys): four
+    // standard deviations above it, plus a few.
+    __device__ __forceinline__ static float upper(float c) { return c + 4.f * sqrtf(c) + 4.f; }
+
     // 1. A threshold from a sample of the row (rows of up to SAMPLE keys: the row
     // itself): a radix select of the sample's key of rank r, stopped at the first
     // digit whose bucket and the keys ahead of it stand for few enough keys of the row;
@@ -64,24 +81,19 @@ struct RowTopk {
     // the threshold are, with high probability, at least m. False when no rank of the
     // sample would do.
     __device__ __forceinline__ static bool sample_threshold(const U *row, u32 n, u32 m, const KeyOrder &order,
-                                                            Storage &s, U &threshold) {
-        U keys[SAMPLE_ITEMS];
+                                                            Storage &s, U (&keys)[SAMPLE_ITEMS], U &threshold) {
         float per = 1.f;  // keys of the row each sampled key stands for
         u32 rank = m - 1;
-        if (n <= SAMPLE) {
-#pragma unroll
-            for (int j = 0; j < SAMPLE_ITEMS; ++j) {
-                const u32 at = j * BLOCK_T + threadIdx.x;
-                keys[j] = at < n ? order.ordered(row[at]) : U(~U(0));
-            }
+        if (n <= SAMPLE_T) {
+            // `keys` holds the whole row (load_whole).
         } else {
             // Enough sampled keys that the row's keys at or below the one found
             // outnumber m by about four standard deviations of the count, plus a few.
-            per = (float)n / SAMPLE;
+            per = (float)n / SAMPLE_T;
             const float want = (float)m / per, r = ceilf(want + 4.f * sqrtf(want) + 4.f);
-            if (r > SAMPLE || r * per > 0.75f * CAP) return false;
+            if (r > SAMPLE_T || upper(r) * per > 0.9f * CAP) return false;
             rank = (u32)r - 1;
-            constexpr u32 RUNS = SAMPLE / CHUNK;
+            constexpr u32 RUNS = SAMPLE_T / CHUNK;
 #pragma unroll
             for (int j = 0; j < SAMPLE_ITEMS; ++j) {
                 const u32 e = j * BLOCK_T + threadIdx.x, run = e / CHUNK;
@@ -91,7 +103,7 @@ struct RowTopk {
         }
         // Stop once the candidates would be at most this many (a small sort's worth,
         // or twice what the rank asks for), or at the last digit.
-        const float enough = fminf(fmaxf((float)RANK_SORT_MAX, 2.f * (rank + 1) * per), 0.75f * CAP);
+        const float enough = fminf(fmaxf((float)RANK_SORT_MAX, 2.f * (rank + 1) * per), 0.9f * CAP);
         U prefix = 0, mask = 0;
         u32 ahead = 0;
         for (int shift = BITS - RADIX_BITS;; shift -= RADIX_BITS) {
@@ -114,7 +126,9 @@ struct RowTopk {
             mask |= U(U(RADIX - 1) << shift);
             ahead += b.before;
             rank -= b.before;
-            if (shift == 0 || (float)(ahead + bucket_count) * per <= enough) break;
+            // A sample's counts stand for the row's only roughly: their upper bound.
+            const float count = (float)(ahead + bucket_count);
+            if (shift == 0 || (per == 1.f ? count : upper(count) * per) <= enough) break;
         }
         threshold = U(prefix | U(~mask));
         return true;
@@ -211,34 +225,36 @@ struct RowTopk {
 
     // One step of the gather: this thread's `count` keys from row index `first` on,
     // each a candidate or not; one block scan gives every candidate its slot in index
-    // order (slots at CAP and past are counted, not written). `so_far` packs the
-    // candidates before the step: ahead << 16 | bucket would overflow, so two words.
-    __device__ __forceinline__ static void gather_step(const U (&key)[LOADS_T], u32 count, u32 first, const Bound &b,
+    // order (slots at CAP and past are counted, not written). Only a thread's candidates
+    // are visited (they are few), by their bits.
+    template <int ITEMS>
+    __device__ __forceinline__ static void gather_step(const U (&key)[ITEMS], u32 count, u32 first, const Bound &b,
                                                        u32 &ahead_so_far, u32 &bucket_so_far, Storage &s) {
-        u32 flags = 0, packed = 0;  // flags: bit 2u ahead, 2u + 1 bucket; packed: ahead << 16 | bucket
+        static_assert(ITEMS <= 32, "a bit a key");
+        u32 ahead_bits = 0, bucket_bits = 0;
 #pragma unroll
-        for (int u = 0; u < LOADS_T; ++u) {
+        for (int u = 0; u < ITEMS; ++u) {
             const U masked = U(key[u] & b.mask);
             const bool in = (u32)u < count;
-            const bool ahead = in && masked < b.prefix, bucket = in && masked == b.prefix;
-            flags |= (u32)ahead << (2 * u) | (u32)bucket << (2 * u + 1);
-            packed += (ahead ? 1u << 16 : 0u) + (bucket ? 1u : 0u);
+            ahead_bits |= (u32)(in && masked < b.prefix) << u;
+            bucket_bits |= (u32)(in && masked == b.prefix) << u;
         }
+        const u32 packed = __popc(ahead_bits) << 16 | __popc(bucket_bits);
         u32 before_me;
         Scan::exclusive(packed, before_me, gp::SumOp<u32>(), s.scan, gp::NoPrefix());
         u32 ahead = ahead_so_far + (before_me >> 16), bucket = bucket_so_far + (before_me & 0xffff);
-#pragma unroll
-        for (int u = 0; u < LOADS_T; ++u) {
-            const bool is_ahead = flags >> (2 * u) & 1, is_bucket = flags >> (2 * u + 1) & 1;
-            if (is_ahead || (is_bucket && (!b.exact || bucket < b.need))) {
-                const u32 slot = ahead + (b.exact ? min(bucket, b.need) : bucket);
+        for (u32 bits = ahead_bits | bucket_bits; bits; bits &= bits - 1) {
+            const int u = __ffs(bits) - 1;
+            // Index order: the candidates of this thread before key u.
+            const u32 below = (1u << u) - 1;
+            const u32 a = ahead + __popc(ahead_bits & below), k = bucket + __popc(bucket_bits & below);
+            if ((ahead_bits >> u & 1) || !b.exact || k < b.need) {
+                const u32 slot = a + (b.exact ? min(k, b.need) : k);
                 if (slot < CAP) {
-                    s.cand_key[slot] = key[u];
+                    s.cand_key[slot] = select_key(key, u);
                     s.cand_idx[slot] = first + u;
                 }
             }
-            ahead += is_ahead;
-            bucket += is_bucket;
         }
         __syncthreads();
         if (threadIdx.x == BLOCK_T - 1) s.totals[0] = before_me + packed;
@@ -246,6 +262,16 @@ struct RowTopk {
         ahead_so_far += s.totals[0] >> 16;
         bucket_so_far += s.totals[0] & 0xffff;
         __syncthreads();
+    }
+
+    // key[u] for a u known only at run time, without spilling the array to local memory.
+    template <int ITEMS>
+    __device__ __forceinline__ static U select_key(const U (&key)[ITEMS], int u) {
+        U v = key[0];
+#pragma unroll
+        for (int j = 1; j < ITEMS; ++j)
+            if (j == u) v = key[j];
+        return v;
     }
 
     // 2. The candidates under `b`, in index order, into s.cand_key / s.cand_idx (the
@@ -331,18 +357,26 @@ struct RowTopk {
         const u32 n = (u32)r.n, m = (u32)(r.k < r.n ? r.k : r.n);
         if (m == 0) return;
         // Every key (m == n), or those at or below a sampled threshold.
+        U held[SAMPLE_ITEMS];
+        const bool whole = n <= SAMPLE_T;
+        if (whole) load_whole(row, n, order, held);
+        auto gather_any = [&](const Bound &b) {
+            u32 ahead = 0, bucket = 0;
+            if (!whole) return gather(row, n, b, order, s);
+            const u32 first = threadIdx.x * SAMPLE_ITEMS;
+            gather_step(held, first < n ? min((u32)SAMPLE_ITEMS, n - first) : 0u, first, b, ahead, bucket, s);
+            return ahead + (b.exact ? min(bucket, b.need) : bucket);
+        };
         Bound b{U(0), U(0), false, 0};
         u32 c = 0;
         bool done = m == n;
-        if (!done && sample_threshold(row, n, m, order, s, b.prefix)) {
+        if (!done && sample_threshold(row, n, m, order, s, held, b.prefix)) {
             b.mask = U(~U(0));
-            c = gather(row, n, b, order, s);
+            c = gather_any(b);
             done = c >= m && c <= CAP;
         }
-        if (!done) {
-            b = narrow(row, n, m, order, s);
-        }
-        if (!done || m == n) c = gather(row, n, b, order, s);
+        if (!done) b = narrow(row, n, m, order, s);
+        if (!done || m == n) c = gather_any(b);
         __syncthreads();
         if (c <= RANK_SORT_MAX)
             rank_and_write(c, m, row, r, out_values, out_indices, out_len, s);

@@ -58,6 +58,7 @@ struct Policy {
     long_loads: u32,
     long_min: u64,
     sample: u32,
+    long_sample: u32,
     block_max_len: u64,
 }
 
@@ -81,6 +82,9 @@ fn policy() -> &'static Policy {
         long_loads: knob("segtopk.long_loads", 16).clamp(1, 16),
         long_min: knob("segtopk.long_min", 16384) as u64,
         sample: knob("segtopk.sample", 2048),
+        // A long row's sample: 8 keys a thread; with 2,048 a 128,256-key row's
+        // threshold often let more than 1,024 keys through.
+        long_sample: knob("segtopk.long_sample", 8192),
         // Longer rows are many blocks' work: the device-wide top-k takes them.
         block_max_len: knob("segtopk.block_max_len", 1 << 22) as u64,
     });
@@ -130,6 +134,7 @@ pub fn module(key_bytes: usize, float_keys: bool) -> ModuleSpec {
             format!("-DGP_LONG_LOADS={}", p.long_loads),
             format!("-DGP_LONG_MIN={}", p.long_min),
             format!("-DGP_SAMPLE={}", p.sample),
+            format!("-DGP_LONG_SAMPLE={}", p.long_sample),
         ],
     }
 }
