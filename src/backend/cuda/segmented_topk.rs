@@ -57,6 +57,7 @@ struct Policy {
     long_sort_items: u32,
     long_loads: u32,
     long_min: u64,
+    long_rows_per_sm: u32,
     sample: u32,
     long_sample: u32,
     block_max_len: u64,
@@ -81,6 +82,8 @@ fn policy() -> &'static Policy {
         long_sort_items: knob("segtopk.long_sort_items", 1).clamp(1, 16),
         long_loads: knob("segtopk.long_loads", 16).clamp(1, 16),
         long_min: knob("segtopk.long_min", 16384) as u64,
+        // Uniform long rows more than this many an SM take the block kernel instead.
+        long_rows_per_sm: knob("segtopk.long_rows_per_sm", 4),
         sample: knob("segtopk.sample", 2048),
         // A long row's sample: 8 keys a thread; with 2,048 a 128,256-key row's
         // threshold often let more than 1,024 keys through.
@@ -232,7 +235,13 @@ fn uniform(
     if k == 0 {
         return Ok(());
     }
-    let class = policy().class(row_len, k, dtype.size());
+    let mut class = policy().class(row_len, k, dtype.size());
+    // The long block's 1,024 threads keep one row a time an SM busy: right for a few
+    // long rows, but many such rows go faster five 256-thread blocks an SM at a time.
+    let few = nrows as u64 <= policy().long_rows_per_sm as u64 * shared.props.sm_count as u64;
+    if class == CLASS_LONG && !few && k.min(row_len) <= policy().cap(dtype.size()) {
+        class = CLASS_BLOCK;
+    }
     let args = RowArgs { offsets: 0, ks: 0, bases: 0, row_len, k, flags: 0 };
     if class == CLASS_HUGE {
         let each = (0..nrows as u64).map(|r| HugeRow { begin: r * row_len, n: row_len, k, base: r * k });
