@@ -34,34 +34,6 @@ typedef struct {
 } env_t;
 
 
-enum { C_RANDOM, C_SPECIALS, C_ALL_EQUAL, C_FEW, C_RAMP, NUM_CONTENTS };
-
-/* Fills values[begin, end) with one kind of content. */
-static void fill_row(tu_rng *r, const tu_dtype_info *d, void *values, size_t begin, size_t end) {
-  uint64_t mask = tu_width_mask(d->size), v[4];
-  size_t i;
-  switch ((int)tu_below(r, NUM_CONTENTS)) {
-    case C_RANDOM: tu_fill_bytes(r, (unsigned char *)values + begin * d->size, (end - begin) * d->size); break;
-    case C_SPECIALS:
-      for (i = begin; i < end; i++) tu_put_bits(d->id, values, i, tu_below(r, 2) ? tu_special_bits(d, r) : tu_next(r) & mask);
-      break;
-    case C_ALL_EQUAL:
-      v[0] = tu_below(r, 2) ? tu_special_bits(d, r) : tu_next(r) & mask;
-      for (i = begin; i < end; i++) tu_put_bits(d->id, values, i, v[0]);
-      break;
-    case C_FEW:
-      for (i = 0; i < 4; i++) v[i] = (i & 1) ? tu_special_bits(d, r) : tu_next(r) & mask;
-      for (i = begin; i < end; i++) tu_put_bits(d->id, values, i, v[tu_below(r, 4)]);
-      break;
-    default:
-      for (i = begin; i < end; i++) {
-        int64_t x = (int64_t)(end - i) - (int64_t)(end - begin) / 2;
-        if (d->is_float) tu_put_f(d->id, values, i, (double)x * 0.25);
-        else tu_put_bits(d->id, values, i, (uint64_t)x);
-      }
-  }
-}
-
 static int cmp_u64(const void *a, const void *b) {
   uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
   return x < y ? -1 : x > y;
@@ -161,7 +133,7 @@ static void check_dtype(env_t *e, const tu_dtype_info *d, const layout *l) {
   size_t row, i;
   int ow, rk;
   tu_fill_bytes(&e->rng, values, len * es); /* the gaps too */
-  for (row = 0; row < nrows; row++) fill_row(&e->rng, d, values, (size_t)l->offsets[row], (size_t)l->offsets[row + 1]);
+  for (row = 0; row < nrows; row++) tu_fill_row(&e->rng, d, values, (size_t)l->offsets[row], (size_t)l->offsets[row + 1], 0);
   /* the reference: each row's order keys, sorted */
   for (i = 0; i < len; i++) sorted[i] = tu_sort_key(d, tu_get_bits(es, values, i));
   for (row = 0; row < nrows; row++)

@@ -75,55 +75,13 @@ static layout uniform_layout(size_t nrows, size_t row_len) {
 
 static uint64_t row_n(const layout *l, size_t r) { return l->at[r + 1] - l->at[r]; }
 
-enum { C_RANDOM, C_SPECIALS, C_ALL_EQUAL, C_FEW, C_RAMP, C_NANS_ZEROS, NUM_CONTENTS };
-
-/* A special value, or for floats now and then a NaN of another sign or payload. */
-static uint64_t special(tu_rng *r, const tu_dtype_info *d) {
-  if (d->is_float && tu_below(r, 3) == 0) return tu_nan_bits(d->id, (int)tu_below(r, 4));
-  return tu_special_bits(d, r);
-}
-
-/* Fills values[begin, end) with one kind of content. */
-static void fill_row(tu_rng *r, const tu_dtype_info *d, void *values, size_t begin, size_t end) {
-  uint64_t mask = tu_width_mask(d->size), v[4];
-  size_t i;
-  switch ((int)tu_below(r, NUM_CONTENTS)) {
-    case C_RANDOM: tu_fill_bytes(r, (unsigned char *)values + begin * d->size, (end - begin) * d->size); break;
-    case C_SPECIALS:
-      for (i = begin; i < end; i++) tu_put_bits(d->id, values, i, tu_below(r, 2) ? special(r, d) : tu_next(r) & mask);
-      break;
-    case C_ALL_EQUAL:
-      v[0] = tu_below(r, 2) ? special(r, d) : tu_next(r) & mask;
-      for (i = begin; i < end; i++) tu_put_bits(d->id, values, i, v[0]);
-      break;
-    case C_FEW:
-      for (i = 0; i < 4; i++) v[i] = (i & 1) ? special(r, d) : tu_next(r) & mask;
-      for (i = begin; i < end; i++) tu_put_bits(d->id, values, i, v[tu_below(r, 4)]);
-      break;
-    case C_NANS_ZEROS: /* every NaN pattern, both zeros, the infinities: ties among NaNs */
-      for (i = begin; i < end; i++) {
-        uint64_t sign = (uint64_t)1 << (d->size * 8 - 1);
-        uint64_t pick = tu_below(r, 4);
-        if (!d->is_float) v[0] = pick == 0 ? 0 : pick == 1 ? mask : pick == 2 ? sign : 1;
-        else v[0] = pick == 0 ? tu_nan_bits(d->id, (int)tu_below(r, 4)) : pick == 1 ? 0 : pick == 2 ? sign : special(r, d);
-        tu_put_bits(d->id, values, i, v[0]);
-      }
-      break;
-    default:
-      for (i = begin; i < end; i++) {
-        int64_t x = (int64_t)(end - i) - (int64_t)(end - begin) / 2;
-        if (d->is_float) tu_put_f(d->id, values, i, (double)x * 0.25);
-        else tu_put_bits(d->id, values, i, (uint64_t)x);
-      }
-  }
-}
 
 /* Random bits everywhere (gaps too), then each row's content. Returns len * es bytes. */
 static unsigned char *make_values(env_t *e, const tu_dtype_info *d, const layout *l) {
   unsigned char *values = (unsigned char *)tu_xmalloc(l->len * d->size);
   size_t r;
   tu_fill_bytes(&e->rng, values, l->len * d->size);
-  for (r = 0; r < l->nrows; r++) fill_row(&e->rng, d, values, (size_t)l->at[r], (size_t)l->at[r + 1]);
+  for (r = 0; r < l->nrows; r++) tu_fill_row(&e->rng, d, values, (size_t)l->at[r], (size_t)l->at[r + 1], 1);
   return values;
 }
 

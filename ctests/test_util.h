@@ -539,6 +539,53 @@ static inline void tu_put_bits(gpuprims_dtype t, void *p, size_t i, uint64_t bit
   memcpy((unsigned char *)p + tu_dtype_size(t) * i, &bits, tu_dtype_size(t));
 }
 
+/* A special value, or (with `nans`, for floats, now and then) a NaN of another sign or
+ * payload. */
+static inline uint64_t tu_row_special(tu_rng *r, const tu_dtype_info *d, int nans) {
+  if (nans && d->is_float && tu_below(r, 3) == 0) return tu_nan_bits(d->id, (int)tu_below(r, 4));
+  return tu_special_bits(d, r);
+}
+
+/* Fills values[begin, end) (a row of the segmented tests) with one kind of content, drawn
+ * at random: random bits, special values mixed with random ones, all equal, four
+ * distinct values, a ramp, and with `nans` also every NaN pattern with both zeros and the
+ * infinities (ties among NaNs). */
+static inline void tu_fill_row(tu_rng *r, const tu_dtype_info *d, void *values, size_t begin, size_t end, int nans) {
+  enum { RANDOM, SPECIALS, ALL_EQUAL, FEW, RAMP, NANS_ZEROS };
+  uint64_t mask = tu_width_mask(d->size), v[4];
+  size_t i;
+  switch ((int)tu_below(r, nans ? NANS_ZEROS + 1 : NANS_ZEROS)) {
+    case RANDOM: tu_fill_bytes(r, (unsigned char *)values + begin * d->size, (end - begin) * d->size); break;
+    case SPECIALS:
+      for (i = begin; i < end; i++)
+        tu_put_bits(d->id, values, i, tu_below(r, 2) ? tu_row_special(r, d, nans) : tu_next(r) & mask);
+      break;
+    case ALL_EQUAL:
+      v[0] = tu_below(r, 2) ? tu_row_special(r, d, nans) : tu_next(r) & mask;
+      for (i = begin; i < end; i++) tu_put_bits(d->id, values, i, v[0]);
+      break;
+    case FEW:
+      for (i = 0; i < 4; i++) v[i] = (i & 1) ? tu_row_special(r, d, nans) : tu_next(r) & mask;
+      for (i = begin; i < end; i++) tu_put_bits(d->id, values, i, v[tu_below(r, 4)]);
+      break;
+    case NANS_ZEROS:
+      for (i = begin; i < end; i++) {
+        uint64_t sign = (uint64_t)1 << (d->size * 8 - 1), pick = tu_below(r, 4);
+        if (!d->is_float) v[0] = pick == 0 ? 0 : pick == 1 ? mask : pick == 2 ? sign : 1;
+        else v[0] = pick == 0 ? tu_nan_bits(d->id, (int)tu_below(r, 4)) : pick == 1 ? 0 : pick == 2 ? sign
+                                                                                   : tu_row_special(r, d, nans);
+        tu_put_bits(d->id, values, i, v[0]);
+      }
+      break;
+    default: /* RAMP */
+      for (i = begin; i < end; i++) {
+        int64_t x = (int64_t)(end - i) - (int64_t)(end - begin) / 2;
+        if (d->is_float) tu_put_f(d->id, values, i, (double)x * 0.25);
+        else tu_put_bits(d->id, values, i, (uint64_t)x);
+      }
+  }
+}
+
 static inline const char *tu_mode_name(gpuprims_scan_mode m) {
   switch (m) {
     case GPUPRIMS_SCAN_INCLUSIVE: return "inclusive";
