@@ -109,6 +109,10 @@ static gpuprims_status run_segmented_select(gpuprims_context *c, gpuprims_buffer
   (void)o;
   return gpuprims_segmented_select(c, b[0], b[1], NULL, b[2]);
 }
+static gpuprims_status run_segmented_topk(gpuprims_context *c, gpuprims_buffer **b, unsigned char *o) {
+  (void)o;
+  return gpuprims_segmented_topk(c, b[0], b[1], 0, 4, NULL, GPUPRIMS_ORDER_DESCENDING, b[2], b[3]);
+}
 
 /* A buffer made from host memory: on failure no handle comes out. */
 static gpuprims_status run_buffer_from_host(gpuprims_context *c, gpuprims_buffer **b, unsigned char *o) {
@@ -176,6 +180,7 @@ static const ft_scenario SCENARIOS[] = {
     /* Deep enough for a second partition level. */
     {"quicksort_u32_levels", 1, {B(U32, 3000000, FT_INOUT, FT_DISTINCT), NONE, NONE, NONE}, run_quicksort_keys},
     {"segmented_select_f32", 3, {B(F32, 600000, FT_IN, FT_DISTINCT), B(U64, 1001, FT_IN, FT_ROWS), B(F32, 1000, FT_OUT, FT_POISON), NONE}, run_segmented_select},
+    {"segmented_topk_f32", 4, {B(F32, 600000, FT_IN, FT_DISTINCT), B(U64, 1001, FT_IN, FT_ROWS), B(F32, 4000, FT_OUT, FT_POISON), B(U64, 4000, FT_OUT, FT_POISON)}, run_segmented_topk},
     {"buffer_from_host", 0, {NONE, NONE, NONE, NONE}, run_buffer_from_host},
     {"life", 0, {NONE, NONE, NONE, NONE}, run_life},
 };

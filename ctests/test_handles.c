@@ -173,6 +173,8 @@ static void bad_contexts(env_t *e, const bad_set *s) {
     EXPECT_BAD(w, "ctx", gpuprims_select_kth_to_buffer(x, e->in, 0, e->one));
     EXPECT_BAD(w, "ctx", gpuprims_topk(x, e->in, 2, GPUPRIMS_ORDER_ASCENDING, e->top_v, e->top_i));
     EXPECT_BAD(w, "ctx", gpuprims_segmented_select(x, e->in, e->offsets, e->ks, e->one));
+    EXPECT_BAD(w, "ctx", gpuprims_segmented_topk(x, e->in, e->offsets, 0, 0, e->ks,
+                                                 GPUPRIMS_ORDER_ASCENDING, e->top_v, e->top_i));
     EXPECT_BAD(w, "ctx", gpuprims_radix_sort(x, e->keys, e->vals, GPUPRIMS_ORDER_ASCENDING));
     EXPECT_BAD(w, "ctx", gpuprims_quicksort(x, e->keys, e->vals, GPUPRIMS_ORDER_ASCENDING));
     gpuprims_context_destroy(x); /* a no-op */
@@ -214,6 +216,16 @@ static void bad_buffers(env_t *e, const bad_set *s) {
     EXPECT_BAD(w, "offsets", gpuprims_segmented_select(c, e->in, x, e->ks, e->one));
     EXPECT_BAD(w, "ks", gpuprims_segmented_select(c, e->in, e->offsets, x, e->one));
     EXPECT_BAD(w, "out", gpuprims_segmented_select(c, e->in, e->offsets, e->ks, x));
+    EXPECT_BAD(w, "values", gpuprims_segmented_topk(c, x, e->offsets, 0, 0, e->ks,
+                                                    GPUPRIMS_ORDER_ASCENDING, e->top_v, e->top_i));
+    EXPECT_BAD(w, "offsets", gpuprims_segmented_topk(c, e->in, x, 0, 0, e->ks,
+                                                     GPUPRIMS_ORDER_ASCENDING, e->top_v, e->top_i));
+    EXPECT_BAD(w, "ks", gpuprims_segmented_topk(c, e->in, e->offsets, 0, 0, x,
+                                                GPUPRIMS_ORDER_ASCENDING, e->top_v, e->top_i));
+    EXPECT_BAD(w, "out_values", gpuprims_segmented_topk(c, e->in, NULL, 4, 2, NULL,
+                                                        GPUPRIMS_ORDER_ASCENDING, x, e->top_i));
+    EXPECT_BAD(w, "out_indices", gpuprims_segmented_topk(c, e->in, NULL, 4, 2, NULL,
+                                                         GPUPRIMS_ORDER_ASCENDING, e->top_v, x));
     EXPECT_BAD(w, "keys", gpuprims_radix_sort(c, x, e->vals, GPUPRIMS_ORDER_ASCENDING));
     EXPECT_BAD(w, "values", gpuprims_radix_sort(c, e->keys, x, GPUPRIMS_ORDER_ASCENDING));
     EXPECT_BAD(w, "keys", gpuprims_quicksort(c, x, e->vals, GPUPRIMS_ORDER_ASCENDING));

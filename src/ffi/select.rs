@@ -215,7 +215,7 @@ fn topk_rows<'a>(input: &Buffer, offsets: Option<&'a Buffer>, row_len: u64) -> R
         }
         None => {
             // row_len == 0 was refused with the other scalar checks.
-            if input.len as u64 % row_len != 0 {
+            if !(input.len as u64).is_multiple_of(row_len) {
                 return Err(Error::SizeMismatch(format!(
                     "values has {} elements, not a whole number of rows of row_len = {row_len}",
                     input.len
