@@ -61,10 +61,25 @@
   ((GPUPRIMS_VERSION_MAJOR << 16) | (GPUPRIMS_VERSION_MINOR << 8) | GPUPRIMS_VERSION_PATCH)
 
 
+#define NCCL_UINT8 1
+
+/*
+ The bytes of a communicator id (an NCCL unique id on CUDA).
+ */
+#define GPUPRIMS_COMM_ID_BYTES ID_BYTES
+
+#define ID_BYTES 128
+
 /*
  A typed array of `len` elements in a context's memory (device memory on CUDA).
  */
 typedef struct gpuprims_buffer gpuprims_buffer;
+
+/*
+ One rank of a communicator: a context and its link to the other ranks (NCCL on
+ CUDA). It keeps its context alive until it is destroyed.
+ */
+typedef struct gpuprims_comm gpuprims_comm;
 
 /*
  A context: one backend (a CUDA device with its own stream, or the host), the
@@ -72,6 +87,11 @@ typedef struct gpuprims_buffer gpuprims_buffer;
  alive after gpuprims_context_destroy until they are destroyed themselves.
  */
 typedef struct gpuprims_context gpuprims_context;
+
+/*
+ Several devices of this process and a communicator joining them.
+ */
+typedef struct gpuprims_group gpuprims_group;
 
 /*
  A Life grid: width x height cells, one bit each, in its context's memory, with a
@@ -159,6 +179,12 @@ typedef struct {
    */
   uint64_t bytes_held;
 } gpuprims_fault_counts;
+
+typedef int NcclResult;
+
+#define NCCL_SUCCESS 0
+
+#define NCCL_IN_PROGRESS 7
 
 
 
@@ -742,6 +768,194 @@ gpuprims_status gpuprims_quicksort(gpuprims_context *ctx,
                                    gpuprims_buffer *keys,
                                    gpuprims_buffer *values,
                                    gpuprims_order order);
+
+/*
+ Writes a fresh communicator id for `backend` (CUDA: NCCL's ncclGetUniqueId; HOST:
+ an id for ranks that are threads of this process) to `id`, which has room for
+ GPUPRIMS_COMM_ID_BYTES bytes. Hand the same bytes to every rank (through MPI, a
+ file, a socket). CUDA without NCCL: GPUPRIMS_STATUS_UNSUPPORTED saying what to
+ install. AUTO is INVALID_ARGUMENT: the ranks must agree on a backend.
+ */
+gpuprims_status gpuprims_comm_id_create(gpuprims_backend backend, uint8_t *id);
+
+/*
+ Joins communicator `id` as rank `rank` (0-based) of `nranks`, on ctx's device, and
+ writes the handle to `*out`. Collective: it returns once every rank has joined
+ (ncclCommInitRank on CUDA, whose errors are DRIVER_ERROR). On CUDA each rank needs
+ a device of its own. rank >= nranks or nranks 0: INVALID_ARGUMENT.
+ */
+gpuprims_status gpuprims_comm_create(gpuprims_context *ctx,
+                                     const uint8_t *id,
+                                     uint32_t rank,
+                                     uint32_t nranks,
+                                     gpuprims_comm **out);
+
+/*
+ Destroys a communicator (this rank's part; on CUDA ncclCommDestroy after its work).
+ NULL is a no-op.
+ */
+void gpuprims_comm_destroy(gpuprims_comm *comm);
+
+/*
+ Writes this rank's number and the number of ranks.
+ */
+gpuprims_status gpuprims_comm_rank(const gpuprims_comm *comm, uint32_t *rank, uint32_t *nranks);
+
+/*
+ Reduces the union of every rank's `in` with `op` and writes one element of in's
+ dtype to host memory at `out` on every rank. The per-rank partials are combined in
+ rank order, so float SUM is the same on every rank and run for a given rank count
+ (it may differ from one context's reduce in rounding). MIN/MAX with every shard
+ empty: INVALID_ARGUMENT on every rank. Waits.
+ */
+gpuprims_status gpuprims_comm_reduce(gpuprims_comm *comm,
+                                     const gpuprims_buffer *in,
+                                     gpuprims_op op,
+                                     void *out);
+
+/*
+ Like gpuprims_comm_reduce, but the result goes to `out`, a one-element buffer of
+ in's dtype, on every rank.
+ */
+gpuprims_status gpuprims_comm_reduce_to_buffer(gpuprims_comm *comm,
+                                               const gpuprims_buffer *in,
+                                               gpuprims_op op,
+                                               gpuprims_buffer *out);
+
+/*
+ Prefix scan across ranks: rank r's `out` is the scan of the global sequence (the
+ shards in rank order) at its elements. `out` has in's dtype and length and may be
+ `in`. Rank 0's result is a one-context scan's; later ranks start from the partials
+ of the ranks before them, combined in rank order. Waits for the agreement; the
+ scan itself runs in stream order.
+ */
+gpuprims_status gpuprims_comm_scan(gpuprims_comm *comm,
+                                   const gpuprims_buffer *in,
+                                   gpuprims_buffer *out,
+                                   gpuprims_op op,
+                                   gpuprims_scan_mode mode);
+
+/*
+ Sorts keys (and values with them) across ranks, stably in the radix sort's total
+ order: afterwards each rank holds as many elements as it gave, and the shards in
+ rank order are the sorted global sequence; equal keys keep their global order.
+ `values` may be NULL (on every rank alike). Waits.
+ */
+gpuprims_status gpuprims_comm_radix_sort(gpuprims_comm *comm,
+                                         gpuprims_buffer *keys,
+                                         gpuprims_buffer *values,
+                                         gpuprims_order order);
+
+/*
+ Writes to host memory at `out`, on every rank, the element of global rank `k`
+ (0-based, ascending, the library's total order; a NaN result is the canonical
+ quiet NaN). k at or past the total length: INVALID_ARGUMENT on every rank. Waits.
+ */
+gpuprims_status gpuprims_comm_select_kth(gpuprims_comm *comm,
+                                         const gpuprims_buffer *in,
+                                         uint64_t k,
+                                         void *out);
+
+/*
+ The `k` best of the union of every rank's `in` (smallest for ASCENDING, largest
+ for DESCENDING), sorted, ties by the lowest global index (the rank's offset plus
+ the local index), written on every rank to `out_values` (k elements of in's dtype)
+ and their global indices to `out_indices` (k U64, or NULL). k past the total
+ length: INVALID_ARGUMENT on every rank. Waits.
+ */
+gpuprims_status gpuprims_comm_topk(gpuprims_comm *comm,
+                                   const gpuprims_buffer *in,
+                                   uint64_t k,
+                                   gpuprims_order order,
+                                   gpuprims_buffer *out_values,
+                                   gpuprims_buffer *out_indices);
+
+/*
+ Opens a context on each of `devices[0 .. ndevices)` (CUDA ordinals; on the host
+ backend any values, one rank each) and a communicator joining them, and writes the
+ group to `*out`. The same CUDA device twice: INVALID_ARGUMENT (NCCL takes one rank
+ a device). ndevices 0: INVALID_ARGUMENT. AUTO opens CUDA when it can, else the host.
+ */
+gpuprims_status gpuprims_group_create(gpuprims_backend backend,
+                                      const int32_t *devices,
+                                      size_t ndevices,
+                                      gpuprims_group **out);
+
+/*
+ Destroys a group and its communicators; contexts handed out by
+ gpuprims_group_context stay usable until destroyed. NULL is a no-op.
+ */
+void gpuprims_group_destroy(gpuprims_group *group);
+
+/*
+ Writes the number of devices.
+ */
+gpuprims_status gpuprims_group_size(const gpuprims_group *group, size_t *out);
+
+/*
+ Writes a new handle to the context of device `i` (in the group's order), for
+ making its buffers; release it with gpuprims_context_destroy. i past the group:
+ INVALID_ARGUMENT.
+ */
+gpuprims_status gpuprims_group_context(const gpuprims_group *group,
+                                       size_t i,
+                                       gpuprims_context **out);
+
+/*
+ gpuprims_comm_reduce over the group: `in` holds one buffer per device; one
+ element of their dtype is written to host memory at `out`.
+ */
+gpuprims_status gpuprims_group_reduce(gpuprims_group *group,
+                                      const gpuprims_buffer *const *in,
+                                      gpuprims_op op,
+                                      void *out);
+
+/*
+ gpuprims_comm_reduce_to_buffer over the group: each device's `out` (a one-element
+ buffer) gets the value.
+ */
+gpuprims_status gpuprims_group_reduce_to_buffer(gpuprims_group *group,
+                                                const gpuprims_buffer *const *in,
+                                                gpuprims_op op,
+                                                gpuprims_buffer *const *out);
+
+/*
+ gpuprims_comm_scan over the group: one `in` and one `out` per device.
+ */
+gpuprims_status gpuprims_group_scan(gpuprims_group *group,
+                                    const gpuprims_buffer *const *in,
+                                    gpuprims_buffer *const *out,
+                                    gpuprims_op op,
+                                    gpuprims_scan_mode mode);
+
+/*
+ gpuprims_comm_radix_sort over the group: one `keys` per device, and `values` NULL
+ or one per device.
+ */
+gpuprims_status gpuprims_group_radix_sort(gpuprims_group *group,
+                                          gpuprims_buffer *const *keys,
+                                          gpuprims_buffer *const *values,
+                                          gpuprims_order order);
+
+/*
+ gpuprims_comm_select_kth over the group: the element of global rank k to host
+ memory at `out`.
+ */
+gpuprims_status gpuprims_group_select_kth(gpuprims_group *group,
+                                          const gpuprims_buffer *const *in,
+                                          uint64_t k,
+                                          void *out);
+
+/*
+ gpuprims_comm_topk over the group: every device's `out_values[i]` (and
+ `out_indices[i]` unless the array is NULL) gets the k best of the union.
+ */
+gpuprims_status gpuprims_group_topk(gpuprims_group *group,
+                                    const gpuprims_buffer *const *in,
+                                    uint64_t k,
+                                    gpuprims_order order,
+                                    gpuprims_buffer *const *out_values,
+                                    gpuprims_buffer *const *out_indices);
 
 /*
  For tests only: from now on, the N-th fault point of a kind fails as the real

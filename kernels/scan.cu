@@ -9,7 +9,9 @@
 // -DGP_BLOCK_THREADS=.. -DGP_ITEMS=.. -DGP_LOOKBACK_WINDOW=.. (tuning lives in
 // src/backend/cuda/scan.rs). One operator a module keeps its cold NVRTC compile short:
 // all three in one module took over a second. The running value is the type's
-// accumulator (f32 for the 16-bit floats: each output rounded once).
+// accumulator (f32 for the 16-bit floats: each output rounded once). A seed (the
+// accumulator's bits, when `seeded`) is combined in front of every prefix: the
+// multi-rank scan's carry from the ranks before (src/multi/scan.rs).
 #include "common/grid_dependency.cuh"
 #include "common/types.cuh"
 #include "common/ops.cuh"
@@ -28,7 +30,8 @@ constexpr usize TILE = (usize)BLOCK * ITEMS;
 typedef gp::TilePrefix<A, WINDOW> TilePrefix;
 
 template <bool EXCLUSIVE>
-__device__ __forceinline__ void scan_device(const T *in, T *out, usize n, gp::TileState st, u32 epoch, u64 ticket_base) {
+__device__ __forceinline__ void scan_device(const T *in, T *out, usize n, gp::TileState st, u32 epoch, u64 ticket_base,
+                                            u64 seed_bits, u32 seeded) {
     Op op;
     typedef gp::BlockScan<A, BLOCK> Scan;
     __shared__ typename Scan::Storage scan_storage;
@@ -63,6 +66,11 @@ __device__ __forceinline__ void scan_device(const T *in, T *out, usize n, gp::Ti
     }
     A carry;
     Scan::exclusive(thread_total, carry, op, scan_storage, TilePrefix{st, tile, epoch});
+    if (seeded) {  // a multi-rank scan: the ranks before this one come first
+        A seed;
+        memcpy(&seed, &seed_bits, sizeof(A));
+        carry = op(seed, carry);
+    }
 
 #pragma unroll
     for (int k = 0; k < WarpTile::VECS; ++k) {
@@ -87,10 +95,10 @@ __device__ __forceinline__ void scan_device(const T *in, T *out, usize n, gp::Ti
 #define GP_SCAN_KERNEL(NAME, EXCLUSIVE)                                                              \
     extern "C" __global__ void __launch_bounds__(BLOCK)                                              \
     NAME(const T *in, T *out, usize n, u64 *aggregate, u64 *inclusive, u64 *ticket, u32 epoch,       \
-         u64 ticket_base) {                                                                          \
+         u64 ticket_base, u64 seed_bits, u32 seeded) {                                               \
         gp::wait_for_prior_grids();                                                                  \
         scan_device<EXCLUSIVE>(in, out, n, gp::TileState{aggregate, inclusive, ticket}, epoch,       \
-                               ticket_base);                                                         \
+                               ticket_base, seed_bits, seeded);                                      \
     }
 
 GP_SCAN_KERNEL(scan_inclusive, false)

@@ -56,6 +56,27 @@ impl Error {
     }
 }
 
+impl Error {
+    /// The error of status `code` (another rank's, say) with `msg`.
+    pub fn from_status(code: u32, msg: String) -> Error {
+        use crate::ffi::types::*;
+        match code {
+            GPUPRIMS_STATUS_NULL_ARGUMENT => Error::NullArgument(msg),
+            GPUPRIMS_STATUS_INVALID_ARGUMENT => Error::InvalidArgument(msg),
+            GPUPRIMS_STATUS_TYPE_MISMATCH => Error::TypeMismatch(msg),
+            GPUPRIMS_STATUS_SIZE_MISMATCH => Error::SizeMismatch(msg),
+            GPUPRIMS_STATUS_CONTEXT_MISMATCH => Error::ContextMismatch(msg),
+            GPUPRIMS_STATUS_OUT_OF_MEMORY => Error::OutOfMemory(msg),
+            GPUPRIMS_STATUS_NO_DEVICE => Error::NoDevice(msg),
+            GPUPRIMS_STATUS_DRIVER_ERROR => Error::Driver(msg),
+            GPUPRIMS_STATUS_COMPILE_ERROR => Error::Compile(msg),
+            GPUPRIMS_STATUS_UNSUPPORTED => Error::Unsupported(msg),
+            GPUPRIMS_STATUS_PARSE_ERROR => Error::Parse(msg),
+            _ => Error::Internal(msg),
+        }
+    }
+}
+
 /// Shorthand constructors, so call sites read `invalid(format!(..))`.
 pub fn invalid(msg: impl Into<String>) -> Error {
     Error::InvalidArgument(msg.into())

@@ -11,3 +11,4 @@ pub mod fault;
 pub mod ffi;
 pub mod half;
 pub mod life;
+pub mod multi;

@@ -11,6 +11,7 @@ use std::sync::Arc;
 use crate::dtype::{DType, Op, Order, ScanMode};
 use crate::error::{internal, invalid, Error, Result};
 use crate::life::{Geometry, LifeEngine};
+use crate::multi::Link;
 
 /// Which backend a context runs on (ABI values of `gpuprims_backend`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -76,7 +77,10 @@ pub trait Backend: Send + Sync {
     /// Like `reduce`, but the result goes to element 0 of `out` (same dtype), in
     /// stream order, without waiting.
     fn reduce_to(&self, input: &Memory, dtype: DType, len: usize, op: Op, out: &Memory) -> Result<()>;
-    /// Scans `len` elements; `output` may be the same memory as `input`.
+    /// Scans `len` elements; `output` may be the same memory as `input`. `seed`, when
+    /// given, holds the bits of an accumulator value combined in front of every element
+    /// (a multi-rank scan's carry from the ranks before it).
+    #[allow(clippy::too_many_arguments)]
     fn scan(
         &self,
         input: &Memory,
@@ -85,6 +89,7 @@ pub trait Backend: Send + Sync {
         len: usize,
         op: Op,
         mode: ScanMode,
+        seed: Option<u64>,
     ) -> Result<()>;
     /// Sorts `len` (> 1) keys in place, stably, in the library's total order; the
     /// values (another buffer of the same length) travel with their keys.
@@ -123,6 +128,31 @@ pub trait Backend: Send + Sync {
         -> Result<()>;
     /// A Life grid of dead cells on this backend (src/life).
     fn life_engine(&self, geometry: Geometry) -> Result<Box<dyn LifeEngine>>;
+
+    // Pieces of the multi-rank operations (src/multi). Rank keys are the element's
+    // bits mapped to its width's unsigned order (multi::keys::rank_key).
+
+    /// A fresh communicator id (NCCL's unique id on CUDA), `multi::ID_BYTES` long.
+    fn new_comm_id(&self) -> Result<Vec<u8>>;
+    /// This rank's link to the others of communicator `id`; returns once all have joined.
+    fn link(&self, id: &[u8], rank: usize, nranks: usize) -> Result<Box<dyn Link>>;
+    /// For keys sorted in `order`, how many have a rank key (in `order`) below each
+    /// probe. Waits.
+    fn count_before(&self, keys: &Memory, dtype: DType, len: usize, order: Order, probes: &[u64]) -> Result<Vec<u64>>;
+    /// Elements `i * len / count` for i < count (`len` > 0), as host bytes. Waits.
+    fn sample(&self, input: &Memory, dtype: DType, len: usize, count: usize) -> Result<Vec<u8>>;
+    /// One pass over the elements by ascending rank key: how many lie below `lo` and how
+    /// many in [lo, hi], the first `cap` of the latter copied to `out` in any order. Waits.
+    #[allow(clippy::too_many_arguments)]
+    fn band(&self, input: &Memory, dtype: DType, len: usize, lo: u64, hi: u64, out: &Memory, cap: usize)
+        -> Result<(u64, u64)>;
+    /// Counts of the 8-bit digit at `shift` of the ascending rank keys that agree with
+    /// `prefix` on every bit above the digit (256 counts). Waits.
+    fn digit_counts(&self, input: &Memory, dtype: DType, len: usize, prefix: u64, shift: u32) -> Result<Vec<u64>>;
+    /// Adds `value` to `len` U64 elements, in stream order.
+    fn add_u64(&self, mem: &Memory, len: usize, value: u64) -> Result<()>;
+    /// dst[i] = src[positions[i]] for `len` U64 elements, in stream order.
+    fn gather_u64(&self, src: &Memory, positions: &Memory, len: usize, dst: &Memory) -> Result<()>;
 }
 
 /// Where a selected element goes.

@@ -117,10 +117,12 @@ pub(crate) enum Kind {
     Context = 0xC1,
     Buffer = 0xB1,
     LifeGrid = 0xA1,
+    Comm = 0xD1,
+    Group = 0xE1,
 }
 
 impl Kind {
-    const ALL: [Kind; 3] = [Kind::Context, Kind::Buffer, Kind::LifeGrid];
+    const ALL: [Kind; 5] = [Kind::Context, Kind::Buffer, Kind::LifeGrid, Kind::Comm, Kind::Group];
 
     /// The field as stored in a handle value.
     const fn field(self) -> usize {
@@ -137,6 +139,8 @@ impl Kind {
             Kind::Context => "gpuprims_context",
             Kind::Buffer => "gpuprims_buffer",
             Kind::LifeGrid => "gpuprims_life_grid",
+            Kind::Comm => "gpuprims_comm",
+            Kind::Group => "gpuprims_group",
         }
     }
 }

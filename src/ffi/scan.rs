@@ -37,6 +37,6 @@ pub extern "C" fn gpuprims_scan(
         if input.len == 0 {
             return Ok(());
         }
-        c.backend.scan(&input.memory, &output.memory, input.dtype, input.len, op, mode)
+        c.backend.scan(&input.memory, &output.memory, input.dtype, input.len, op, mode, None)
     })
 }

@@ -11,6 +11,9 @@ mod life;
 mod loader;
 mod memory;
 mod modules;
+mod multi_rank;
+mod nccl;
+mod nccl_link;
 mod nvrtc;
 mod precompile;
 mod quicksort;
@@ -36,6 +39,7 @@ use super::{Backend, BackendKind, Memory, Rows, SelectOut, SortValues, TopkKs, T
 use crate::dtype::{DType, Op, Order, ScanMode};
 use crate::error::{invalid, unsupported, Error, Result};
 use crate::life::{Geometry, LifeEngine};
+use crate::multi::Link;
 use context::CudaShared;
 use driver::DriverContext;
 
@@ -151,8 +155,9 @@ impl Backend for CudaBackend {
         reduce::reduce_to_device(&self.shared, input.as_device()?, dtype, len, op, out.as_device()?)
     }
 
-    fn scan(&self, input: &Memory, output: &Memory, dtype: DType, len: usize, op: Op, mode: ScanMode) -> Result<()> {
-        scan::scan(&self.shared, input.as_device()?, output.as_device()?, dtype, len, op, mode)
+    fn scan(&self, input: &Memory, output: &Memory, dtype: DType, len: usize, op: Op, mode: ScanMode, seed: Option<u64>)
+        -> Result<()> {
+        scan::scan(&self.shared, input.as_device()?, output.as_device()?, dtype, len, op, mode, seed)
     }
 
     fn precompile(&self) -> Result<()> {
@@ -214,6 +219,39 @@ impl Backend for CudaBackend {
 
     fn life_engine(&self, geometry: Geometry) -> Result<Box<dyn LifeEngine>> {
         Ok(Box::new(life::CudaLife::new(self.shared.clone(), geometry)?))
+    }
+
+    fn new_comm_id(&self) -> Result<Vec<u8>> {
+        nccl_link::new_comm_id()
+    }
+
+    fn link(&self, id: &[u8], rank: usize, nranks: usize) -> Result<Box<dyn Link>> {
+        Ok(Box::new(nccl_link::NcclLink::join(&self.shared, id, rank, nranks)?))
+    }
+
+    fn count_before(&self, keys: &Memory, dtype: DType, len: usize, order: Order, probes: &[u64]) -> Result<Vec<u64>> {
+        multi_rank::count_before(&self.shared, keys.as_device()?, dtype, len, order, probes)
+    }
+
+    fn sample(&self, input: &Memory, dtype: DType, len: usize, count: usize) -> Result<Vec<u8>> {
+        multi_rank::sample(&self.shared, input.as_device()?, dtype, len, count)
+    }
+
+    fn band(&self, input: &Memory, dtype: DType, len: usize, lo: u64, hi: u64, out: &Memory, cap: usize)
+        -> Result<(u64, u64)> {
+        multi_rank::band(&self.shared, input.as_device()?, dtype, len, (lo, hi), out.as_device()?, cap)
+    }
+
+    fn digit_counts(&self, input: &Memory, dtype: DType, len: usize, prefix: u64, shift: u32) -> Result<Vec<u64>> {
+        multi_rank::digit_counts(&self.shared, input.as_device()?, dtype, len, prefix, shift)
+    }
+
+    fn add_u64(&self, mem: &Memory, len: usize, value: u64) -> Result<()> {
+        multi_rank::add_u64(&self.shared, mem.as_device()?, len, value)
+    }
+
+    fn gather_u64(&self, src: &Memory, positions: &Memory, len: usize, dst: &Memory) -> Result<()> {
+        multi_rank::gather_u64(&self.shared, src.as_device()?, positions.as_device()?, len, dst.as_device()?)
     }
 }
 

@@ -93,9 +93,10 @@ pub fn scan(
     len: usize,
     op: Op,
     mode: ScanMode,
+    seed: Option<u64>,
 ) -> Result<()> {
     let mut state = shared.lock()?;
-    scan_locked(shared, &mut state, input.ptr, output.ptr, dtype, len, op, mode)
+    scan_seeded_locked(shared, &mut state, input.ptr, output.ptr, dtype, len, op, mode, seed)
 }
 
 /// The tagged words a scan of `len` elements of `dtype` publishes: each tile's
@@ -120,6 +121,23 @@ pub fn scan_locked(
     op: Op,
     mode: ScanMode,
 ) -> Result<()> {
+    scan_seeded_locked(shared, state, input, output, dtype, len, op, mode, None)
+}
+
+/// `scan_locked` with `seed` (the accumulator's bits) combined in front of every
+/// element: the carry a multi-rank scan brings from the ranks before.
+#[allow(clippy::too_many_arguments)]
+fn scan_seeded_locked(
+    shared: &CudaShared,
+    state: &mut State,
+    input: CUdeviceptr,
+    output: CUdeviceptr,
+    dtype: DType,
+    len: usize,
+    op: Op,
+    mode: ScanMode,
+    seed: Option<u64>,
+) -> Result<()> {
     let p = policy(dtype);
     let tiles = len.div_ceil((p.block * p.items) as usize);
     let words = tagged_words(dtype.accumulator());
@@ -143,9 +161,11 @@ pub fn scan_locked(
         Arg::ptr(sync.ptr + SCAN_TICKET_OFFSET as u64),
         Arg::u32(epoch),
         Arg::u64(ticket_base),
+        Arg::u64(seed.unwrap_or(0)),
+        Arg::u32(seed.is_some() as u32),
     ];
     // SAFETY: arguments match scan_<mode>(in, out, n, aggregate, inclusive,
-    // ticket, epoch, ticket_base); the sync memory holds `words` tagged words for
+    // ticket, epoch, ticket_base, seed_bits, seeded); the sync memory holds `words` tagged words for
     // each tile and each anchor.
     unsafe { launch(f, tiles as u64, p.block, stream, &args)? };
     sync.tickets_issued += tiles as u64;

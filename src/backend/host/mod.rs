@@ -3,6 +3,7 @@
 
 mod life;
 mod memory;
+mod multi_rank;
 mod reduce;
 mod scan;
 mod segmented_select;
@@ -18,6 +19,8 @@ use super::{Backend, BackendKind, Memory, Rows, SelectOut, SortValues, TopkKs, T
 use crate::dtype::{DType, Op, Order, ScanMode};
 use crate::error::{unsupported, Result};
 use crate::life::{Geometry, LifeEngine};
+use crate::multi::host_link::HostLink;
+use crate::multi::Link;
 
 pub struct HostBackend {
     /// Why this backend was chosen when the caller did not name it (AUTO), shown in
@@ -131,8 +134,9 @@ impl Backend for HostBackend {
         len: usize,
         op: Op,
         mode: ScanMode,
+        seed: Option<u64>,
     ) -> Result<()> {
-        scan::scan(input.as_host()?, output.as_host()?, dtype, len, op, mode);
+        scan::scan(input.as_host()?, output.as_host()?, dtype, len, op, mode, seed);
         Ok(())
     }
 
@@ -187,5 +191,39 @@ impl Backend for HostBackend {
 
     fn life_engine(&self, geometry: Geometry) -> Result<Box<dyn LifeEngine>> {
         Ok(Box::new(life::HostLife::new(geometry)?))
+    }
+
+    fn new_comm_id(&self) -> Result<Vec<u8>> {
+        Ok(crate::multi::host_link::new_id())
+    }
+
+    fn link(&self, id: &[u8], rank: usize, nranks: usize) -> Result<Box<dyn Link>> {
+        Ok(Box::new(HostLink::join(id, rank, nranks)?))
+    }
+
+    fn count_before(&self, keys: &Memory, dtype: DType, len: usize, order: Order, probes: &[u64]) -> Result<Vec<u64>> {
+        Ok(multi_rank::count_before(keys.as_host()?, dtype, len, order, probes))
+    }
+
+    fn sample(&self, input: &Memory, dtype: DType, len: usize, count: usize) -> Result<Vec<u8>> {
+        Ok(multi_rank::sample(input.as_host()?, dtype, len, count))
+    }
+
+    fn band(&self, input: &Memory, dtype: DType, len: usize, lo: u64, hi: u64, out: &Memory, cap: usize)
+        -> Result<(u64, u64)> {
+        multi_rank::band(input.as_host()?, dtype, len, lo, hi, out.as_host()?, cap)
+    }
+
+    fn digit_counts(&self, input: &Memory, dtype: DType, len: usize, prefix: u64, shift: u32) -> Result<Vec<u64>> {
+        Ok(multi_rank::digit_counts(input.as_host()?, dtype, len, prefix, shift))
+    }
+
+    fn add_u64(&self, mem: &Memory, len: usize, value: u64) -> Result<()> {
+        multi_rank::add_u64(mem.as_host()?, len, value);
+        Ok(())
+    }
+
+    fn gather_u64(&self, src: &Memory, positions: &Memory, len: usize, dst: &Memory) -> Result<()> {
+        multi_rank::gather_u64(src.as_host()?, positions.as_host()?, len, dst.as_host()?)
     }
 }

@@ -11,9 +11,16 @@ use super::HostMemory;
 use crate::dtype::{combine, identity, DType, Element, Op, ScanMode};
 use crate::with_element_type;
 
-pub(super) fn scan(input: &HostMemory, output: &HostMemory, dtype: DType, len: usize, op: Op, mode: ScanMode) {
+/// `seed`, when given, is the accumulator's bits of a value combined in front of every
+/// element (a multi-rank scan's carry from the ranks before).
+pub(super) fn scan(input: &HostMemory, output: &HostMemory, dtype: DType, len: usize, op: Op, mode: ScanMode, seed: Option<u64>) {
     with_element_type!(dtype, T => {
-        scan_typed::<T>(SendPtr(input.ptr() as *mut T), SendPtr(output.ptr() as *mut T), len, op, mode)
+        let start = match seed {
+            // SAFETY: the accumulator is at most 8 bytes; the seed holds its bits.
+            Some(bits) => unsafe { std::ptr::read_unaligned(bits.to_le_bytes().as_ptr() as *const <T as Element>::Acc) },
+            None => identity::<<T as Element>::Acc>(op),
+        };
+        scan_typed::<T>(SendPtr(input.ptr() as *mut T), SendPtr(output.ptr() as *mut T), len, op, mode, start)
     })
 }
 
@@ -31,7 +38,7 @@ impl<T> SendPtr<T> {
     }
 }
 
-fn scan_typed<T: Element>(input: SendPtr<T>, output: SendPtr<T>, len: usize, op: Op, mode: ScanMode) {
+fn scan_typed<T: Element>(input: SendPtr<T>, output: SendPtr<T>, len: usize, op: Op, mode: ScanMode, start: T::Acc) {
     let chunks = len.div_ceil(CHUNK);
     let chunk_range = |c: usize| (c * CHUNK, ((c + 1) * CHUNK).min(len));
 
@@ -48,7 +55,7 @@ fn scan_typed<T: Element>(input: SendPtr<T>, output: SendPtr<T>, len: usize, op:
 
     // Carry into each chunk: exclusive prefix of the aggregates, in order.
     let mut carries = Vec::with_capacity(chunks);
-    let mut running = identity::<T::Acc>(op);
+    let mut running = start;
     for &a in &aggregates {
         carries.push(running);
         running = combine(op, running, a);

@@ -1,0 +1,179 @@
+//! The CUDA backend's pieces of the multi-rank operations (kernels/multi_rank.cu):
+//! small launches whose results the host plans with. Each call that returns counts
+//! waits for them; its temporary memory is stream-ordered and freed after the wait.
+
+use cudarc::driver::result as drv;
+use cudarc::driver::sys::{CUdeviceptr, CUfunction, CUstream};
+
+use super::context::CudaShared;
+use super::driver::DriverContext;
+use super::launch::{launch, Arg};
+use super::loader::ModuleSpec;
+use super::memory::{alloc_async, free_async, DeviceMemory};
+use super::modules::Module;
+use super::radix_sort::key_order;
+use super::select::KEY_VARIANTS;
+use super::sources;
+use crate::dtype::{DType, Order};
+use crate::error::Result;
+
+const BLOCK: u32 = 256;
+
+fn module(key_bytes: usize, float_keys: bool) -> ModuleSpec {
+    ModuleSpec {
+        source: sources::MULTI_RANK,
+        options: vec![format!("-DGP_KEY_BYTES={key_bytes}"), format!("-DGP_KEY_FLOAT={}", float_keys as u32)],
+    }
+}
+
+fn variant(key_bytes: usize, float_keys: bool) -> u32 {
+    (key_bytes as u32) << 1 | float_keys as u32
+}
+
+pub fn modules() -> Vec<Module> {
+    KEY_VARIANTS
+        .into_iter()
+        .map(|(k, f)| Module {
+            source: sources::MULTI_RANK,
+            variant: variant(k, f),
+            spec: module(k, f),
+            label: format!("keys {k}B{}", if f { " float" } else { "" }),
+        })
+        .collect()
+}
+
+fn function(shared: &CudaShared, dtype: DType, kernel: &'static str) -> Result<CUfunction> {
+    let (k, f) = (dtype.size(), dtype.is_float());
+    shared.loader.function(sources::MULTI_RANK, variant(k, f), kernel, || module(k, f))
+}
+
+fn blocks(n: usize) -> u64 {
+    n.div_ceil(BLOCK as usize).max(1) as u64
+}
+
+/// Device memory for one call, freed in stream order when dropped (after the wait).
+struct Temp {
+    ptr: CUdeviceptr,
+    bytes: usize,
+    stream: CUstream,
+}
+
+impl Temp {
+    fn new(stream: CUstream, bytes: usize) -> Result<Temp> {
+        // SAFETY: stream-ordered allocation, freed on the same stream.
+        let ptr = unsafe { alloc_async(stream, bytes.max(8), "multi-rank counts") }?;
+        Ok(Temp { ptr, bytes: bytes.max(8), stream })
+    }
+}
+
+impl Drop for Temp {
+    fn drop(&mut self) {
+        // SAFETY: allocated on this stream; later work on it is ordered after its users.
+        let _ = unsafe { free_async(self.ptr, self.bytes, self.stream) };
+    }
+}
+
+/// `n` u64 counts read back from the device, waiting for them.
+fn read_u64s(stream: CUstream, ptr: CUdeviceptr, n: usize) -> Result<Vec<u64>> {
+    let mut bytes = vec![0u8; n * 8];
+    // SAFETY: `ptr` holds `n` u64; we wait before reading the host copy.
+    unsafe { drv::memcpy_dtoh_async(&mut bytes[..], ptr, stream) }.during("copying counts to the host")?;
+    CudaShared::wait(stream)?;
+    Ok(bytes.chunks(8).map(|c| u64::from_le_bytes(c.try_into().unwrap())).collect())
+}
+
+pub fn count_before(shared: &CudaShared, keys: &DeviceMemory, dtype: DType, len: usize, order: Order, probes: &[u64])
+    -> Result<Vec<u64>> {
+    let f = function(shared, dtype, "multi_count_before")?;
+    let state = shared.lock()?;
+    let n = probes.len();
+    let temp = Temp::new(state.stream, 16 * n)?;
+    let bytes: Vec<u8> = probes.iter().flat_map(|p| p.to_le_bytes()).collect();
+    let counts = temp.ptr + 8 * n as u64;
+    // SAFETY: the probes are copied before the kernel reads them (stream order); the
+    // arguments match multi_count_before(keys, len, key_order, probes, nprobes, counts).
+    unsafe {
+        drv::memcpy_htod_async(temp.ptr, &bytes[..], state.stream).during("copying probes to the device")?;
+        let args = [Arg::ptr(keys.ptr), Arg::size(len), Arg::u32(key_order(dtype, order)), Arg::ptr(temp.ptr), Arg::size(n), Arg::ptr(counts)];
+        launch(f, blocks(n), BLOCK, state.stream, &args)?;
+    }
+    read_u64s(state.stream, counts, n)
+}
+
+pub fn sample(shared: &CudaShared, input: &DeviceMemory, dtype: DType, len: usize, count: usize) -> Result<Vec<u8>> {
+    let f = function(shared, dtype, "multi_sample")?;
+    let state = shared.lock()?;
+    let w = dtype.size();
+    let temp = Temp::new(state.stream, count * w)?;
+    let mut out = vec![0u8; count * w];
+    // SAFETY: arguments match multi_sample(keys, len, count, out); `out` holds count keys.
+    unsafe {
+        launch(f, blocks(count), BLOCK, state.stream, &[Arg::ptr(input.ptr), Arg::size(len), Arg::size(count), Arg::ptr(temp.ptr)])?;
+        drv::memcpy_dtoh_async(&mut out[..], temp.ptr, state.stream).during("copying the sample to the host")?;
+    }
+    CudaShared::wait(state.stream)?;
+    Ok(out)
+}
+
+pub fn band(shared: &CudaShared, input: &DeviceMemory, dtype: DType, len: usize, bracket: (u64, u64), out: &DeviceMemory, cap: usize)
+    -> Result<(u64, u64)> {
+    let f = function(shared, dtype, "multi_band")?;
+    let state = shared.lock()?;
+    let temp = Temp::new(state.stream, 16)?;
+    let grid = blocks(len).min(shared.props.sm_count as u64 * 8);
+    // SAFETY: the counters are zeroed first; arguments match multi_band(keys, len,
+    // key_order, lo, hi, out, cap, counts); `out` holds `cap` keys.
+    unsafe {
+        drv::memset_d8_async(temp.ptr, 0, 16, state.stream).during("cuMemsetD8Async")?;
+        let args = [
+            Arg::ptr(input.ptr),
+            Arg::size(len),
+            Arg::u32(key_order(dtype, Order::Ascending)),
+            Arg::u64(bracket.0),
+            Arg::u64(bracket.1),
+            Arg::ptr(out.ptr),
+            Arg::size(cap),
+            Arg::ptr(temp.ptr),
+        ];
+        launch(f, grid, BLOCK, state.stream, &args)?;
+    }
+    let c = read_u64s(state.stream, temp.ptr, 2)?;
+    Ok((c[0], c[1]))
+}
+
+pub fn digit_counts(shared: &CudaShared, input: &DeviceMemory, dtype: DType, len: usize, prefix: u64, shift: u32)
+    -> Result<Vec<u64>> {
+    let f = function(shared, dtype, "multi_digit_counts")?;
+    let state = shared.lock()?;
+    let temp = Temp::new(state.stream, 256 * 8)?;
+    let grid = blocks(len).min(shared.props.sm_count as u64 * 8);
+    // SAFETY: the counts are zeroed first; arguments match multi_digit_counts(keys,
+    // len, key_order, prefix, shift, counts), a 256-thread block.
+    unsafe {
+        drv::memset_d8_async(temp.ptr, 0, 256 * 8, state.stream).during("cuMemsetD8Async")?;
+        let args = [Arg::ptr(input.ptr), Arg::size(len), Arg::u32(key_order(dtype, Order::Ascending)), Arg::u64(prefix), Arg::u32(shift), Arg::ptr(temp.ptr)];
+        launch(f, grid, BLOCK, state.stream, &args)?;
+    }
+    read_u64s(state.stream, temp.ptr, 256)
+}
+
+pub fn add_u64(shared: &CudaShared, mem: &DeviceMemory, len: usize, value: u64) -> Result<()> {
+    if len == 0 {
+        return Ok(());
+    }
+    let f = function(shared, DType::U64, "multi_add_u64")?;
+    let state = shared.lock()?;
+    // SAFETY: arguments match multi_add_u64(x, len, value); `mem` holds len u64.
+    unsafe { launch(f, blocks(len), BLOCK, state.stream, &[Arg::ptr(mem.ptr), Arg::size(len), Arg::u64(value)]) }
+}
+
+pub fn gather_u64(shared: &CudaShared, src: &DeviceMemory, positions: &DeviceMemory, len: usize, dst: &DeviceMemory) -> Result<()> {
+    if len == 0 {
+        return Ok(());
+    }
+    let f = function(shared, DType::U64, "multi_gather_u64")?;
+    let state = shared.lock()?;
+    // SAFETY: arguments match multi_gather_u64(src, positions, len, dst); the
+    // positions come from a top-k over `src`'s elements, so they lie inside it.
+    unsafe { launch(f, blocks(len), BLOCK, state.stream, &[Arg::ptr(src.ptr), Arg::ptr(positions.ptr), Arg::size(len), Arg::ptr(dst.ptr)]) }
+}

@@ -1,0 +1,204 @@
+//! The CUDA backend's link between ranks: an NCCL communicator per rank, its work on
+//! the context's current stream. Every exchange is waited for by polling the stream
+//! and NCCL's asynchronous error, with a deadline (GPUPRIMS_COMM_TIMEOUT_S, 300 s by
+//! default): a rank that failed or never came ends the wait with an error and the
+//! communicator is aborted, rather than hanging in a collective.
+
+use std::ffi::c_void;
+use std::ops::Range;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+use cudarc::driver::result as drv;
+use cudarc::driver::sys::{self, CUstream};
+
+use super::context::CudaShared;
+use super::driver::DriverContext;
+use super::memory::{alloc_async, free_async};
+use super::nccl::{nccl, Nccl, NcclComm, NcclResult, NcclUniqueId, NCCL_IN_PROGRESS, NCCL_SUCCESS, NCCL_UINT8};
+use crate::backend::Memory;
+use crate::error::{invalid, Error, Result};
+use crate::multi::host_link::timeout;
+use crate::multi::{Link, ID_BYTES};
+
+pub fn new_comm_id() -> Result<Vec<u8>> {
+    let api = nccl()?;
+    let mut id = NcclUniqueId { internal: [0; 128] };
+    // SAFETY: one out-pointer to a 128-byte id.
+    api.check(unsafe { (api.get_unique_id)(&mut id) }, "ncclGetUniqueId")?;
+    Ok(id.internal.to_vec())
+}
+
+pub struct NcclLink {
+    api: &'static Nccl,
+    comm: NcclComm,
+    shared: Arc<CudaShared>,
+    rank: usize,
+    nranks: usize,
+    failed: AtomicBool,
+}
+
+// SAFETY: the communicator is used under the context's lock, one call at a time.
+unsafe impl Send for NcclLink {}
+unsafe impl Sync for NcclLink {}
+
+impl NcclLink {
+    /// ncclCommInitRank on this context's device; waits for every rank to join.
+    pub fn join(shared: &Arc<CudaShared>, id: &[u8], rank: usize, nranks: usize) -> Result<NcclLink> {
+        let api = nccl()?;
+        if id.len() != ID_BYTES {
+            return Err(invalid(format!("id has {} bytes, an NCCL id {ID_BYTES}", id.len())));
+        }
+        let mut unique = NcclUniqueId { internal: [0; 128] };
+        unique.internal.copy_from_slice(id);
+        let _state = shared.lock()?; // makes the context current for NCCL
+        let mut comm: NcclComm = std::ptr::null_mut();
+        // SAFETY: an out-pointer and the id by value, on the current device.
+        let r = unsafe { (api.comm_init_rank)(&mut comm, nranks as i32, unique, rank as i32) };
+        api.check(r, "ncclCommInitRank")?;
+        Ok(NcclLink { api, comm, shared: shared.clone(), rank, nranks, failed: AtomicBool::new(false) })
+    }
+
+    fn refuse_if_failed(&self) -> Result<()> {
+        if self.failed.load(Ordering::Acquire) {
+            return Err(Error::Driver("this communicator was aborted after a failure; create a new one".into()));
+        }
+        Ok(())
+    }
+
+    /// Waits for `stream` while watching NCCL's asynchronous error and the deadline;
+    /// aborts the communicator when either ends the wait.
+    fn wait(&self, stream: CUstream, what: &str) -> Result<()> {
+        let deadline = Instant::now() + timeout();
+        loop {
+            // SAFETY: a live stream.
+            match unsafe { sys::cuStreamQuery(stream) } {
+                sys::CUresult::CUDA_SUCCESS => return Ok(()),
+                sys::CUresult::CUDA_ERROR_NOT_READY => {}
+                other => {
+                    self.abort();
+                    return Err(Error::Driver(format!("{what}: the stream failed ({other:?})")));
+                }
+            }
+            let mut async_error: NcclResult = NCCL_SUCCESS;
+            // SAFETY: a live communicator and an out-pointer.
+            unsafe { (self.api.comm_get_async_error)(self.comm, &mut async_error) };
+            if async_error != NCCL_SUCCESS && async_error != NCCL_IN_PROGRESS {
+                self.abort();
+                return self.api.check(async_error, what);
+            }
+            if Instant::now() >= deadline {
+                self.abort();
+                return Err(Error::Driver(format!(
+                    "{what}: timed out after {} s waiting for the other ranks (GPUPRIMS_COMM_TIMEOUT_S)",
+                    timeout().as_secs()
+                )));
+            }
+            std::thread::yield_now();
+        }
+    }
+
+    fn abort(&self) {
+        if !self.failed.swap(true, Ordering::AcqRel) {
+            // SAFETY: a live communicator; later calls are refused.
+            unsafe { (self.api.comm_abort)(self.comm) };
+        }
+    }
+
+    /// Runs `issue` between ncclGroupStart and ncclGroupEnd on the current stream,
+    /// then waits for it.
+    fn grouped(&self, what: &str, issue: impl FnOnce(CUstream) -> Result<()>) -> Result<()> {
+        self.refuse_if_failed()?;
+        let state = self.shared.lock()?;
+        let stream = state.stream;
+        // SAFETY: group calls bracket the operations issued by `issue`.
+        self.api.check(unsafe { (self.api.group_start)() }, "ncclGroupStart")?;
+        let issued = issue(stream);
+        let ended = self.api.check(unsafe { (self.api.group_end)() }, "ncclGroupEnd");
+        if let Err(e) = issued.and(ended) {
+            self.abort();
+            return Err(e);
+        }
+        self.wait(stream, what)
+    }
+}
+
+fn device_ptr(mem: &Memory) -> Result<u64> {
+    Ok(mem.as_device()?.ptr)
+}
+
+impl Link for NcclLink {
+    fn rank(&self) -> usize {
+        self.rank
+    }
+
+    fn nranks(&self) -> usize {
+        self.nranks
+    }
+
+    fn all_gather(&self, local: &[u8]) -> Result<Vec<u8>> {
+        self.refuse_if_failed()?;
+        let n = local.len();
+        let mut all = vec![0u8; n * self.nranks];
+        let state = self.shared.lock()?;
+        let stream = state.stream;
+        // SAFETY: stream-ordered temporary memory for the send and receive buffers,
+        // freed in stream order after the copy back, which is waited for.
+        unsafe {
+            let dev = alloc_async(stream, n * (self.nranks + 1), "an exchange of plans")?;
+            let recv = dev + n as u64;
+            let result = (|| {
+                drv::memcpy_htod_async(dev, local, stream).during("copying a plan to the device")?;
+                let r = (self.api.all_gather)(dev as *const c_void, recv as *mut c_void, n, NCCL_UINT8, self.comm, stream as *mut c_void);
+                self.api.check(r, "ncclAllGather")?;
+                drv::memcpy_dtoh_async(&mut all[..], recv, stream).during("copying the plans back")?;
+                self.wait(stream, "exchanging plans")
+            })();
+            free_async(dev, n * (self.nranks + 1), stream)?;
+            result?;
+        }
+        drop(state);
+        Ok(all)
+    }
+
+    fn all_to_all(&self, send: &Memory, send_ranges: &[Range<usize>], recv: &Memory, recv_ranges: &[Range<usize>])
+        -> Result<()> {
+        let (s, r) = (device_ptr(send)?, device_ptr(recv)?);
+        self.grouped("exchanging data", |stream| {
+            for peer in 0..self.nranks {
+                let (out, inc) = (&send_ranges[peer], &recv_ranges[peer]);
+                // SAFETY: the ranges lie inside `send` and `recv` (the caller's plan);
+                // NCCL pairs each send with the peer's matching receive.
+                unsafe {
+                    if !out.is_empty() {
+                        let p = (s + out.start as u64) as *const c_void;
+                        self.api.check((self.api.send)(p, out.len(), NCCL_UINT8, peer as i32, self.comm, stream as *mut c_void), "ncclSend")?;
+                    }
+                    if !inc.is_empty() {
+                        let p = (r + inc.start as u64) as *mut c_void;
+                        self.api.check((self.api.recv)(p, inc.len(), NCCL_UINT8, peer as i32, self.comm, stream as *mut c_void), "ncclRecv")?;
+                    }
+                }
+            }
+            Ok(())
+        })
+    }
+
+    fn fail(&self, _why: &str) {
+        self.abort();
+    }
+}
+
+impl Drop for NcclLink {
+    fn drop(&mut self) {
+        if !self.failed.load(Ordering::Acquire) {
+            if let Ok(state) = self.shared.lock() {
+                let _ = CudaShared::wait(state.stream);
+                // SAFETY: a live communicator with no work left on it.
+                unsafe { (self.api.comm_destroy)(self.comm) };
+            }
+        }
+        // An aborted communicator was freed by the abort.
+    }
+}

@@ -1,0 +1,84 @@
+//! The host backend's pieces of the multi-rank operations (see the Backend trait):
+//! plain loops over rank keys, the reference the CUDA kernels are checked against.
+
+use rayon::prelude::*;
+
+use super::HostMemory;
+use crate::dtype::{DType, Order};
+use crate::error::{internal, Result};
+use crate::multi::keys::{bits_at, rank_key};
+
+/// The rank keys of the first `len` elements.
+fn keys_of(mem: &HostMemory, dtype: DType, len: usize, order: Order) -> Vec<u64> {
+    let w = dtype.size();
+    // SAFETY: the buffer holds `len` elements; nothing writes it meanwhile.
+    let bytes = unsafe { &mem.bytes()[..len * w] };
+    (0..len).into_par_iter().map(|i| rank_key(dtype, bits_at(bytes, w, i), order)).collect()
+}
+
+pub(super) fn count_before(keys: &HostMemory, dtype: DType, len: usize, order: Order, probes: &[u64]) -> Vec<u64> {
+    let ks = keys_of(keys, dtype, len, order);
+    probes.iter().map(|&p| ks.partition_point(|&k| k < p) as u64).collect()
+}
+
+pub(super) fn sample(input: &HostMemory, dtype: DType, len: usize, count: usize) -> Vec<u8> {
+    let w = dtype.size();
+    // SAFETY: as in keys_of.
+    let bytes = unsafe { &input.bytes()[..len * w] };
+    (0..count).flat_map(|i| {
+        let at = ((i as u128 * len as u128) / count as u128) as usize;
+        bytes[at * w..(at + 1) * w].to_vec()
+    }).collect()
+}
+
+pub(super) fn band(input: &HostMemory, dtype: DType, len: usize, lo: u64, hi: u64, out: &HostMemory, cap: usize)
+    -> Result<(u64, u64)> {
+    let w = dtype.size();
+    if out.len_bytes() < cap * w {
+        return Err(internal("band: out holds fewer than cap elements"));
+    }
+    let ks = keys_of(input, dtype, len, Order::Ascending);
+    // SAFETY: as in keys_of; `out` is other memory with room for `cap` elements.
+    let (bytes, dst) = unsafe { (&input.bytes()[..len * w], out.bytes_mut()) };
+    let (mut below, mut inside) = (0u64, 0u64);
+    for (i, &k) in ks.iter().enumerate() {
+        if k < lo {
+            below += 1;
+        } else if k <= hi {
+            if (inside as usize) < cap {
+                let at = inside as usize * w;
+                dst[at..at + w].copy_from_slice(&bytes[i * w..(i + 1) * w]);
+            }
+            inside += 1;
+        }
+    }
+    Ok((below, inside))
+}
+
+pub(super) fn digit_counts(input: &HostMemory, dtype: DType, len: usize, prefix: u64, shift: u32) -> Vec<u64> {
+    let mut counts = vec![0u64; 256];
+    let above = shift + 8;
+    for k in keys_of(input, dtype, len, Order::Ascending) {
+        if above >= 64 || (k >> above) == (prefix >> above) {
+            counts[((k >> shift) & 0xff) as usize] += 1;
+        }
+    }
+    counts
+}
+
+pub(super) fn add_u64(mem: &HostMemory, len: usize, value: u64) {
+    // SAFETY: the buffer holds `len` U64 elements; this call alone touches them.
+    let xs = unsafe { mem.typed_mut::<u64>(len) };
+    xs.par_iter_mut().for_each(|x| *x = x.wrapping_add(value));
+}
+
+pub(super) fn gather_u64(src: &HostMemory, positions: &HostMemory, len: usize, dst: &HostMemory) -> Result<()> {
+    let n = src.len_bytes() / 8;
+    // SAFETY: positions and dst hold `len` U64 elements, src `n`; dst is other memory.
+    let (s, p, d) = unsafe { (src.typed::<u64>(n), positions.typed::<u64>(len), dst.typed_mut::<u64>(len)) };
+    if p.iter().any(|&i| i as usize >= n) {
+        return Err(internal("gather_u64: a position past the source"));
+    }
+    d.par_iter_mut().zip(p.par_iter()).for_each(|(d, &i)| *d = s[i as usize]);
+    Ok(())
+}

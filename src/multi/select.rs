@@ -1,0 +1,135 @@
+//! The element of global rank k over ranks, on every rank. A sample of every shard,
+//! in proportion to its length, brackets rank k; one pass over each shard counts the
+//! keys below the bracket and keeps those inside; digit rounds over the kept keys
+//! (their counts summed over ranks) finish it. When the bracket misses rank k or keeps
+//! too much (a sample that misjudged, many equal keys), the digit rounds run over the
+//! whole shards instead: slower, never wrong.
+
+use super::agree::{agree, Call, What};
+use super::keys::{bits_at, from_rank_key, key_mask, rank_key};
+use super::Comm;
+use crate::backend::{Buffer, Memory};
+use crate::dtype::{DType, Order};
+use crate::error::{invalid, Result};
+
+pub struct SelectArgs<'a> {
+    pub input: &'a Buffer,
+    pub k: u64,
+}
+
+/// Samples taken over all ranks together.
+const SAMPLES: u64 = 1 << 15;
+
+pub fn select_kth(comm: &Comm, args: Result<SelectArgs>) -> Result<u64> {
+    let call = match &args {
+        Ok(a) => Call::new(What::SelectKth, a.input.dtype as u32, 0, 0, a.k, a.input.len as u64),
+        Err(_) => Call::default(),
+    };
+    let (checks, a) = match args {
+        Ok(a) => (Ok(()), Some(a)),
+        Err(e) => (Err(e), None),
+    };
+    let (calls, _) = agree(&*comm.link, call, checks, &[])?;
+    let a = a.expect("the agreement fails when this rank's arguments did");
+    let lens: Vec<u64> = calls.iter().map(|c| c.len).collect();
+    let total: u64 = lens.iter().sum();
+    if a.k >= total {
+        return Err(invalid(format!("k = {} is not below the {total} elements of all shards", a.k)));
+    }
+    comm.after_agreement(|| {
+        let key = match bracket(comm, &a, &lens, total)? {
+            Some(key) => key,
+            None => digit_rounds(comm, &a.input.memory, a.input.dtype, a.input.len, a.k, 0, 8 * a.input.dtype.size() as u32)?,
+        };
+        Ok(from_rank_key(a.input.dtype, key))
+    })
+}
+
+/// The bracket's pass and, when it holds rank k, the digit rounds over what it kept;
+/// None when the whole shards must be searched.
+fn bracket(comm: &Comm, a: &SelectArgs, lens: &[u64], total: u64) -> Result<Option<u64>> {
+    let dtype = a.input.dtype;
+    let (lo, hi, width) = sample_bracket(comm, a, lens, total)?;
+    let expect = (width as u128 * a.input.len as u128 / SAMPLES.min(total) as u128) as usize;
+    let cap = (4 * expect + 4096).min(a.input.len);
+    let kept = comm.scratch(dtype, cap)?;
+    let (below, inside) = comm.ctx.backend.band(&a.input.memory, dtype, a.input.len, lo, hi, &kept, cap)?;
+    let counts = gather_u64s(comm, &[below, inside, (inside > cap as u64) as u64])?;
+    let (mut all_below, mut all_inside, mut overflow) = (0, 0, false);
+    for c in counts.chunks(3) {
+        all_below += c[0];
+        all_inside += c[1];
+        overflow |= c[2] != 0;
+    }
+    if a.k < all_below || a.k >= all_below + all_inside {
+        return Ok(None);
+    }
+    if lo == hi {
+        return Ok(Some(lo)); // every kept key is this one
+    }
+    if overflow {
+        return Ok(None);
+    }
+    // The kept keys agree with lo and hi above their highest differing bit.
+    let top = 64 - (lo ^ hi).leading_zeros();
+    let start = top.div_ceil(8) * 8;
+    let prefix = if start >= 64 { 0 } else { lo >> start << start };
+    digit_rounds(comm, &kept, dtype, inside as usize, a.k - all_below, prefix, start).map(Some)
+}
+
+/// Each rank's share of the sample, then the rank keys around rank k's place in it:
+/// (lo, hi, how many samples lie between).
+fn sample_bracket(comm: &Comm, a: &SelectArgs, lens: &[u64], total: u64) -> Result<(u64, u64, u64)> {
+    let (dtype, w) = (a.input.dtype, a.input.dtype.size());
+    let samples = SAMPLES.min(total);
+    let share = |len: u64| ((samples as u128 * len as u128).div_ceil(total as u128) as u64).min(len) as usize;
+    let most = lens.iter().map(|&l| share(l)).max().unwrap_or(0);
+    let mine = share(a.input.len as u64);
+    let mut bytes = if mine > 0 { comm.ctx.backend.sample(&a.input.memory, dtype, a.input.len, mine)? } else { Vec::new() };
+    bytes.resize(most * w, 0);
+    let all = comm.link.all_gather(&bytes)?;
+    let mut keys: Vec<u64> = Vec::new();
+    for (r, &len) in lens.iter().enumerate() {
+        let part = &all[r * most * w..];
+        keys.extend((0..share(len)).map(|i| rank_key(dtype, bits_at(part, w, i), Order::Ascending)));
+    }
+    keys.sort_unstable();
+    let n = keys.len() as u64;
+    let at = (a.k as u128 * n as u128 / total as u128) as u64;
+    let margin = 4 * (n as f64).sqrt() as u64 + 16;
+    let lo = if at >= margin { keys[(at - margin) as usize] } else { 0 };
+    let hi = if at + margin < n { keys[(at + margin) as usize] } else { key_mask(dtype) };
+    Ok((lo, hi, 2 * margin + 1))
+}
+
+/// Digit rounds from the digit below bit `start`: the rank key of the element of rank
+/// `k` among every rank's `keys` that agree with `prefix` above `start`.
+fn digit_rounds(comm: &Comm, keys: &Memory, dtype: DType, len: usize, mut k: u64, mut prefix: u64, start: u32) -> Result<u64> {
+    let mut shift = start;
+    while shift > 0 {
+        shift -= 8;
+        let mine = comm.ctx.backend.digit_counts(keys, dtype, len, prefix, shift)?;
+        let all = gather_u64s(comm, &mine)?;
+        let mut counts = [0u64; 256];
+        for part in all.chunks(256) {
+            counts.iter_mut().zip(part).for_each(|(c, p)| *c += p);
+        }
+        let mut digit = 0;
+        while k >= counts[digit] {
+            if digit == 255 {
+                return Err(crate::error::internal("select_kth: the ranks' digit counts add up to less than k"));
+            }
+            k -= counts[digit];
+            digit += 1;
+        }
+        prefix |= (digit as u64) << shift;
+    }
+    Ok(prefix)
+}
+
+/// Every rank's `values`, in rank order.
+pub(super) fn gather_u64s(comm: &Comm, values: &[u64]) -> Result<Vec<u64>> {
+    let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+    let all = comm.link.all_gather(&bytes)?;
+    Ok(all.chunks(8).map(|c| u64::from_le_bytes(c.try_into().unwrap())).collect())
+}

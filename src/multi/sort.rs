@@ -1,0 +1,176 @@
+//! Sort over ranks, stable, with every rank keeping as many elements as it gave:
+//!   1. each rank sorts its shard (the context's radix sort, stable);
+//!   2. splitters: for each rank boundary (the global position where rank j's output
+//!      starts), digit rounds over the sorted shards find the key there (each rank
+//!      counts its keys below 256 probes a boundary by binary search; the counts are
+//!      summed over ranks), and the keys equal to it are shared out in rank order;
+//!   3. one all-to-all sends each rank the runs that belong to it;
+//!   4. each rank sorts what it received, stably: the runs arrive in source-rank order,
+//!      so equal keys keep their global input order.
+
+use std::ops::Range;
+
+use super::agree::{agree, Call, What};
+use super::keys::key_mask;
+use super::select::gather_u64s;
+use super::{offsets, Comm};
+use crate::backend::{Buffer, Memory, SortValues};
+use crate::dtype::Order;
+use crate::error::{Error, Result};
+
+pub struct SortArgs<'a> {
+    pub keys: &'a Buffer,
+    pub values: Option<&'a Buffer>,
+    pub order: Order,
+}
+
+pub fn sort(comm: &Comm, args: Result<SortArgs>) -> Result<()> {
+    let call = match &args {
+        Ok(a) => Call::new(What::Sort, a.keys.dtype as u32, a.order as u32, a.values.map_or(0, |v| v.dtype as u32), 0, a.keys.len as u64),
+        Err(_) => Call::default(),
+    };
+    let (checks, a) = match args {
+        Ok(a) => (Ok(()), Some(a)),
+        Err(e) => (Err(e), None),
+    };
+    let (calls, _) = agree(&*comm.link, call, checks, &[])?;
+    let a = a.expect("the agreement fails when this rank's arguments did");
+    let lens: Vec<u64> = calls.iter().map(|c| c.len).collect();
+    if comm.nranks() == 1 {
+        return local_sort(comm, &a.keys.memory, &a);
+    }
+    comm.after_agreement(|| {
+        let received = Received::allocate(comm, &a)?;
+        local_sort(comm, &a.keys.memory, &a)?;
+        let cuts = splitters(comm, &a, &lens)?;
+        exchange(comm, &a, &cuts, &received)?;
+        received.copy_back(comm, &a)?;
+        local_sort(comm, &a.keys.memory, &a)
+    })
+}
+
+/// Memory for what this rank receives: as many keys (and values) as it holds.
+struct Received {
+    keys: Memory,
+    values: Option<Memory>,
+}
+
+impl Received {
+    fn allocate(comm: &Comm, a: &SortArgs) -> Result<Received> {
+        let keys = comm.scratch(a.keys.dtype, a.keys.len)?;
+        let values = a.values.map(|v| comm.scratch(v.dtype, v.len)).transpose()?;
+        Ok(Received { keys, values })
+    }
+
+    fn copy_back(&self, comm: &Comm, a: &SortArgs) -> Result<()> {
+        let backend = &comm.ctx.backend;
+        backend.copy(&a.keys.memory, &self.keys, a.keys.bytes())?;
+        if let (Some(v), Some(out)) = (&self.values, a.values) {
+            backend.copy(&out.memory, v, out.bytes())?;
+        }
+        Ok(())
+    }
+}
+
+fn local_sort(comm: &Comm, keys: &Memory, a: &SortArgs) -> Result<()> {
+    if a.keys.len < 2 {
+        return Ok(());
+    }
+    let values = a.values.map(|v| SortValues { memory: &v.memory, dtype: v.dtype });
+    comm.ctx.backend.radix_sort(keys, a.keys.dtype, values, a.keys.len, a.order)
+}
+
+/// cuts[r][j]: how many of rank r's sorted elements go to ranks below j (j = 0..=p).
+fn splitters(comm: &Comm, a: &SortArgs, lens: &[u64]) -> Result<Vec<Vec<u64>>> {
+    let p = lens.len();
+    let (starts, _) = offsets(lens);
+    let targets = &starts[1..];
+    let keys = boundary_keys(comm, a, targets)?;
+    // Each rank's keys below each boundary key, and below-or-equal.
+    let mask = key_mask(a.keys.dtype);
+    let mut probes: Vec<u64> = keys.clone();
+    probes.extend(keys.iter().map(|&k| if k == mask { 0 } else { k + 1 }));
+    let mut mine = count_before(comm, a, &probes)?;
+    for (j, &k) in keys.iter().enumerate() {
+        if k == mask {
+            mine[keys.len() + j] = a.keys.len as u64; // nothing lies above the largest key
+        }
+    }
+    let all = gather_u64s(comm, &mine)?;
+    let per_rank: Vec<&[u64]> = all.chunks(probes.len()).collect();
+    let mut cuts = vec![vec![0u64; p + 1]; p];
+    for (j, &target) in targets.iter().enumerate() {
+        let below: u64 = per_rank.iter().map(|c| c[j]).sum();
+        let mut left = target - below; // equal keys that still go below boundary j
+        for (r, c) in per_rank.iter().enumerate() {
+            let equal = c[keys.len() + j] - c[j];
+            let take = left.min(equal);
+            cuts[r][j + 1] = c[j] + take;
+            left -= take;
+        }
+    }
+    for (r, &len) in lens.iter().enumerate() {
+        cuts[r][p] = len;
+    }
+    Ok(cuts)
+}
+
+/// For each target position, the rank key of the element there in the global order:
+/// digit rounds, each probing 256 digits a target on every rank.
+fn boundary_keys(comm: &Comm, a: &SortArgs, targets: &[u64]) -> Result<Vec<u64>> {
+    let mut keys = vec![0u64; targets.len()];
+    let mut shift = 8 * a.keys.dtype.size() as u32;
+    while shift > 0 {
+        shift -= 8;
+        let probes: Vec<u64> = keys.iter().flat_map(|&k| (0..256u64).map(move |d| k | d << shift)).collect();
+        let mine = count_before(comm, a, &probes)?;
+        let all = gather_u64s(comm, &mine)?;
+        for (j, key) in keys.iter_mut().enumerate() {
+            let total = |d: usize| all.chunks(probes.len()).map(|c| c[j * 256 + d]).sum::<u64>();
+            // The largest digit whose probe has at most `target` keys below it.
+            let digit = (0..256).rev().find(|&d| total(d) <= targets[j]).unwrap_or(0);
+            *key |= (digit as u64) << shift;
+        }
+    }
+    Ok(keys)
+}
+
+fn count_before(comm: &Comm, a: &SortArgs, probes: &[u64]) -> Result<Vec<u64>> {
+    comm.ctx.backend.count_before(&a.keys.memory, a.keys.dtype, a.keys.len, a.order, probes)
+}
+
+/// Sends each rank its runs: keys, then values.
+fn exchange(comm: &Comm, a: &SortArgs, cuts: &[Vec<u64>], into: &Received) -> Result<()> {
+    let me = comm.rank();
+    let ranges = |width: usize| -> (Vec<Range<usize>>, Vec<Range<usize>>) {
+        let send = cuts[me].windows(2).map(|c| c[0] as usize * width..c[1] as usize * width).collect();
+        let mut at = 0;
+        let recv = cuts
+            .iter()
+            .map(|c| {
+                let n = (c[me + 1] - c[me]) as usize * width;
+                at += n;
+                at - n..at
+            })
+            .collect();
+        (send, recv)
+    };
+    let (send, recv) = ranges(a.keys.dtype.size());
+    check_total(&recv, a.keys.bytes())?;
+    comm.link.all_to_all(&a.keys.memory, &send, &into.keys, &recv)?;
+    if let (Some(v), Some(mem)) = (a.values, &into.values) {
+        let (send, recv) = ranges(v.dtype.size());
+        comm.link.all_to_all(&v.memory, &send, mem, &recv)?;
+    }
+    Ok(())
+}
+
+/// What a rank receives is what it gave, or the splitters are wrong.
+fn check_total(recv: &[Range<usize>], bytes: usize) -> Result<()> {
+    let got = recv.last().map_or(0, |r| r.end);
+    if got == bytes {
+        Ok(())
+    } else {
+        Err(Error::Internal(format!("sort: this rank would receive {got} bytes but holds {bytes}")))
+    }
+}

@@ -1,0 +1,24 @@
+//! What the multi-rank operations need from the link between ranks: a small exchange
+//! of host bytes (the plan every rank agrees on) and an all-to-all of buffer ranges
+//! (the data). NCCL provides it between GPUs (backend/cuda/nccl_link.rs), the
+//! in-process exchange between threads on the host backend (host_link.rs).
+
+use std::ops::Range;
+
+use crate::backend::Memory;
+use crate::error::Result;
+
+pub trait Link: Send + Sync {
+    fn rank(&self) -> usize;
+    fn nranks(&self) -> usize;
+    /// Every rank's `local` (the same length on every rank), in rank order. Waits.
+    fn all_gather(&self, local: &[u8]) -> Result<Vec<u8>>;
+    /// Sends bytes `send_ranges[j]` of `send` to rank j and receives rank i's into bytes
+    /// `recv_ranges[i]` of `recv` (the sizes agree pairwise; the rank's own range is
+    /// copied locally). In stream order on CUDA; `send` and `recv` do not overlap.
+    fn all_to_all(&self, send: &Memory, send_ranges: &[Range<usize>], recv: &Memory, recv_ranges: &[Range<usize>])
+        -> Result<()>;
+    /// Ends this rank's part after a failure past the agreement: the other ranks' waits
+    /// on it end with an error rather than hang, and the link refuses later work.
+    fn fail(&self, why: &str);
+}
