@@ -83,6 +83,7 @@
 #include "gpuprims.h"
 #include "segmented_select_bench.h"
 #include "segmented_topk_bench.h"
+#include "multi_bench.h"
 #include "select_bench.h"
 #include "bench_json.h"
 #include "bench_util.h"
@@ -270,6 +271,7 @@ static void usage(FILE *f) {
           "  Life rows (life_bench.c) run in the full tour (no --sizes) or when --only contains \"life\"\n"
           "  Segmented-select rows (segmented_select_bench.c) have their own sizes; --only \"segsel\" runs them alone\n"
           "  Segmented top-k rows (segmented_topk_bench.c) too; --only \"segtopk\" runs them alone\n"
+          "  Multi-GPU rows (multi_bench.c) run when two or more CUDA devices are visible; --only \"multi\" runs them alone\n"
           "  --precompile   call gpuprims_context_precompile before the rows and print its wall time\n"
           "                 (\"precompile ms: X\"); the rows' first calls then compile nothing\n"
           "  --ref-max N    sort rows of more than N elements (number or 2^K; default 2^28) are not sorted\n"
@@ -1586,6 +1588,7 @@ int main(int argc, char **argv) {
   failures += segmented_select_tour(b.ctx, b.timer, b.cub_stream, opt.only, opt.reps);
   failures += segmented_topk_tour(b.ctx, b.timer, b.cub_stream, opt.only, opt.reps);
   if (opt.life) failures += life_tour(b.ctx, b.ref, b.timer, opt.only, opt.reps);
+  if (b.on_cuda) failures += multi_tour(opt.only, opt.reps);
 
   /* The tables, each once. */
   printf("\n== gpuprims_bench summary (%s backend: %s; timer %s) ==\n", b.on_cuda ? "CUDA" : "host (CPU)",

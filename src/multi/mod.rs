@@ -69,6 +69,43 @@ impl Comm {
     }
 }
 
+/// Phase times of an operation, on stderr when GPUPRIMS_MULTI_TIMES=1 (for the bench's
+/// time split). Each mark waits for the device first, so tracing slows the call a little.
+struct Phases<'a> {
+    comm: &'a Comm,
+    on: bool,
+    since: std::time::Instant,
+    parts: Vec<(&'static str, f64)>,
+}
+
+impl<'a> Phases<'a> {
+    fn new(comm: &'a Comm) -> Phases<'a> {
+        let on = std::env::var("GPUPRIMS_MULTI_TIMES").is_ok_and(|v| v == "1");
+        Phases { comm, on, since: std::time::Instant::now(), parts: Vec::new() }
+    }
+
+    /// Ends the phase `name`.
+    fn mark(&mut self, name: &'static str) -> Result<()> {
+        if self.on {
+            self.comm.ctx.backend.synchronize()?;
+            self.parts.push((name, self.since.elapsed().as_secs_f64() * 1e3));
+            self.since = std::time::Instant::now();
+        }
+        Ok(())
+    }
+
+    fn ms(&self, name: &str) -> f64 {
+        self.parts.iter().find(|p| p.0 == name).map_or(0.0, |p| p.1)
+    }
+
+    fn report(&self, what: &str, extra: &str) {
+        if self.on {
+            let parts: Vec<String> = self.parts.iter().map(|(n, ms)| format!("{n} {ms:.3} ms")).collect();
+            eprintln!("gpuprims multi: rank {} of {} {what}: {}{extra}", self.comm.rank(), self.comm.nranks(), parts.join(", "));
+        }
+    }
+}
+
 /// The global offset of each rank's shard and the total, from every rank's length.
 fn offsets(lens: &[u64]) -> (Vec<u64>, u64) {
     let mut at = Vec::with_capacity(lens.len());

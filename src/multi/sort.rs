@@ -13,7 +13,7 @@ use std::ops::Range;
 use super::agree::{agree, Call, What};
 use super::keys::key_mask;
 use super::select::gather_u64s;
-use super::{offsets, Comm};
+use super::{offsets, Comm, Phases};
 use crate::backend::{Buffer, Memory, SortValues};
 use crate::dtype::Order;
 use crate::error::{Error, Result};
@@ -40,12 +40,21 @@ pub fn sort(comm: &Comm, args: Result<SortArgs>) -> Result<()> {
         return local_sort(comm, &a.keys.memory, &a);
     }
     comm.after_agreement(|| {
+        let mut phases = Phases::new(comm);
         let received = Received::allocate(comm, &a)?;
         local_sort(comm, &a.keys.memory, &a)?;
+        phases.mark("local sort")?;
         let cuts = splitters(comm, &a, &lens)?;
-        exchange(comm, &a, &cuts, &received)?;
+        phases.mark("splitters")?;
+        let sent = exchange(comm, &a, &cuts, &received)?;
+        phases.mark("exchange")?;
         received.copy_back(comm, &a)?;
-        local_sort(comm, &a.keys.memory, &a)
+        phases.mark("copy back")?;
+        local_sort(comm, &a.keys.memory, &a)?;
+        phases.mark("sort of the received runs")?;
+        let gbs = sent as f64 / (phases.ms("exchange") * 1e6);
+        phases.report("sort", &format!(" ({sent} bytes sent to other ranks: {gbs:.1} GB/s)"));
+        Ok(())
     })
 }
 
@@ -139,8 +148,8 @@ fn count_before(comm: &Comm, a: &SortArgs, probes: &[u64]) -> Result<Vec<u64>> {
     comm.ctx.backend.count_before(&a.keys.memory, a.keys.dtype, a.keys.len, a.order, probes)
 }
 
-/// Sends each rank its runs: keys, then values.
-fn exchange(comm: &Comm, a: &SortArgs, cuts: &[Vec<u64>], into: &Received) -> Result<()> {
+/// Sends each rank its runs: keys, then values. Returns the bytes sent to other ranks.
+fn exchange(comm: &Comm, a: &SortArgs, cuts: &[Vec<u64>], into: &Received) -> Result<usize> {
     let me = comm.rank();
     let ranges = |width: usize| -> (Vec<Range<usize>>, Vec<Range<usize>>) {
         let send = cuts[me].windows(2).map(|c| c[0] as usize * width..c[1] as usize * width).collect();
@@ -155,14 +164,19 @@ fn exchange(comm: &Comm, a: &SortArgs, cuts: &[Vec<u64>], into: &Received) -> Re
             .collect();
         (send, recv)
     };
+    let to_others = |send: &[Range<usize>]| -> usize {
+        send.iter().enumerate().filter(|(r, _)| *r != me).map(|(_, s)| s.len()).sum()
+    };
     let (send, recv) = ranges(a.keys.dtype.size());
     check_total(&recv, a.keys.bytes())?;
     comm.link.all_to_all(&a.keys.memory, &send, &into.keys, &recv)?;
+    let mut sent = to_others(&send);
     if let (Some(v), Some(mem)) = (a.values, &into.values) {
         let (send, recv) = ranges(v.dtype.size());
         comm.link.all_to_all(&v.memory, &send, mem, &recv)?;
+        sent += to_others(&send);
     }
-    Ok(())
+    Ok(sent)
 }
 
 /// What a rank receives is what it gave, or the splitters are wrong.
