@@ -31,9 +31,11 @@ extern "C" __global__ void multi_count_before(const K *keys, usize len, u32 key_
     counts[i] = lo;
 }
 
+// i * len / count without a 128-bit product: i * (len % count) < count^2 fits 64 bits
+// (the host asks for far fewer than 2^32 samples).
 extern "C" __global__ void multi_sample(const K *keys, usize len, usize count, K *out) {
     const usize i = (usize)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < count) out[i] = keys[(usize)(((unsigned __int128)i * len) / count)];
+    if (i < count) out[i] = keys[i * (len / count) + i * (len % count) / count];
 }
 
 // counts[0] += keys below lo, counts[1] += keys in [lo, hi]; the latter appended to
