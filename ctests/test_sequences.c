@@ -71,7 +71,10 @@
  * Environment: GPUPRIMS_TEST_SEED (replay, test_util.h); GPUPRIMS_SEQ_CALLS (calls per
  * variant, default 250; the threads variant splits them between its threads, the fresh
  * variant makes twice as many); GPUPRIMS_SEQ_MAX_LOG2 (sizes up to 2^that + 64; default
- * 22, 16 under GPUPRIMS_TEST_QUICK, e.g. 14 for compute-sanitizer); GPUPRIMS_SEQ_VARIANTS.
+ * 22, 16 under GPUPRIMS_TEST_QUICK, e.g. 14 for compute-sanitizer); GPUPRIMS_SEQ_VARIANTS;
+ * GPUPRIMS_SEQ_KINDS (only the kinds it names, comma separated, as the summary names them,
+ * e.g. "segmented_topk" alone or "segmented_topk,scan": motifs keep their shape, a kind
+ * left out drawn again among those named).
  * A failure prints the seed, the call's number and its whole description, what differs
  * (first and last index, got and expected), the calls before it and a command line that
  * replays the sequence; that variant stops there, and the test exits 1.
@@ -99,6 +102,7 @@ typedef struct {
   size_t max_n;        /* the longest input: 2^max_log2 + 64 */
   int cuda;            /* the context under test runs on CUDA */
   const char *prog;
+  const char *kinds;   /* GPUPRIMS_SEQ_KINDS, or NULL: every kind */
 } knobs_t;
 
 static knobs_t K;
@@ -286,9 +290,10 @@ static void print_replay(const seq_t *s) {
   /* a sequence is the same up to any call with fewer calls; threads split the count,
      the fresh variant doubles it */
   unsigned long calls = s->thread >= 0 ? K.calls : s->renew ? (s->callno + 1) / 2 : s->callno;
-  printf("  replay: %s%s%sGPUPRIMS_TEST_SEED=0x%016llx GPUPRIMS_SEQ_CALLS=%lu GPUPRIMS_SEQ_MAX_LOG2=%d %s %s\n",
+  printf("  replay: %s%s%sGPUPRIMS_TEST_SEED=0x%016llx GPUPRIMS_SEQ_CALLS=%lu GPUPRIMS_SEQ_MAX_LOG2=%d%s%s%s %s %s\n",
          backend ? "GPUPRIMS_BACKEND=" : "", backend ? backend : "", backend ? " " : "",
-         (unsigned long long)K.seed, calls, K.max_log2, K.prog, s->variant);
+         (unsigned long long)K.seed, calls, K.max_log2, K.kinds ? " GPUPRIMS_SEQ_KINDS=\"" : "",
+         K.kinds ? K.kinds : "", K.kinds ? "\"" : "", K.prog, s->variant);
 }
 
 /*
@@ -1612,6 +1617,49 @@ static const int TAIL_KINDS[] = {K_SCAN, K_REDUCE, K_REDUCE_BUF, K_TOPK, K_SEGTO
 
 #define DRAW_KIND(s, list) ((list)[tu_below(&(s)->rng, TU_ARRAY_LEN(list))])
 
+/* The kinds GPUPRIMS_SEQ_KINDS names (all when it is unset). */
+static int g_kind_on[NUM_KINDS];
+
+/* A kind drawn by weight among those on. */
+static int weighted_kind(seq_t *s) {
+  unsigned total = 0, x;
+  int i;
+  for (i = 0; i < NUM_KINDS; i++) total += g_kind_on[i] ? KINDS[i].weight : 0;
+  x = (unsigned)tu_below(&s->rng, total);
+  for (i = 0; !g_kind_on[i] || x >= KINDS[i].weight; i++) x -= g_kind_on[i] ? KINDS[i].weight : 0;
+  return i;
+}
+
+/* A motif's kind, or (GPUPRIMS_SEQ_KINDS leaves it out) one drawn among those on: the
+ * motifs keep their shape over the kinds asked for. */
+static int kind_on(seq_t *s, int kind) { return g_kind_on[kind] ? kind : weighted_kind(s); }
+
+/* GPUPRIMS_SEQ_KINDS="segmented_topk,scan": only those kinds (names as in the summary). */
+static void select_kinds(void) {
+  const char *p = getenv("GPUPRIMS_SEQ_KINDS");
+  int i;
+  for (i = 0; i < NUM_KINDS; i++) g_kind_on[i] = !(p && *p);
+  if (!(p && *p)) return;
+  K.kinds = p;
+  while (*p) {
+    size_t len = strcspn(p, ", ");
+    for (i = 0; len && i < NUM_KINDS; i++)
+      if (strlen(KINDS[i].name) == len && strncmp(KINDS[i].name, p, len) == 0) break;
+    if (len && i == NUM_KINDS) {
+      printf("%s: unknown kind \"%.*s\" in GPUPRIMS_SEQ_KINDS; the kinds:", tu_state.name, (int)len, p);
+      for (i = 0; i < NUM_KINDS; i++) printf(" %s", KINDS[i].name);
+      printf("\n");
+      exit(2);
+    }
+    if (len) g_kind_on[i] = 1;
+    p += len;
+    p += strspn(p, ", ");
+  }
+  for (i = 0; i < NUM_KINDS && !g_kind_on[i]; i++) {
+  }
+  if (i == NUM_KINDS) TU_FATAL("GPUPRIMS_SEQ_KINDS=\"%s\" names no kind", K.kinds);
+}
+
 #define MOTIF_MAX_SHORT 15
 
 /*
@@ -1640,14 +1688,16 @@ static void fresh_motif(seq_t *s, motif_t *m) {
 
 static void start_motif(seq_t *s) {
   motif_t *m = &s->motif;
+  int i;
   if (s->renew)
     fresh_motif(s, m);
   else
     random_motif(s, m);
   m->active = 1;
   m->step = 0;
-  m->small = DRAW_KIND(s, SHORT_KINDS);
-  m->tail = DRAW_KIND(s, TAIL_KINDS);
+  m->small = kind_on(s, DRAW_KIND(s, SHORT_KINDS));
+  m->tail = kind_on(s, DRAW_KIND(s, TAIL_KINDS));
+  for (i = 0; i < m->head; i++) m->head_kind[i] = kind_on(s, m->head_kind[i]);
   s->motifs++;
 }
 
@@ -1662,16 +1712,11 @@ static void motif_advance(seq_t *s) {
 
 static int pick_kind(seq_t *s) {
   const motif_t *m = &s->motif;
-  unsigned total = 0, x;
-  int i;
   if (m->active) {
     if (m->step < m->head) return m->head_kind[m->step];
     return m->step < m->head + m->len ? m->small : m->tail;
   }
-  for (i = 0; i < NUM_KINDS; i++) total += KINDS[i].weight;
-  x = (unsigned)tu_below(&s->rng, total);
-  for (i = 0; x >= KINDS[i].weight; i++) x -= KINDS[i].weight;
-  return i;
+  return weighted_kind(s);
 }
 
 /* Appends to what the next call's description starts with. */
@@ -1920,6 +1965,7 @@ int main(int argc, char **argv) {
   K.seed = tu_init("test_sequences");
   read_knobs(argv[0]);
   select_variants(argc, argv, on);
+  select_kinds();
   ctx = tu_open_context(); /* exits 77 when GPUPRIMS_BACKEND=cuda has no device */
   K.cuda = tu_is_cuda(ctx);
   gpuprims_context_destroy(ctx);
