@@ -39,55 +39,35 @@ static int cmp_u64(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-/* The layout of one run: nrows + 1 offsets (the first past 0), len past the last. */
-typedef struct {
-  size_t nrows, len;
-  uint64_t *offsets;
-} layout;
-
-static void add_row(layout *l, size_t *cap, size_t n) {
-  if (l->nrows + 2 > *cap) {
-    *cap *= 2;
-    l->offsets = (uint64_t *)realloc(l->offsets, *cap * sizeof(uint64_t));
-    if (!l->offsets) TU_FATAL("out of memory");
-  }
-  l->offsets[l->nrows + 1] = l->offsets[l->nrows] + n;
-  l->nrows++;
-}
-
-static layout make_layout(env_t *e) {
+/* The main run's rows: short ones with a mid one every few, the class edges among them,
+ * a few long ones; the first starts past 0 and the last ends before the values do. */
+static tu_layout make_layout(env_t *e) {
   static const size_t edges[] = {1, 2, 31, 32, 33, 191, 192, 193, 255, 256, 257, 1023, 1024, 1025, 4095, 4096, 4097, 8191, 8192, 8193};
-  layout l;
-  size_t cap = 1024, i, shorts = e->quick ? 300 : 3000, mids = e->quick ? 20 : 200;
-  l.nrows = 0;
-  l.offsets = (uint64_t *)tu_xmalloc(cap * sizeof(uint64_t));
-  l.offsets[0] = 1 + tu_below(&e->rng, 40); /* a gap before the first row */
+  tu_layout l = tu_layout_new(1 + tu_below(&e->rng, 40)); /* a gap before the first row */
+  size_t i, shorts = e->quick ? 300 : 3000, mids = e->quick ? 20 : 200;
   for (i = 0; i < shorts + mids; i++) {
     /* mixed, not sorted by length: a mid row every few short ones */
     size_t n = (i % (shorts / mids + 1) == 0) ? 1 + (size_t)tu_below(&e->rng, 5000) : 1 + (size_t)tu_below(&e->rng, 100);
-    add_row(&l, &cap, n);
-    if (i % 97 == 5) add_row(&l, &cap, edges[(i / 97) % TU_ARRAY_LEN(edges)]);
+    tu_layout_add(&l, n);
+    if (i % 97 == 5) tu_layout_add(&l, edges[(i / 97) % TU_ARRAY_LEN(edges)]);
   }
-  for (i = 0; i < TU_ARRAY_LEN(edges); i++) add_row(&l, &cap, edges[i]);
-  add_row(&l, &cap, e->quick ? 9000 : 70001);
-  add_row(&l, &cap, 3);
-  add_row(&l, &cap, e->quick ? 20000 : 300007);
-  add_row(&l, &cap, 1);
+  for (i = 0; i < TU_ARRAY_LEN(edges); i++) tu_layout_add(&l, edges[i]);
+  tu_layout_add(&l, e->quick ? 9000 : 70001);
+  tu_layout_add(&l, 3);
+  tu_layout_add(&l, e->quick ? 20000 : 300007);
+  tu_layout_add(&l, 1);
   l.len = (size_t)l.offsets[l.nrows] + 1 + tu_below(&e->rng, 40); /* rows cover part of the buffer */
   return l;
 }
 
 /* Short rows only (up to 256 elements: on CUDA up to 192 a warp's, the rest a block's),
  * the edges 1, 31..33, 63..65, 191..193, 255, 256 among random lengths. */
-static layout make_short_layout(env_t *e) {
+static tu_layout make_short_layout(env_t *e) {
   static const size_t edges[] = {1, 2, 31, 32, 33, 63, 64, 65, 191, 192, 193, 255, 256};
-  layout l;
-  size_t cap = 1024, i, rows = e->quick ? 200 : 2000;
-  l.nrows = 0;
-  l.offsets = (uint64_t *)tu_xmalloc(cap * sizeof(uint64_t));
-  l.offsets[0] = tu_below(&e->rng, 3);
+  tu_layout l = tu_layout_new(tu_below(&e->rng, 3));
+  size_t i, rows = e->quick ? 200 : 2000;
   for (i = 0; i < rows; i++)
-    add_row(&l, &cap, i % 7 == 3 ? edges[(i / 7) % TU_ARRAY_LEN(edges)] : 1 + (size_t)tu_below(&e->rng, 256));
+    tu_layout_add(&l, i % 7 == 3 ? edges[(i / 7) % TU_ARRAY_LEN(edges)] : 1 + (size_t)tu_below(&e->rng, 256));
   l.len = (size_t)l.offsets[l.nrows] + tu_below(&e->rng, 3);
   return l;
 }
@@ -96,35 +76,18 @@ static layout make_short_layout(env_t *e) {
  * at once take on an H100 (32 rows a warp), so the CUDA backend stages the answers
  * and copies them in a second launch, where smaller calls have each warp write its
  * own. Quick runs keep a few thousand. */
-static layout make_many_layout(env_t *e) {
-  layout l;
-  size_t cap = 1024, i, rows = e->quick ? 3000 : 300000;
-  l.nrows = 0;
-  l.offsets = (uint64_t *)tu_xmalloc(cap * sizeof(uint64_t));
-  l.offsets[0] = 0;
-  for (i = 0; i < rows; i++) add_row(&l, &cap, 1 + (size_t)tu_below(&e->rng, 100));
+static tu_layout make_many_layout(env_t *e) {
+  tu_layout l = tu_layout_new(0);
+  size_t i, rows = e->quick ? 3000 : 300000;
+  for (i = 0; i < rows; i++) tu_layout_add(&l, 1 + (size_t)tu_below(&e->rng, 100));
   l.len = (size_t)l.offsets[l.nrows];
   return l;
-}
-
-/* offsets (U32 or U64) or ranks as a buffer. */
-static gpuprims_buffer *index_buffer(env_t *e, gpuprims_dtype t, const uint64_t *v, size_t n) {
-  gpuprims_buffer *b;
-  if (t == GPUPRIMS_DTYPE_U64) return tu_buffer_from_host(e->ctx, t, v, n);
-  {
-    uint32_t *w = (uint32_t *)tu_xmalloc(n * 4);
-    size_t i;
-    for (i = 0; i < n; i++) w[i] = (uint32_t)v[i];
-    b = tu_buffer_from_host(e->ctx, t, w, n);
-    free(w);
-  }
-  return b;
 }
 
 enum { R_MEDIAN, R_ZERO, R_LAST, R_RANDOM, NUM_RANKS };
 static const char *RANK_NAMES[NUM_RANKS] = {"median (ks NULL)", "ranks 0", "ranks len-1", "random ranks"};
 
-static void check_dtype(env_t *e, const tu_dtype_info *d, const layout *l) {
+static void check_dtype(env_t *e, const tu_dtype_info *d, const tu_layout *l) {
   const size_t es = d->size, nrows = l->nrows, len = l->len;
   unsigned char *values = (unsigned char *)tu_xmalloc(len * es), *back = (unsigned char *)tu_xmalloc(len * es);
   unsigned char *got = (unsigned char *)tu_xmalloc(nrows * es);
@@ -137,22 +100,22 @@ static void check_dtype(env_t *e, const tu_dtype_info *d, const layout *l) {
   /* the reference: each row's order keys, sorted */
   for (i = 0; i < len; i++) sorted[i] = tu_sort_key(d, tu_get_bits(es, values, i));
   for (row = 0; row < nrows; row++)
-    qsort(sorted + l->offsets[row], (size_t)(l->offsets[row + 1] - l->offsets[row]), 8, cmp_u64);
+    qsort(sorted + l->offsets[row], (size_t)tu_row_n(l, row), 8, cmp_u64);
   vb = tu_buffer_from_host(e->ctx, d->id, values, len);
   out = tu_buffer_create(e->ctx, d->id, nrows);
   for (ow = 0; ow < 2; ow++) {
     const gpuprims_dtype ot = ow ? GPUPRIMS_DTYPE_U64 : GPUPRIMS_DTYPE_U32;
-    gpuprims_buffer *ob = index_buffer(e, ot, l->offsets, nrows + 1);
+    gpuprims_buffer *ob = tu_index_buffer(e->ctx, ot, l->offsets, nrows + 1);
     for (rk = 0; rk < NUM_RANKS; rk++) {
       /* random ranks come as U32 with U32 offsets, U64 with U64 ones; the others the opposite */
       const gpuprims_dtype kt = (rk == R_RANDOM) == (ow == 1) ? GPUPRIMS_DTYPE_U64 : GPUPRIMS_DTYPE_U32;
       gpuprims_buffer *kb = NULL;
       size_t bad = 0;
       for (row = 0; row < nrows; row++) {
-        uint64_t n = l->offsets[row + 1] - l->offsets[row];
+        uint64_t n = tu_row_n(l, row);
         ranks[row] = rk == R_MEDIAN ? (n - 1) / 2 : rk == R_ZERO ? 0 : rk == R_LAST ? n - 1 : tu_below(&e->rng, n);
       }
-      if (rk != R_MEDIAN) kb = index_buffer(e, kt, ranks, nrows);
+      if (rk != R_MEDIAN) kb = tu_index_buffer(e->ctx, kt, ranks, nrows);
       tu_poison(out, nrows, es);
       if (!TU_CHECKF(gpuprims_segmented_select(e->ctx, vb, ob, kb, out) == GPUPRIMS_STATUS_OK,
                      "%s, offsets %s, %s: the call failed (%zu rows over %zu elements; its error below)", d->name,
@@ -168,7 +131,7 @@ static void check_dtype(env_t *e, const tu_dtype_info *d, const layout *l) {
                     "%s, offsets %s, %s (%s): row %zu of %zu (begin %llu) %zu elements, rank %llu: order key 0x%llx "
                     "(raw 0x%llx%s), expected 0x%llx",
                     d->name, ow ? "u64" : "u32", RANK_NAMES[rk], rk == R_MEDIAN ? "-" : kt == GPUPRIMS_DTYPE_U64 ? "u64" : "u32",
-                    row, nrows, (unsigned long long)l->offsets[row], (size_t)(l->offsets[row + 1] - l->offsets[row]),
+                    row, nrows, (unsigned long long)l->offsets[row], (size_t)tu_row_n(l, row),
                     (unsigned long long)ranks[row], (unsigned long long)have,
                     (unsigned long long)tu_get_bits(es, got, row),
                     tu_get_bits(es, got, row) == (tu_width_mask(es) & 0xA5A5A5A5A5A5A5A5ull) ? ": the poison, never written" : "",
@@ -224,8 +187,8 @@ static void bad_rows_case(env_t *e, const uint64_t *offsets, size_t nrows, size_
   snprintf(needle, sizeof needle, "row %zu:", row_bad);
   for (ow = 0; ow < 2; ow++) {
     gpuprims_dtype t = ow ? GPUPRIMS_DTYPE_U64 : GPUPRIMS_DTYPE_U32;
-    gpuprims_buffer *ob = index_buffer(e, t, offsets, nrows + 1);
-    gpuprims_buffer *kb = ks ? index_buffer(e, t, ks, nrows) : NULL;
+    gpuprims_buffer *ob = tu_index_buffer(e->ctx, t, offsets, nrows + 1);
+    gpuprims_buffer *kb = ks ? tu_index_buffer(e->ctx, t, ks, nrows) : NULL;
     snprintf(label, sizeof label, "%s (offsets %s)", what, ow ? "u64" : "u32");
     expect_fault(e, vb, ob, kb, out, nrows, 4, GPUPRIMS_STATUS_INVALID_ARGUMENT, needle, label);
     gpuprims_buffer_destroy(ob);
@@ -334,7 +297,7 @@ static void check_arguments(env_t *e) {
 
 int main(void) {
   env_t e;
-  layout l;
+  tu_layout l;
   int i;
   const char *q = getenv("GPUPRIMS_TEST_QUICK");
   tu_rng_seed(&e.rng, tu_init("test_segmented_select"));
@@ -345,16 +308,16 @@ int main(void) {
   l = make_layout(&e);
   printf("%zu rows over %zu elements%s\n", l.nrows, l.len, e.quick ? " (quick)" : "");
   for (i = 0; i < TU_NUM_DTYPES; i++) check_dtype(&e, &tu_dtypes()[i], &l);
-  free(l.offsets);
+  tu_layout_free(&l);
   l = make_short_layout(&e);
   printf("%zu short rows over %zu elements\n", l.nrows, l.len);
   for (i = 0; i < TU_NUM_DTYPES; i++) check_dtype(&e, &tu_dtypes()[i], &l);
-  free(l.offsets);
+  tu_layout_free(&l);
   l = make_many_layout(&e);
   printf("%zu rows of 1..100 over %zu elements (u16, f32)\n", l.nrows, l.len);
   for (i = 0; i < TU_NUM_DTYPES; i++)
     if (tu_dtypes()[i].id == GPUPRIMS_DTYPE_U16 || tu_dtypes()[i].id == GPUPRIMS_DTYPE_F32) check_dtype(&e, &tu_dtypes()[i], &l);
-  free(l.offsets);
+  tu_layout_free(&l);
   gpuprims_context_destroy(e.ctx);
   return tu_finish();
 }

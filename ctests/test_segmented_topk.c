@@ -37,51 +37,12 @@ typedef struct {
 /* Rows and their contents                                                                */
 /* ------------------------------------------------------------------------------------- */
 
-/* nrows rows over len values; row r at [at[r], at[r + 1]). row_len > 0: uniform rows. */
-typedef struct {
-  size_t nrows, len, row_len;
-  uint64_t *at;
-} layout;
-
-static void add_row(layout *l, size_t *cap, size_t n) {
-  if (l->nrows + 2 > *cap) {
-    *cap *= 2;
-    l->at = (uint64_t *)realloc(l->at, *cap * sizeof(uint64_t));
-    if (!l->at) TU_FATAL("out of memory");
-  }
-  l->at[l->nrows + 1] = l->at[l->nrows] + n;
-  l->nrows++;
-}
-
-static layout new_layout(size_t first) {
-  layout l;
-  l.nrows = 0;
-  l.row_len = 0;
-  l.at = (uint64_t *)tu_xmalloc(1024 * sizeof(uint64_t));
-  l.at[0] = first;
-  return l;
-}
-
-static layout uniform_layout(size_t nrows, size_t row_len) {
-  layout l;
-  size_t r;
-  l.nrows = nrows;
-  l.row_len = row_len;
-  l.len = nrows * row_len;
-  l.at = (uint64_t *)tu_xmalloc((nrows + 1) * sizeof(uint64_t));
-  for (r = 0; r <= nrows; r++) l.at[r] = (uint64_t)(r * row_len);
-  return l;
-}
-
-static uint64_t row_n(const layout *l, size_t r) { return l->at[r + 1] - l->at[r]; }
-
-
 /* Random bits everywhere (gaps too), then each row's content. Returns len * es bytes. */
-static unsigned char *make_values(env_t *e, const tu_dtype_info *d, const layout *l) {
+static unsigned char *make_values(env_t *e, const tu_dtype_info *d, const tu_layout *l) {
   unsigned char *values = (unsigned char *)tu_xmalloc(l->len * d->size);
   size_t r;
   tu_fill_bytes(&e->rng, values, l->len * d->size);
-  for (r = 0; r < l->nrows; r++) tu_fill_row(&e->rng, d, values, (size_t)l->at[r], (size_t)l->at[r + 1], 1);
+  for (r = 0; r < l->nrows; r++) tu_fill_row(&e->rng, d, values, (size_t)l->offsets[r], (size_t)l->offsets[r + 1], 1);
   return values;
 }
 
@@ -89,11 +50,11 @@ static unsigned char *make_values(env_t *e, const tu_dtype_info *d, const layout
 /* The reference                                                                          */
 /* ------------------------------------------------------------------------------------- */
 
-/* perm[at[r] + j]: the index within row r of its j-th element in order o (ties by index). */
-static size_t *ref_perm(const tu_dtype_info *d, const unsigned char *values, const layout *l, gpuprims_order o) {
+/* perm[offsets[r] + j]: the index within row r of its j-th element in order o (ties by index). */
+static size_t *ref_perm(const tu_dtype_info *d, const unsigned char *values, const tu_layout *l, gpuprims_order o) {
   size_t *perm = (size_t *)tu_xmalloc(l->len * sizeof(size_t)), r;
   for (r = 0; r < l->nrows; r++)
-    tu_sort_ref(d->id, values + l->at[r] * d->size, (size_t)row_n(l, r), o, perm + l->at[r], NULL);
+    tu_sort_ref(d->id, values + l->offsets[r] * d->size, (size_t)tu_row_n(l, r), o, perm + l->offsets[r], NULL);
   return perm;
 }
 
@@ -113,17 +74,17 @@ static size_t total_of(const ks_t *k, size_t nrows) {
 }
 
 /* Compares what a call wrote with the reference; the number of wrong slots. */
-static size_t compare(const tu_dtype_info *d, const unsigned char *values, const layout *l, const size_t *perm,
+static size_t compare(const tu_dtype_info *d, const unsigned char *values, const tu_layout *l, const size_t *perm,
                       const ks_t *k, const unsigned char *got, const uint64_t *got_ix, const char *what) {
   const size_t es = d->size;
   const uint64_t poison = tu_width_mask(es) & 0xA5A5A5A5A5A5A5A5ull;
   size_t r, j, pos = 0, bad = 0;
   for (r = 0; r < l->nrows; r++) {
-    const uint64_t n = row_n(l, r), kr = k_of(k, r);
+    const uint64_t n = tu_row_n(l, r), kr = k_of(k, r);
     for (j = 0; j < kr; j++, pos++) {
       const int in_row = j < n;
-      const uint64_t want_ix = in_row ? (uint64_t)perm[l->at[r] + j] : UINT64_MAX;
-      const uint64_t want = in_row ? tu_get_bits(es, values, (size_t)(l->at[r] + want_ix)) : 0;
+      const uint64_t want_ix = in_row ? (uint64_t)perm[l->offsets[r] + j] : UINT64_MAX;
+      const uint64_t want = in_row ? tu_get_bits(es, values, (size_t)(l->offsets[r] + want_ix)) : 0;
       const uint64_t have = tu_get_bits(es, got, pos), have_ix = got_ix ? got_ix[pos] : want_ix;
       if (want == have && want_ix == have_ix) continue;
       if (bad++ < 4)
@@ -139,19 +100,6 @@ static size_t compare(const tu_dtype_info *d, const unsigned char *values, const
 /* ------------------------------------------------------------------------------------- */
 /* Calls                                                                                  */
 /* ------------------------------------------------------------------------------------- */
-
-/* offsets or ks (U32 or U64) as a buffer. */
-static gpuprims_buffer *index_buffer(env_t *e, gpuprims_dtype t, const uint64_t *v, size_t n) {
-  gpuprims_buffer *b;
-  uint32_t *w;
-  size_t i;
-  if (t == GPUPRIMS_DTYPE_U64) return tu_buffer_from_host(e->ctx, t, v, n);
-  w = (uint32_t *)tu_xmalloc(n * 4);
-  for (i = 0; i < n; i++) w[i] = (uint32_t)v[i];
-  b = tu_buffer_from_host(e->ctx, t, w, n);
-  free(w);
-  return b;
-}
 
 /* How a call is made: ragged (offsets of off_dt) or uniform rows, ks of ks_dt, order,
  * indices or not. */
@@ -171,8 +119,8 @@ static void describe(const how_t *h, const ks_t *k, char *buf, size_t len) {
 }
 
 /* One call on values vb (layout l) checked against the reference perm (of h->order). */
-static void run_case(env_t *e, const tu_dtype_info *d, const unsigned char *values, gpuprims_buffer *vb, const layout *l,
-                     const size_t *perm, const how_t *h, const ks_t *k) {
+static void run_case(env_t *e, const tu_dtype_info *d, const unsigned char *values, gpuprims_buffer *vb,
+                     const tu_layout *l, const size_t *perm, const how_t *h, const ks_t *k) {
   const size_t es = d->size, total = total_of(k, l->nrows);
   gpuprims_buffer *ob = NULL, *kb = NULL, *out, *ix = NULL;
   unsigned char *got = (unsigned char *)tu_xmalloc(total * es);
@@ -180,8 +128,8 @@ static void run_case(env_t *e, const tu_dtype_info *d, const unsigned char *valu
   char what[160];
   gpuprims_status s;
   describe(h, k, what, sizeof what);
-  if (h->ragged) ob = index_buffer(e, h->off_dt, l->at, l->nrows + 1);
-  if (k->per_row) kb = index_buffer(e, h->ks_dt, k->ks, l->nrows);
+  if (h->ragged) ob = tu_index_buffer(e->ctx, h->off_dt, l->offsets, l->nrows + 1);
+  if (k->per_row) kb = tu_index_buffer(e->ctx, h->ks_dt, k->ks, l->nrows);
   out = tu_buffer_create(e->ctx, d->id, total);
   tu_poison(out, total, es);
   if (h->with_ix) {
@@ -205,10 +153,10 @@ static void run_case(env_t *e, const tu_dtype_info *d, const unsigned char *valu
 }
 
 /* Per-row ks: 0, 1, the row's length, past it, or random up to a little past it. */
-static void random_ks(env_t *e, const layout *l, uint64_t *ks, uint64_t cap) {
+static void random_ks(env_t *e, const tu_layout *l, uint64_t *ks, uint64_t cap) {
   size_t r;
   for (r = 0; r < l->nrows; r++) {
-    uint64_t n = row_n(l, r), k;
+    uint64_t n = tu_row_n(l, r), k;
     switch ((int)tu_below(&e->rng, 6)) {
       case 0: k = 0; break;
       case 1: k = 1; break;
@@ -222,7 +170,7 @@ static void random_ks(env_t *e, const layout *l, uint64_t *ks, uint64_t cap) {
 
 /* Every k of ks_list, then per-row ks, in both orders, over values of dtype d in layout
  * l; offsets, ks dtypes and indices vary from call to call. */
-static void check_layout(env_t *e, const tu_dtype_info *d, const layout *l, const uint64_t *k_list, size_t nk,
+static void check_layout(env_t *e, const tu_dtype_info *d, const tu_layout *l, const uint64_t *k_list, size_t nk,
                          uint64_t ks_cap) {
   unsigned char *values = make_values(e, d, l), *back = (unsigned char *)tu_xmalloc(l->len * d->size);
   uint64_t *ks = (uint64_t *)tu_xmalloc((l->nrows + 1) * 8);
@@ -262,29 +210,29 @@ static void check_layout(env_t *e, const tu_dtype_info *d, const layout *l, cons
 
 /* Ragged rows of every length class, a few each (one of the longest), mixed; empty rows
  * among them, the first row past 0 and the last ending before the values do. */
-static layout class_layout(env_t *e) {
+static tu_layout class_layout(env_t *e) {
   static const size_t lens[] = {0, 1, 31, 32, 33, 255, 256, 257, 1000, 4095, 4096, 4097};
-  layout l = new_layout(1 + tu_below(&e->rng, 9));
-  size_t cap = 1024, i, rounds = e->quick ? 1 : 2;
+  tu_layout l = tu_layout_new(1 + tu_below(&e->rng, 9));
+  size_t i, rounds = e->quick ? 1 : 2;
   for (i = 0; i < rounds * TU_ARRAY_LEN(lens); i++) {
-    add_row(&l, &cap, lens[(i * 7) % TU_ARRAY_LEN(lens)]);
-    add_row(&l, &cap, (size_t)tu_below(&e->rng, 300)); /* a short one between */
+    tu_layout_add(&l, lens[(i * 7) % TU_ARRAY_LEN(lens)]);
+    tu_layout_add(&l, (size_t)tu_below(&e->rng, 300)); /* a short one between */
   }
-  add_row(&l, &cap, 20000);
-  add_row(&l, &cap, 0);
-  add_row(&l, &cap, e->quick ? 30000 : 100000);
-  add_row(&l, &cap, 3);
-  l.len = (size_t)l.at[l.nrows] + tu_below(&e->rng, 9);
+  tu_layout_add(&l, 20000);
+  tu_layout_add(&l, 0);
+  tu_layout_add(&l, e->quick ? 30000 : 100000);
+  tu_layout_add(&l, 3);
+  l.len = (size_t)l.offsets[l.nrows] + tu_below(&e->rng, 9);
   return l;
 }
 
 static void check_classes(env_t *e) {
   static const uint64_t k_list[] = {0, 1, 32, 257, 4097};
-  layout l = class_layout(e);
+  tu_layout l = class_layout(e);
   int i;
   printf("ragged classes: %zu rows over %zu elements, every dtype\n", l.nrows, l.len);
   for (i = 0; i < TU_NUM_DTYPES; i++) check_layout(e, &tu_dtypes()[i], &l, k_list, TU_ARRAY_LEN(k_list), 5000);
-  free(l.at);
+  tu_layout_free(&l);
 }
 
 /* Uniform rows (a 2-D array) of each length class: k from 0 up to and past the length. */
@@ -297,15 +245,15 @@ static void check_uniform(env_t *e) {
     for (li = 0; li < TU_ARRAY_LEN(lens); li++) {
       const size_t n = lens[li], nrows = n >= 4096 ? 1 + (size_t)tu_below(&e->rng, 2) : n >= 1000 ? 3 : 8;
       uint64_t k_list[4];
-      layout l;
+      tu_layout l;
       if (e->quick && n == 20000 && i % 3 != 0) continue;
-      l = uniform_layout(nrows, n);
+      l = tu_layout_uniform(nrows, n);
       k_list[0] = tu_below(&e->rng, n + 1);
       k_list[1] = n;
       k_list[2] = n + 1 + tu_below(&e->rng, 3);
       k_list[3] = n == 20000 ? 4096 + (uint64_t)(i & 1) : 1; /* 4096 and 4097 of a 20000-long row */
       check_layout(e, &tu_dtypes()[i], &l, k_list, 4, n + 2);
-      free(l.at);
+      tu_layout_free(&l);
     }
   }
 }
@@ -314,19 +262,19 @@ static void check_uniform(env_t *e) {
 static void check_many(env_t *e) {
   static const uint64_t k_list[] = {20};
   static const gpuprims_dtype types[] = {GPUPRIMS_DTYPE_U16, GPUPRIMS_DTYPE_F32, GPUPRIMS_DTYPE_BF16};
-  layout l = new_layout(0);
-  size_t cap = 1024, i, rows = e->quick ? 500 : 5000;
-  for (i = 0; i < rows; i++) add_row(&l, &cap, (size_t)tu_below(&e->rng, 301));
-  l.len = (size_t)l.at[l.nrows];
+  tu_layout l = tu_layout_new(0);
+  size_t i, rows = e->quick ? 500 : 5000;
+  for (i = 0; i < rows; i++) tu_layout_add(&l, (size_t)tu_below(&e->rng, 301));
+  l.len = (size_t)l.offsets[l.nrows];
   printf("%zu rows of 0..300 over %zu elements, k 0..20 (u16, f32, bf16)\n", l.nrows, l.len);
   for (i = 0; i < TU_ARRAY_LEN(types); i++) check_layout(e, tu_dtype(types[i]), &l, k_list, 1, 20);
-  free(l.at);
+  tu_layout_free(&l);
 }
 
 /* Ties: every element equal (and every one a NaN of its own payload): indices in order. */
 static void check_ties(env_t *e) {
   static const uint64_t k_list[] = {5, 64};
-  layout l = uniform_layout(4, 100);
+  tu_layout l = tu_layout_uniform(4, 100);
   const tu_dtype_info *d = tu_dtype(GPUPRIMS_DTYPE_F32);
   unsigned char *values = (unsigned char *)tu_xmalloc(l.len * 4);
   gpuprims_buffer *vb;
@@ -352,7 +300,7 @@ static void check_ties(env_t *e) {
   }
   gpuprims_buffer_destroy(vb);
   free(values);
-  free(l.at);
+  tu_layout_free(&l);
 }
 
 /* ------------------------------------------------------------------------------------- */
@@ -626,7 +574,8 @@ static void bad_rows_case(env_t *e, const uint64_t *offsets, size_t nrows, size_
   snprintf(needle, sizeof needle, "row %zu:", row_bad);
   for (ow = 0; ow < 2; ow++) {
     gpuprims_dtype t = ow ? GPUPRIMS_DTYPE_U64 : GPUPRIMS_DTYPE_U32;
-    gpuprims_buffer *ob = index_buffer(e, t, offsets, nrows + 1), *kb = index_buffer(e, t, ks, nrows);
+    gpuprims_buffer *ob = tu_index_buffer(e->ctx, t, offsets, nrows + 1);
+    gpuprims_buffer *kb = tu_index_buffer(e->ctx, t, ks, nrows);
     for (kind = 0; kind < 3; kind++) {
       a.ctx = e->ctx, a.values = vb, a.offsets = ob, a.row_len = 0, a.order = (gpuprims_order)(kind & 1);
       a.k = kind == 0 ? 2 : 0, a.ks = kind == 1 ? kb : NULL;
@@ -673,17 +622,18 @@ static void check_bad_rows(env_t *e) {
 /* One segmented top-k of random f32 rows (ragged or uniform, k or ks), checked. */
 static void one_topk(env_t *e, int round) {
   const tu_dtype_info *d = tu_dtype(round & 1 ? GPUPRIMS_DTYPE_F32 : GPUPRIMS_DTYPE_I32);
-  layout l = round % 3 == 0 ? uniform_layout(1 + (size_t)tu_below(&e->rng, 40), 1 + (size_t)tu_below(&e->rng, 600))
-                            : new_layout(0);
+  tu_layout l = round % 3 == 0
+                    ? tu_layout_uniform(1 + (size_t)tu_below(&e->rng, 40), 1 + (size_t)tu_below(&e->rng, 600))
+                    : tu_layout_new(0);
   unsigned char *values;
   uint64_t *ks;
   gpuprims_buffer *vb;
-  size_t cap = 1024, i, *perm;
+  size_t i, *perm;
   how_t h;
   ks_t k;
   if (l.row_len == 0) {
-    for (i = 0; i < 50; i++) add_row(&l, &cap, (size_t)tu_below(&e->rng, 700));
-    l.len = (size_t)l.at[l.nrows];
+    for (i = 0; i < 50; i++) tu_layout_add(&l, (size_t)tu_below(&e->rng, 700));
+    l.len = (size_t)l.offsets[l.nrows];
   }
   values = make_values(e, d, &l);
   vb = tu_buffer_from_host(e->ctx, d->id, values, l.len);
@@ -698,7 +648,7 @@ static void one_topk(env_t *e, int round) {
   free(values);
   free(ks);
   free(perm);
-  free(l.at);
+  tu_layout_free(&l);
 }
 
 static void one_radix_sort(env_t *e) {

@@ -13,24 +13,28 @@
  * Calls: reduce and reduce_to_buffer (SUM, MIN, MAX); scan (inclusive, exclusive, in place
  * or not); radix_sort and quicksort (keys alone or with values of any dtype, both orders);
  * select_kth and select_kth_to_buffer; topk (with and without indices, both orders);
- * segmented_select (U32/U64 offsets, U32/U64 ranks or NULL); Life (life_create,
- * write_cells or load_rle, set_rule, step, read_cells, population); buffer copies, writes
- * and reads. Every dtype. Sizes: 0, 1, 2..1024, the tile edges (8191..8193, 12288 +- 1,
- * 24576, ...), powers of two and their neighbours, log-uniform up to 2^18, a little past
- * 2^20 (2^20 +- 64) and now and then 2^21 .. 2^GPUPRIMS_SEQ_MAX_LOG2. Inputs: random,
- * random bits, sorted, reversed, all equal, 2 to 16 distinct values, special values (NaN
- * of both signs and other payloads, -0.0, +-inf, extremes, denormals), a few specials
- * among plain values, small integers. Now and then an illegal call (a rank past the end,
- * a length that does not match, MIN of nothing): both contexts must return the same
- * status and leave every output as it was.
+ * segmented_select (U32/U64 offsets, U32/U64 ranks or NULL); segmented_topk (U32/U64
+ * offsets with empty rows, or uniform rows; one k or U32/U64 per-row ks, k past a row now
+ * and then; with and without indices, both orders; rows and ks of every CUDA class: a
+ * warp's rows up to 256 with k up to 16, a block's, long rows past 16384, k past 2048 row
+ * by row); Life (life_create, write_cells or load_rle, set_rule, step, read_cells,
+ * population); buffer copies, writes and reads. Every dtype. Sizes: 0, 1, 2..1024, the
+ * tile edges (8191..8193, 12288 +- 1, 24576, ...), powers of two and their neighbours,
+ * log-uniform up to 2^18, a little past 2^20 (2^20 +- 64) and now and then 2^21 ..
+ * 2^GPUPRIMS_SEQ_MAX_LOG2. Inputs: random, random bits, sorted, reversed, all equal, 2 to
+ * 16 distinct values, special values (NaN of both signs and other payloads, -0.0, +-inf,
+ * extremes, denormals), a few specials among plain values, small integers. Now and then
+ * an illegal call (a rank past the end, a length that does not match, MIN of nothing, a
+ * row that ends before it starts): both contexts must return the same status and leave
+ * every output as it was.
  *
  * Motifs, the shapes of the bugs above: a head of 1 to 3 long calls (a few tiles, or a
- * little past 2^20) of kinds that leave state behind (sorts, top-k, segmented select,
+ * little past 2^20) of kinds that leave state behind (sorts, top-k, the segmented ones,
  * scan, selection), often of one kind with the later ones given sorted or reversed input
  * (sorting sorted keys again); then 0 to 15 short calls of one kind; then a long tail call
- * of a kind that reads a look-back or partitions (scan, reduce, top-k, sorts). A motif
- * starts at one call in 8; in the fresh variant every new context starts with one, whose
- * (head kind, number of short calls) go through all 96 pairs in turn.
+ * of a kind that reads a look-back or partitions (scan, reduce, the top-ks, sorts). A
+ * motif starts at one call in 8; in the fresh variant every new context starts with one,
+ * whose (head kind, number of short calls) go through all 112 pairs in turn.
  *
  * Checks: output buffers are poisoned (a byte that changes from call to call) before the
  * call, then read back and compared with the reference's outputs, bitwise except:
@@ -43,10 +47,11 @@
  *  - quicksort, besides: within each run of equal keys the (key bits, value) pairs, or
  *    with keys alone of floats the key bits, must be the reference's as multisets (every
  *    key's bits survive and every value travels with its key; their order may differ).
- * Radix sort is stable and top-k's ties come lowest index first: both compare bitwise.
- * Outputs that stay on the device (scan, sorts, top-k, the *_to_buffer calls, segmented
- * select, buffer copies) are read back 0 to 3 calls later (at once past 8 MiB), so later
- * work that overwrites them is caught too.
+ * Radix sort is stable and top-k's ties come lowest index first, segmented top-k's too
+ * (its values are the row's elements bit for bit, NaN payloads and all): they compare
+ * bitwise. Outputs that stay on the device (scan, sorts, the top-ks, the *_to_buffer calls,
+ * segmented select, buffer copies) are read back 0 to 3 calls later (at once past 8 MiB),
+ * so later work that overwrites them is caught too.
  *
  * Variants (names as arguments, or GPUPRIMS_SEQ_VARIANTS="single,fresh"; all by default):
  *   single     one context;
@@ -66,7 +71,10 @@
  * Environment: GPUPRIMS_TEST_SEED (replay, test_util.h); GPUPRIMS_SEQ_CALLS (calls per
  * variant, default 250; the threads variant splits them between its threads, the fresh
  * variant makes twice as many); GPUPRIMS_SEQ_MAX_LOG2 (sizes up to 2^that + 64; default
- * 22, 16 under GPUPRIMS_TEST_QUICK, e.g. 14 for compute-sanitizer); GPUPRIMS_SEQ_VARIANTS.
+ * 22, 16 under GPUPRIMS_TEST_QUICK, e.g. 14 for compute-sanitizer); GPUPRIMS_SEQ_VARIANTS;
+ * GPUPRIMS_SEQ_KINDS (only the kinds it names, comma separated, as the summary names them,
+ * e.g. "segmented_topk" alone or "segmented_topk,scan": motifs keep their shape, a kind
+ * left out drawn again among those named).
  * A failure prints the seed, the call's number and its whole description, what differs
  * (first and last index, got and expected), the calls before it and a command line that
  * replays the sequence; that variant stops there, and the test exits 1.
@@ -94,6 +102,7 @@ typedef struct {
   size_t max_n;        /* the longest input: 2^max_log2 + 64 */
   int cuda;            /* the context under test runs on CUDA */
   const char *prog;
+  const char *kinds;   /* GPUPRIMS_SEQ_KINDS, or NULL: every kind */
 } knobs_t;
 
 static knobs_t K;
@@ -192,8 +201,8 @@ typedef struct {
 /* Host arrays of a sequence: the call's inputs, what is read back, scratch. */
 enum { H_IN, H_VAL, H_OFF, H_KS, H_GOT, H_GOT2, H_TMP, NUM_H };
 
-enum { K_REDUCE, K_REDUCE_BUF, K_SCAN, K_RADIX, K_QUICK, K_SELECT, K_SELECT_BUF, K_TOPK, K_SEGSEL, K_LIFE, K_BUFFER,
-       NUM_KINDS };
+enum { K_REDUCE, K_REDUCE_BUF, K_SCAN, K_RADIX, K_QUICK, K_SELECT, K_SELECT_BUF, K_TOPK, K_SEGSEL, K_SEGTOPK, K_LIFE,
+       K_BUFFER, NUM_KINDS };
 
 /* A motif: 1 to 3 long calls (the head), `len` short calls of one kind, a long call (the
  * tail): the shapes of the bugs above, where what the head left in the context's memory
@@ -281,9 +290,10 @@ static void print_replay(const seq_t *s) {
   /* a sequence is the same up to any call with fewer calls; threads split the count,
      the fresh variant doubles it */
   unsigned long calls = s->thread >= 0 ? K.calls : s->renew ? (s->callno + 1) / 2 : s->callno;
-  printf("  replay: %s%s%sGPUPRIMS_TEST_SEED=0x%016llx GPUPRIMS_SEQ_CALLS=%lu GPUPRIMS_SEQ_MAX_LOG2=%d %s %s\n",
+  printf("  replay: %s%s%sGPUPRIMS_TEST_SEED=0x%016llx GPUPRIMS_SEQ_CALLS=%lu GPUPRIMS_SEQ_MAX_LOG2=%d%s%s%s %s %s\n",
          backend ? "GPUPRIMS_BACKEND=" : "", backend ? backend : "", backend ? " " : "",
-         (unsigned long long)K.seed, calls, K.max_log2, K.prog, s->variant);
+         (unsigned long long)K.seed, calls, K.max_log2, K.kinds ? " GPUPRIMS_SEQ_KINDS=\"" : "",
+         K.kinds ? K.kinds : "", K.kinds ? "\"" : "", K.prog, s->variant);
 }
 
 /*
@@ -834,12 +844,13 @@ typedef struct {
   const tu_dtype_info *vd; /* a sort's values (NULL: keys alone) */
   size_t vlen;            /* their length (n, or n + 1: illegal) */
   int pairs;              /* quicksort with values */
-  uint64_t k;             /* select's rank, top-k's count */
-  size_t kbuf;            /* top-k's output length */
+  uint64_t k;             /* select's rank, top-k's count (segmented: one for every row) */
+  size_t kbuf;            /* top-k's output length (segmented: of every row) */
   int with_idx;
-  size_t nrows;           /* segmented select */
+  size_t nrows;           /* segmented select and top-k */
   gpuprims_dtype offs_t, ks_t;
   int with_ks;
+  size_t uniform_len;     /* segmented top-k: the rows' length without offsets; 0: offsets */
   size_t dst_len, woff, wcount, roff, rcount; /* buffer copy, write, read */
 } call_t;
 
@@ -1113,6 +1124,22 @@ static void segsel_on(seq_t *s, side_t *sd, const call_t *c, result_t *r) {
   sb_free(&ks);
 }
 
+/* Values and indices compare bitwise: a row's elements come back bit for bit (NaN
+ * payloads too), and ties, NaNs among them, go lowest index first. */
+static void segtopk_on(seq_t *s, side_t *sd, const call_t *c, result_t *r) {
+  sbuf vals = sb_make(s, sd, c->d->id, c->n, s->h[H_IN].p);
+  sbuf offs = c->uniform_len ? sb_none() : sb_make(s, sd, c->offs_t, c->nrows + 1, s->h[H_OFF].p);
+  sbuf ks = c->with_ks ? sb_make(s, sd, c->ks_t, c->nrows, s->h[H_KS].p) : sb_none();
+  sbuf out = sb_poisoned(s, sd, c->d->id, c->kbuf, c->poison);
+  sbuf idx = c->with_idx ? sb_poisoned(s, sd, GPUPRIMS_DTYPE_U64, c->kbuf, c->poison) : sb_none();
+  r->st = gpuprims_segmented_topk(sd->ctx, vals.b, offs.b, c->uniform_len, c->k, ks.b, c->order, out.b, idx.b);
+  set_out(r, 0, out, c->d->id, c->kbuf, CMP_EXACT, "values");
+  if (c->with_idx) set_out(r, 1, idx, GPUPRIMS_DTYPE_U64, c->kbuf, CMP_EXACT, "indices");
+  sb_free(&vals);
+  sb_free(&offs);
+  sb_free(&ks);
+}
+
 /* Element j of the destination after the copy and the write, in host memory. */
 static const unsigned char *copied_elem(seq_t *s, const call_t *c, size_t j) {
   if (j >= c->woff && j < c->woff + c->wcount) return s->h[H_VAL].p + (j - c->woff) * c->d->size;
@@ -1253,15 +1280,21 @@ static void call_topk(seq_t *s) {
   run_compared(s, &c, topk_on);
 }
 
-/* A row's length: mostly short, some of the CUDA length classes' edges, rarely the rest. */
-static size_t row_len(seq_t *s, size_t left, int short_rows) {
+/* A row's length: mostly short, some of the CUDA length classes' edges, rarely the rest.
+ * Segmented top-k's (`topk`): its classes' edges (a warp's rows up to 256, long rows past
+ * 16384), a warp's lengths among the short ones, and half the rare ones long (16385 to
+ * about 66,000) rather than the rest. */
+static size_t row_len(seq_t *s, size_t left, int short_rows, int topk) {
   static const size_t edges[] = {31, 32, 33, 192, 193, 256, 257, 1024, 1025, 4096, 4097, 8192, 8193};
+  static const size_t topk_edges[] = {255, 256, 257, 2048, 2049, 8192, 8193, 16384, 16385};
   unsigned c = short_rows ? 0 : (unsigned)tu_below(&s->rng, 64);
   size_t len;
   if (c < 24) len = 1 + (size_t)tu_below(&s->rng, 8);
-  else if (c < 40) len = 1 + (size_t)tu_below(&s->rng, 100);
+  else if (c < 40) len = 1 + (size_t)tu_below(&s->rng, topk ? 256 : 100);
   else if (c < 52) len = 1 + (size_t)tu_below(&s->rng, 5000);
+  else if (c < 63 && topk) len = topk_edges[tu_below(&s->rng, TU_ARRAY_LEN(topk_edges))];
   else if (c < 63) len = edges[tu_below(&s->rng, TU_ARRAY_LEN(edges))];
+  else if (topk && tu_below(&s->rng, 2)) len = 16385 + (size_t)tu_below(&s->rng, 50000);
   else len = left;
   return len < left ? len : left;
 }
@@ -1287,27 +1320,46 @@ static void narrow_u32(unsigned char *p, size_t n) {
   }
 }
 
-/* Rows over the call's n values: the first may start past 0 and the last end before n;
- * ranks within the rows (one past its row when `bad`). Returns the number of rows. */
-static size_t build_rows(seq_t *s, call_t *c, int bad) {
-  uint64_t *off = (uint64_t *)hb(&s->h[H_OFF], (c->n + 1) * 8), *ks;
-  size_t n = c->n, pos = n ? (size_t)tu_below(&s->rng, n < 8 ? n : 8) : 0, end = n, rows = 0, i;
+/* Rows over the call's n values into H_OFF (U64): the first may start past 0 and the last
+ * end before n. Segmented top-k's (`topk`) take its lengths, and may be empty (a row in 8,
+ * and now and then rows after the last values, so also rows of no values at all): never
+ * more empty rows than others + 4, which H_OFF's 2n + 8 entries hold. Returns the number
+ * of rows. */
+static size_t build_offsets(seq_t *s, const call_t *c, int topk) {
+  uint64_t *off = (uint64_t *)hb(&s->h[H_OFF], (2 * c->n + 8) * 8);
+  size_t n = c->n, pos = n ? (size_t)tu_below(&s->rng, n < 8 ? n : 8) : 0, end = n, rows = 0, empty = 0;
   int short_rows = one_in(s, 4);
   if (n - pos > 1 && one_in(s, 4)) end = n - (size_t)tu_below(&s->rng, n - pos < 8 ? n - pos : 8);
   off[0] = pos;
-  while (pos < end) {
-    pos += row_len(s, end - pos, short_rows);
+  for (;;) {
+    int may_empty = topk && empty < rows - empty + 4;
+    size_t len;
+    if (pos == end && !(may_empty && one_in(s, 4))) break;
+    len = may_empty && (pos == end || one_in(s, 8)) ? 0 : row_len(s, end - pos, short_rows, topk);
+    empty += len == 0;
+    pos += len;
     off[++rows] = pos;
   }
-  ks = (uint64_t *)hb(&s->h[H_KS], (rows ? rows : 1) * 8);
+  return rows;
+}
+
+/* The offsets (of ragged rows) and the ks in H_OFF and H_KS as the call's dtypes. */
+static void narrow_rows(seq_t *s, const call_t *c) {
+  if (c->offs_t == GPUPRIMS_DTYPE_U32 && !c->uniform_len) narrow_u32(s->h[H_OFF].p, c->nrows + 1);
+  if (c->ks_t == GPUPRIMS_DTYPE_U32) narrow_u32(s->h[H_KS].p, c->nrows);
+}
+
+/* Segmented select's rows and ranks within them (one past its row when `bad`). */
+static void build_rows(seq_t *s, call_t *c, int bad) {
+  size_t rows = build_offsets(s, c, 0), i;
+  uint64_t *off = (uint64_t *)s->h[H_OFF].p, *ks = (uint64_t *)hb(&s->h[H_KS], (rows ? rows : 1) * 8);
   for (i = 0; i < rows; i++) ks[i] = row_rank(s, off[i + 1] - off[i]);
   if (bad && rows) {
     i = (size_t)tu_below(&s->rng, rows);
     ks[i] = off[i + 1] - off[i] + tu_below(&s->rng, 3);
   }
-  if (c->offs_t == GPUPRIMS_DTYPE_U32) narrow_u32((unsigned char *)off, rows + 1);
-  if (c->ks_t == GPUPRIMS_DTYPE_U32) narrow_u32((unsigned char *)ks, rows);
-  return rows;
+  c->nrows = rows;
+  narrow_rows(s, c);
 }
 
 static void call_segsel(seq_t *s) {
@@ -1318,12 +1370,110 @@ static void call_segsel(seq_t *s) {
   c.ks_t = tu_below(&s->rng, 2) ? GPUPRIMS_DTYPE_U64 : GPUPRIMS_DTYPE_U32;
   c.with_ks = !one_in(s, 3);
   bad = c.with_ks && illegal(s);
-  c.nrows = build_rows(s, &c, bad);
+  build_rows(s, &c, bad);
   c.cmp = c.d->is_float ? CMP_NAN : CMP_EXACT;
   desc_append(s, " %zu rows, offsets %s, %s%s", c.nrows, tu_dtype_name(c.offs_t),
               c.with_ks ? (c.ks_t == GPUPRIMS_DTYPE_U32 ? "ranks u32" : "ranks u64") : "ks NULL (lower medians)",
               bad && c.nrows ? ", a rank past its row (illegal)" : "");
   run_compared(s, &c, segsel_on);
+}
+
+/* A row's k for segmented top-k: none, a warp's (up to 16), a few hundred, the most that
+ * a long row's block and a block give (1024, 2048) and one more, the whole row, one past
+ * it (a pad), random. */
+static uint64_t row_count(seq_t *s, uint64_t len) {
+  static const uint64_t caps[] = {1024, 1025, 2048, 2049};
+  switch (tu_below(&s->rng, 8)) {
+    case 0: return 0;
+    case 1: return 1 + tu_below(&s->rng, 16);
+    case 2: return 17 + tu_below(&s->rng, 300);
+    case 3: return caps[tu_below(&s->rng, TU_ARRAY_LEN(caps))];
+    case 4: return len;
+    case 5: return len + 1;
+    default: return tu_below(&s->rng, len + 1);
+  }
+}
+
+/* Uniform rows: a length of the classes, n cut to a multiple of it, unless `bad` leaves a
+ * remainder (SIZE_MISMATCH). */
+static void topk_uniform(seq_t *s, call_t *c, int bad) {
+  c->uniform_len = row_len(s, c->n ? c->n : 1, 0, 1);
+  c->nrows = c->n / c->uniform_len;
+  if (!bad) c->n -= c->n % c->uniform_len;
+}
+
+/* Row i's length (before any is made bad). */
+static uint64_t topk_row_n(const seq_t *s, const call_t *c, size_t i) {
+  const uint64_t *off = (const uint64_t *)s->h[H_OFF].p;
+  return c->uniform_len ? c->uniform_len : off[i + 1] - off[i];
+}
+
+/* Per-row ks into H_KS, each at most one past its row, or one k for every row drawn
+ * against the longest, cut to keep the outputs within n + nrows + 4096 (more would only
+ * be pads, which a few test as well); then the outputs' length. */
+static void topk_counts(seq_t *s, call_t *c) {
+  uint64_t *ks = (uint64_t *)hb(&s->h[H_KS], (c->nrows ? c->nrows : 1) * 8), longest = 0, most;
+  size_t i;
+  c->kbuf = 0;
+  for (i = 0; i < c->nrows; i++) {
+    uint64_t len = topk_row_n(s, c, i), k;
+    if (len > longest) longest = len;
+    if (!c->with_ks) continue;
+    k = row_count(s, len);
+    ks[i] = k < len + 1 ? k : len + 1;
+    c->kbuf += (size_t)ks[i];
+  }
+  if (c->with_ks) return;
+  most = c->nrows ? (c->n + c->nrows + 4096) / c->nrows : UINT64_MAX;
+  c->k = row_count(s, longest);
+  if (c->k > most) c->k = most;
+  c->kbuf = c->nrows * (size_t)c->k;
+}
+
+/* A bad ragged row (INVALID_ARGUMENT naming it): row i ends before it starts, or past the
+ * values when it starts at 0. Returns its description. */
+static const char *break_row(seq_t *s, call_t *c, size_t *row) {
+  uint64_t *off = (uint64_t *)s->h[H_OFF].p;
+  size_t i = (size_t)tu_below(&s->rng, c->nrows);
+  *row = i;
+  if (off[i] == 0) {
+    off[i + 1] = c->n + 1;
+    return "ends past the values";
+  }
+  off[i + 1] = off[i] - 1;
+  return "ends before it starts";
+}
+
+static void call_segtopk(seq_t *s) {
+  call_t c;
+  const char *broken = NULL;
+  size_t bad_row = 0;
+  int bad;
+  begin_call(s, &c, "segmented_topk");
+  c.order = tu_below(&s->rng, 2) ? GPUPRIMS_ORDER_DESCENDING : GPUPRIMS_ORDER_ASCENDING;
+  c.with_idx = (int)tu_below(&s->rng, 2);
+  c.offs_t = tu_below(&s->rng, 2) ? GPUPRIMS_DTYPE_U64 : GPUPRIMS_DTYPE_U32;
+  c.ks_t = tu_below(&s->rng, 2) ? GPUPRIMS_DTYPE_U64 : GPUPRIMS_DTYPE_U32;
+  c.with_ks = (int)tu_below(&s->rng, 2);
+  bad = illegal(s);
+  if (one_in(s, 3)) {
+    size_t n = c.n;
+    topk_uniform(s, &c, bad);
+    desc_append(s, " %zu rows of %zu (row_len)", c.nrows, c.uniform_len);
+    if (c.n % c.uniform_len) desc_append(s, ", not dividing n (illegal)");
+    else if (c.n < n) desc_append(s, " over the first %zu values", c.n);
+  } else {
+    c.nrows = build_offsets(s, &c, 1);
+    desc_append(s, " %zu rows, offsets %s", c.nrows, tu_dtype_name(c.offs_t));
+  }
+  topk_counts(s, &c);
+  if (bad && !c.uniform_len && c.nrows) broken = break_row(s, &c, &bad_row);
+  if (broken) desc_append(s, ", row %zu %s (illegal)", bad_row, broken);
+  narrow_rows(s, &c);
+  if (c.with_ks) desc_append(s, ", ks %s", tu_dtype_name(c.ks_t));
+  else desc_append(s, ", k=%llu", (unsigned long long)c.k);
+  desc_append(s, " %s%s, %zu results", tu_order_name(c.order), c.with_idx ? ", indices" : "", c.kbuf);
+  run_compared(s, &c, segtopk_on);
 }
 
 static void call_buffer(seq_t *s) {
@@ -1451,19 +1601,64 @@ static const kind_t KINDS[NUM_KINDS] = {
     {"scan", 14, call_scan},       {"radix_sort", 12, call_radix},
     {"quicksort", 10, call_quick}, {"select_kth", 7, call_select},
     {"select_kth_to_buffer", 6, call_select_buf}, {"topk", 10, call_topk},
-    {"segmented_select", 8, call_segsel},         {"life", 5, call_life},
-    {"buffer", 6, call_buffer},
+    {"segmented_select", 8, call_segsel},         {"segmented_topk", 8, call_segtopk},
+    {"life", 5, call_life},                       {"buffer", 6, call_buffer},
 };
 
 /* A motif's head: calls that leave state behind (passes, counters, digit look-backs);
  * its short calls: any call (Life keeps a grid of its own); its tail: calls that read
  * a look-back or partition by a scan. */
-static const int HEAD_KINDS[] = {K_RADIX, K_QUICK, K_TOPK, K_SEGSEL, K_SCAN, K_SELECT_BUF};
-static const int SHORT_KINDS[] = {K_REDUCE, K_REDUCE_BUF, K_SCAN,  K_RADIX,  K_QUICK,
-                                  K_SELECT, K_SELECT_BUF, K_TOPK, K_SEGSEL, K_BUFFER};
-static const int TAIL_KINDS[] = {K_SCAN, K_REDUCE, K_REDUCE_BUF, K_TOPK, K_QUICK, K_RADIX};
+static const int HEAD_KINDS[] = {K_RADIX, K_QUICK, K_TOPK, K_SEGSEL, K_SEGTOPK, K_SCAN, K_SELECT_BUF};
+static const int SHORT_KINDS[] = {K_REDUCE, K_REDUCE_BUF, K_SCAN,   K_RADIX,   K_QUICK, K_SELECT,
+                                  K_SELECT_BUF, K_TOPK, K_SEGSEL, K_SEGTOPK, K_BUFFER};
+/* segmented top-k: its ks' scan reads a look-back, and rows too big for a block go
+ * through the device-wide top-k */
+static const int TAIL_KINDS[] = {K_SCAN, K_REDUCE, K_REDUCE_BUF, K_TOPK, K_SEGTOPK, K_QUICK, K_RADIX};
 
 #define DRAW_KIND(s, list) ((list)[tu_below(&(s)->rng, TU_ARRAY_LEN(list))])
+
+/* The kinds GPUPRIMS_SEQ_KINDS names (all when it is unset). */
+static int g_kind_on[NUM_KINDS];
+
+/* A kind drawn by weight among those on. */
+static int weighted_kind(seq_t *s) {
+  unsigned total = 0, x;
+  int i;
+  for (i = 0; i < NUM_KINDS; i++) total += g_kind_on[i] ? KINDS[i].weight : 0;
+  x = (unsigned)tu_below(&s->rng, total);
+  for (i = 0; !g_kind_on[i] || x >= KINDS[i].weight; i++) x -= g_kind_on[i] ? KINDS[i].weight : 0;
+  return i;
+}
+
+/* A motif's kind, or (GPUPRIMS_SEQ_KINDS leaves it out) one drawn among those on: the
+ * motifs keep their shape over the kinds asked for. */
+static int kind_on(seq_t *s, int kind) { return g_kind_on[kind] ? kind : weighted_kind(s); }
+
+/* GPUPRIMS_SEQ_KINDS="segmented_topk,scan": only those kinds (names as in the summary). */
+static void select_kinds(void) {
+  const char *p = getenv("GPUPRIMS_SEQ_KINDS");
+  int i;
+  for (i = 0; i < NUM_KINDS; i++) g_kind_on[i] = !(p && *p);
+  if (!(p && *p)) return;
+  K.kinds = p;
+  while (*p) {
+    size_t len = strcspn(p, ", ");
+    for (i = 0; len && i < NUM_KINDS; i++)
+      if (strlen(KINDS[i].name) == len && strncmp(KINDS[i].name, p, len) == 0) break;
+    if (len && i == NUM_KINDS) {
+      printf("%s: unknown kind \"%.*s\" in GPUPRIMS_SEQ_KINDS; the kinds:", tu_state.name, (int)len, p);
+      for (i = 0; i < NUM_KINDS; i++) printf(" %s", KINDS[i].name);
+      printf("\n");
+      exit(2);
+    }
+    if (len) g_kind_on[i] = 1;
+    p += len;
+    p += strspn(p, ", ");
+  }
+  for (i = 0; i < NUM_KINDS && !g_kind_on[i]; i++) {
+  }
+  if (i == NUM_KINDS) TU_FATAL("GPUPRIMS_SEQ_KINDS=\"%s\" names no kind", K.kinds);
+}
 
 #define MOTIF_MAX_SHORT 15
 
@@ -1493,14 +1688,16 @@ static void fresh_motif(seq_t *s, motif_t *m) {
 
 static void start_motif(seq_t *s) {
   motif_t *m = &s->motif;
+  int i;
   if (s->renew)
     fresh_motif(s, m);
   else
     random_motif(s, m);
   m->active = 1;
   m->step = 0;
-  m->small = DRAW_KIND(s, SHORT_KINDS);
-  m->tail = DRAW_KIND(s, TAIL_KINDS);
+  m->small = kind_on(s, DRAW_KIND(s, SHORT_KINDS));
+  m->tail = kind_on(s, DRAW_KIND(s, TAIL_KINDS));
+  for (i = 0; i < m->head; i++) m->head_kind[i] = kind_on(s, m->head_kind[i]);
   s->motifs++;
 }
 
@@ -1515,16 +1712,11 @@ static void motif_advance(seq_t *s) {
 
 static int pick_kind(seq_t *s) {
   const motif_t *m = &s->motif;
-  unsigned total = 0, x;
-  int i;
   if (m->active) {
     if (m->step < m->head) return m->head_kind[m->step];
     return m->step < m->head + m->len ? m->small : m->tail;
   }
-  for (i = 0; i < NUM_KINDS; i++) total += KINDS[i].weight;
-  x = (unsigned)tu_below(&s->rng, total);
-  for (i = 0; x >= KINDS[i].weight; i++) x -= KINDS[i].weight;
-  return i;
+  return weighted_kind(s);
 }
 
 /* Appends to what the next call's description starts with. */
@@ -1773,6 +1965,7 @@ int main(int argc, char **argv) {
   K.seed = tu_init("test_sequences");
   read_knobs(argv[0]);
   select_variants(argc, argv, on);
+  select_kinds();
   ctx = tu_open_context(); /* exits 77 when GPUPRIMS_BACKEND=cuda has no device */
   K.cuda = tu_is_cuda(ctx);
   gpuprims_context_destroy(ctx);

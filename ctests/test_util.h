@@ -14,6 +14,8 @@
  * - Sequential C references for reduce and scan over every dtype.
  * - A sequential reference for radix sort (tu_sort_key, tu_sort_ref: the stable order as a
  *   permutation, by an LSD radix sort of (order key, index) pairs) and tu_gather.
+ * - The segmented tests' rows: tu_layout (offsets built row by row, or uniform rows),
+ *   tu_index_buffer (offsets or ks as U32 or U64), tu_fill_row (a row's contents).
  * - tu_cuda_stream_create/_destroy: a caller's CUDA stream through the driver API loaded at
  *   run time (no CUDA headers), for gpuprims_context_set_stream.
  *
@@ -1094,6 +1096,73 @@ static inline void tu_poison(gpuprims_buffer *b, size_t n, size_t elem_size) {
   memset(p, 0xA5, n * elem_size);
   TU_REQUIRE_OK(gpuprims_buffer_write(b, 0, p, n));
   free(p);
+}
+
+/* ------------------------------------------------------------------------------------- */
+/* Rows of the segmented tests                                                            */
+/* ------------------------------------------------------------------------------------- */
+
+/* nrows rows over len values, row r at values[offsets[r], offsets[r + 1]) (the first may
+ * start past 0, the last end before len); row_len > 0: uniform rows (a 2-D array). cap:
+ * the entries offsets has room for. */
+typedef struct {
+  size_t nrows, len, row_len, cap;
+  uint64_t *offsets;
+} tu_layout;
+
+/* No rows yet, the first to start at `first`; len is the caller's to set. */
+static inline tu_layout tu_layout_new(uint64_t first) {
+  tu_layout l;
+  l.nrows = l.len = l.row_len = 0;
+  l.cap = 1024;
+  l.offsets = (uint64_t *)tu_xmalloc(l.cap * sizeof(uint64_t));
+  l.offsets[0] = first;
+  return l;
+}
+
+/* Appends a row of n elements. */
+static inline void tu_layout_add(tu_layout *l, size_t n) {
+  if (l->nrows + 2 > l->cap) {
+    l->cap *= 2;
+    l->offsets = (uint64_t *)realloc(l->offsets, l->cap * sizeof(uint64_t));
+    if (!l->offsets) TU_FATAL("out of memory");
+  }
+  l->offsets[l->nrows + 1] = l->offsets[l->nrows] + n;
+  l->nrows++;
+}
+
+/* nrows rows of row_len elements covering the values. */
+static inline tu_layout tu_layout_uniform(size_t nrows, size_t row_len) {
+  tu_layout l;
+  size_t r;
+  l.nrows = nrows;
+  l.row_len = row_len;
+  l.len = nrows * row_len;
+  l.cap = nrows + 1;
+  l.offsets = (uint64_t *)tu_xmalloc(l.cap * sizeof(uint64_t));
+  for (r = 0; r <= nrows; r++) l.offsets[r] = (uint64_t)(r * row_len);
+  return l;
+}
+
+/* The number of elements of row r. */
+static inline uint64_t tu_row_n(const tu_layout *l, size_t r) { return l->offsets[r + 1] - l->offsets[r]; }
+
+static inline void tu_layout_free(tu_layout *l) {
+  free(l->offsets);
+  l->offsets = NULL;
+}
+
+/* Offsets or ks v[0..n) as a buffer of U32 (narrowed) or U64 entries. */
+static inline gpuprims_buffer *tu_index_buffer(gpuprims_context *ctx, gpuprims_dtype t, const uint64_t *v, size_t n) {
+  gpuprims_buffer *b;
+  uint32_t *w;
+  size_t i;
+  if (t == GPUPRIMS_DTYPE_U64) return tu_buffer_from_host(ctx, t, v, n);
+  w = (uint32_t *)tu_xmalloc(n * 4);
+  for (i = 0; i < n; i++) w[i] = (uint32_t)v[i];
+  b = tu_buffer_from_host(ctx, t, w, n);
+  free(w);
+  return b;
 }
 
 /* ------------------------------------------------------------------------------------- */
