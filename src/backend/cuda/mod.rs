@@ -269,6 +269,17 @@ mod tests {
         let _ = writeln!(std::io::stderr().lock(), "every_kernel_module_compiles_cleanly: {line}");
     }
 
+    /// Compiles `module` for `arch`: None when it compiles cleanly, else what went wrong.
+    fn compile_failure(module: &modules::Module, arch: &str) -> Option<String> {
+        let modules::Module { label: what, spec, .. } = module;
+        match nvrtc::compile(spec.source.name, spec.source.text, arch, &spec.options) {
+            Ok(c) if c.log.is_empty() && !c.cubin.is_empty() => None,
+            Ok(c) if c.log.is_empty() => Some(format!("{} {what} {arch}: an empty CUBIN", spec.source.name)),
+            Ok(c) => Some(format!("{} {what} {arch}: warnings:\n{}", spec.source.name, c.log)),
+            Err(e) => Some(format!("{} {what} {arch}: {e}", spec.source.name)),
+        }
+    }
+
     /// NVRTC needs no GPU: every kernel module compiles for sm_80 and sm_90 without
     /// an error or a warning. Skips when NVRTC is absent, unless
     /// GPUPRIMS_REQUIRE_NVRTC=1 (CI sets it), which makes absence a failure.
@@ -308,14 +319,9 @@ mod tests {
                 let (jobs, next) = (&jobs, &next);
                 scope.spawn(move || loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(&(modules::Module { label: what, spec, .. }, arch)) = jobs.get(i) else { break };
+                    let Some(&(module, arch)) = jobs.get(i) else { break };
                     let t = Instant::now();
-                    let failure = match nvrtc::compile(spec.source.name, spec.source.text, arch, &spec.options) {
-                        Ok(c) if c.log.is_empty() && !c.cubin.is_empty() => None,
-                        Ok(c) if c.log.is_empty() => Some(format!("{} {what} {arch}: an empty CUBIN", spec.source.name)),
-                        Ok(c) => Some(format!("{} {what} {arch}: warnings:\n{}", spec.source.name, c.log)),
-                        Err(e) => Some(format!("{} {what} {arch}: {e}", spec.source.name)),
-                    };
+                    let failure = compile_failure(module, arch);
                     if tx.send((i, t.elapsed().as_secs_f64(), failure)).is_err() {
                         break;
                     }

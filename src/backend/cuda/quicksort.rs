@@ -7,23 +7,25 @@
 //! level. The
 //! large sorts run on the context's side stream, beside the small ones. A short input
 //! is one large sort (of one block, or two for a pair of halves past one tile).
+//! Here: the modules, the Plan of a call and its scratch; the levels are in
+//! quicksort/levels.rs.
 
-use cudarc::driver::result as drv;
 use cudarc::driver::sys::{CUfunction, CUstream};
 
-use super::context::{round_up, CudaShared, RESULT_SLOT_BYTES};
-use super::driver::DriverContext;
+use super::context::{round_up, CudaShared, State, RESULT_SLOT_BYTES};
 use super::launch::{self as launching, Arg};
 use super::loader::ModuleSpec;
 use super::memory::DeviceMemory;
 use super::modules::Module;
 use super::radix_sort::{all_variants, key_order, variant};
-use super::scan::{self, scan_locked};
+use super::scan;
 use super::precompile;
 use super::sources::{self, Source};
 use super::tuning::knob;
-use crate::dtype::{DType, Op, Order, ScanMode};
-use crate::error::{internal, Result};
+use crate::dtype::{DType, Op, Order};
+use crate::error::Result;
+
+mod levels;
 
 /// Knob quicksort.pdl: whether the quicksort's own launches are programmatic when
 /// launch.pdl is on (launch.rs; its scans follow launch.pdl alone).
@@ -266,14 +268,163 @@ fn level_bound(len: usize, key_bytes: usize) -> usize {
     knob("quicksort.max_levels", default as u32) as usize
 }
 
-/// What a level read back (kernels: LevelCounts).
-#[derive(Clone, Copy)]
-struct LevelCounts {
-    next_segments: usize,
-    next_tiles: usize,
-    small: usize,
-    large: usize,
-    copies: usize,
+/// What a sort of `len` keys takes, worked out before anything is acquired: the
+/// module instance and its policy, the most levels, segments and tiles it can need,
+/// the block sorts' shared memory and how the kernels read the keys.
+struct Plan {
+    inst: Instance,
+    p: Policy,
+    len: usize,
+    key_bytes: usize,
+    value_bytes: usize,
+    tile: usize,
+    large_span: usize,
+    max_levels: usize,
+    max_segments: usize,
+    max_tiles: usize,
+    small_bytes: u32,
+    large_bytes: u32,
+    sample_bytes: u32,
+    order_bits: u32,
+    /// Knob quicksort.side_stream: whether the large sorts may run on the side stream.
+    side_stream: bool,
+    /// Knob quicksort.overlap_blocks: the most spans a level may have for its sorts
+    /// and copies to go on grids for the most there can be (levels.rs).
+    overlap_blocks: usize,
+}
+
+impl Plan {
+    fn new(key_dtype: DType, value_dtype: Option<DType>, len: usize, order: Order) -> Plan {
+        let key_bytes = key_dtype.size();
+        let value_bytes = value_dtype.map_or(0, |d| d.size());
+        let inst = Instance::new(key_bytes, value_bytes, key_dtype.is_float(), len);
+        let p = policy(inst);
+        // Every segment of a level holds more than a large tile.
+        let max_segments = len / (p.large_tile() + 1) + 1;
+        Plan {
+            inst,
+            len,
+            key_bytes,
+            value_bytes,
+            tile: p.tile(),
+            large_span: p.large_span(),
+            max_levels: level_bound(len, key_bytes),
+            max_segments,
+            max_tiles: len.div_ceil(p.tile()) + max_segments,
+            small_bytes: block_sort_bytes(p.small_block, p.small_items, key_bytes, value_bytes),
+            large_bytes: block_sort_bytes(p.large_block, p.small_items, key_bytes, value_bytes),
+            sample_bytes: p.sample_bytes(key_bytes),
+            order_bits: key_order(key_dtype, order),
+            side_stream: knob("quicksort.side_stream", 1) != 0,
+            overlap_blocks: knob("quicksort.overlap_blocks", 4096) as usize,
+            p,
+        }
+    }
+
+    /// Whether the input goes level by level: a short one is one large sort.
+    fn has_levels(&self) -> bool {
+        self.len > self.large_span
+    }
+
+    /// On the first call the three modules compile side by side.
+    fn compile(&self, shared: &CudaShared) -> Result<()> {
+        let inst = self.inst;
+        let v = |source: Source| inst.variant(source);
+        let spec = |source: Source| move || module(source, inst);
+        let (partition, sample, small) = (spec(SOURCES[0]), spec(SOURCES[1]), spec(SOURCES[2]));
+        // The scan of the bucket counts too, unless the input is one block sort.
+        let counts_scan = || scan::module(DType::U32, Op::Sum);
+        let mut wanted: Vec<precompile::Wanted> =
+            vec![(SOURCES[0], v(SOURCES[0]), &partition), (SOURCES[1], v(SOURCES[1]), &sample), (SOURCES[2], v(SOURCES[2]), &small)];
+        if self.has_levels() {
+            wanted.push((sources::SCAN, scan::variant(DType::U32, Op::Sum), &counts_scan));
+        }
+        precompile::compile_unloaded(shared, &wanted)
+    }
+
+    /// Kernel `kernel` of `source` (one of SOURCES) for the plan's instance.
+    fn load(&self, shared: &CudaShared, source: Source, kernel: &'static str) -> Result<CUfunction> {
+        let inst = self.inst;
+        shared.loader.function(source, inst.variant(source), kernel, || module(source, inst))
+    }
+
+    /// Scratch for the whole sort: alternate keys and values, two levels' segments
+    /// (every segment of a level holds more than a large tile), the tiles' owners, the
+    /// bucket counts, the levels' counts, each key's bucket (Buffers, in its order).
+    fn scratch_sizes(&self) -> [usize; 8] {
+        let (len, max_segments, max_tiles) = (self.len, self.max_segments, self.max_tiles);
+        [
+            len * self.key_bytes,
+            len * self.value_bytes,
+            max_segments * SEGMENT_BYTES,
+            max_segments * SEGMENT_BYTES,
+            max_tiles * 4,
+            (max_tiles * BUCKETS + 1) * 4,
+            self.max_levels * LEVEL_BYTES,
+            len,
+        ]
+    }
+
+    /// The scratch, then everything else the levels need, all acquired before the
+    /// first write. The state lock must be held.
+    fn acquire(&self, state: &mut State) -> Result<Buffers> {
+        let stream = state.stream;
+        let sizes = self.scratch_sizes();
+        let base = state.scratch.ensure(stream, sizes.iter().map(|&b| round_up(b)).sum())?;
+        let mut at = [0u64; 8];
+        let mut next = base;
+        for (slot, bytes) in at.iter_mut().zip(sizes) {
+            *slot = next;
+            next += round_up(bytes) as u64;
+        }
+        let [alt, alt_values, segs_a, segs_b, tile_owner, counts, levels, buckets_of] = at;
+        // Everything the levels need is acquired before the first write (so running out
+        // of memory leaves the keys as they were): the lists of the most segments a
+        // level can have (below), each level's scan of its bucket counts, the side stream.
+        state.sync.reserve_runs(stream, scan::run_words(DType::U32, self.max_tiles * BUCKETS + 1), self.max_levels)?;
+        if self.has_levels() && self.side_stream {
+            state.side_stream()?;
+        }
+        if self.has_levels() {
+            self.lists(state, self.max_segments)?; // (every level's lists fit these)
+        }
+        Ok(Buffers { alt, alt_values, segs_a, segs_b, tile_owner, counts, levels, buckets_of })
+    }
+
+    /// Per level: the splitters, the small and large segments and the chunks to copy,
+    /// for `active` segments, in the step scratch.
+    fn lists(&self, state: &mut State, active: usize) -> Result<Lists> {
+        let (p, len, stream) = (&self.p, self.len, state.stream);
+        let splitters = round_up(active * BUCKETS * self.key_bytes);
+        let cells = round_up(active * CELLS * 2);
+        let spans = round_up(active * BUCKETS * SPAN_BYTES);
+        let large_spans = round_up(p.most_large(len, active * BUCKETS) * SPAN_BYTES);
+        let copies = round_up((active * BUCKETS + len / COPY_CHUNK + 1) * SPAN_BYTES);
+        let base = state.step_scratch.ensure(stream, splitters + cells + spans + large_spans + copies)?;
+        let at = |bytes: usize| base + bytes as u64;
+        Ok(Lists {
+            splitters: base,
+            cells: at(splitters),
+            small: at(splitters + cells),
+            large: at(splitters + cells + spans),
+            copies: at(splitters + cells + spans + large_spans),
+        })
+    }
+}
+
+/// Device addresses of the sort's scratch (Plan::scratch_sizes).
+struct Buffers {
+    alt: u64,
+    alt_values: u64,
+    /// A level's segments and the next level's, in turn.
+    segs_a: u64,
+    segs_b: u64,
+    tile_owner: u64,
+    /// The tiles' bucket counts, scanned in place.
+    counts: u64,
+    /// Each level's LevelCounts.
+    levels: u64,
+    buckets_of: u64,
 }
 
 /// Device addresses of one level's lists (in the step scratch).
@@ -283,6 +434,23 @@ struct Lists {
     small: u64,
     large: u64,
     copies: u64,
+}
+
+/// One call's sort, once its scratch is acquired: what every launch of it takes.
+///
+/// Every launch of it relies on this (SAFETY): the arguments match the kernels'
+/// parameters in kernels/quicksort.cu; keys and values hold `len` elements, the scratch
+/// the alternate buffers, segments, owners, counts and level counts sized by the plan,
+/// the step scratch this level's lists.
+struct Sort<'a> {
+    shared: &'a CudaShared,
+    plan: Plan,
+    /// The caller's keys and values (0: none).
+    keys: u64,
+    values: u64,
+    buffers: Buffers,
+    stream: CUstream,
+    large_sort: CUfunction,
 }
 
 pub fn sort(
@@ -299,358 +467,51 @@ pub fn sort(
     if len > MAX_LEVEL_KEYS {
         return super::radix_sort::sort(shared, keys, key_dtype, values, len, order);
     }
-    let key_bytes = key_dtype.size();
-    let value_bytes = values.map_or(0, |(_, d)| d.size());
-    let float_keys = key_dtype.is_float();
-    let inst = Instance::new(key_bytes, value_bytes, float_keys, len);
-    let p = policy(inst);
-    let (tile, large_span) = (p.tile(), p.large_span());
-    let max_levels = level_bound(len, key_bytes);
-    let v = |source: Source| inst.variant(source);
-    // On the first call the three modules compile side by side.
-    let spec = |source: Source| move || module(source, inst);
-    let (partition, sample, small) = (spec(SOURCES[0]), spec(SOURCES[1]), spec(SOURCES[2]));
-    // The scan of the bucket counts too, unless the input is one block sort.
-    let counts_scan = || scan::module(DType::U32, Op::Sum);
-    let mut wanted: Vec<precompile::Wanted> =
-        vec![(SOURCES[0], v(SOURCES[0]), &partition), (SOURCES[1], v(SOURCES[1]), &sample), (SOURCES[2], v(SOURCES[2]), &small)];
-    if len > large_span {
-        wanted.push((sources::SCAN, scan::variant(DType::U32, Op::Sum), &counts_scan));
-    }
-    precompile::compile_unloaded(shared, &wanted)?;
-    let load_from = |source: Source, kernel| {
-        shared.loader.function(source, v(source), kernel, || module(source, inst))
-    };
-    let load = |kernel| load_from(sources::QUICKSORT, kernel);
-    let load_sort = |kernel| load_from(sources::QUICKSORT_SMALL, kernel);
-    let small_bytes = block_sort_bytes(p.small_block, p.small_items, key_bytes, value_bytes);
-    let large_bytes = block_sort_bytes(p.large_block, p.small_items, key_bytes, value_bytes);
-    let sample_bytes = p.sample_bytes(key_bytes);
-    let order_bits = key_order(key_dtype, order);
+    let plan = Plan::new(key_dtype, values.map(|(_, d)| d), len, order);
+    plan.compile(shared)?;
     let values_ptr = values.map_or(0, |(m, _)| m.ptr);
 
     let mut state = shared.lock()?;
+    let (init, large_sort) = (plan.load(shared, sources::QUICKSORT, "qs_init")?, plan.load(shared, sources::QUICKSORT_SMALL, "qs_large")?);
+    shared.loader.allow_dynamic_shared(large_sort, plan.large_bytes)?;
+    let buffers = plan.acquire(&mut state)?;
     let stream = state.stream;
-    let (init, large_sort) = (load("qs_init")?, load_sort("qs_large")?);
-    shared.loader.allow_dynamic_shared(large_sort, large_bytes)?;
+    let sort = Sort { shared, plan, keys: keys.ptr, values: values_ptr, buffers, stream, large_sort };
+    if !sort.plan.has_levels() {
+        return sort.one_large_sort(&mut state, init);
+    }
+    let kernels = sort.level_kernels()?;
+    sort.levels(&mut state, &kernels)
+}
 
-    // Scratch for the whole sort: alternate keys and values, two levels' segments
-    // (every segment of a level holds more than a large tile), the tiles' owners, the
-    // bucket counts, the levels' counts, each key's bucket.
-    let max_segments = len / (p.large_tile() + 1) + 1;
-    let max_tiles = len.div_ceil(tile) + max_segments;
-    let sizes = [
-        len * key_bytes,
-        len * value_bytes,
-        max_segments * SEGMENT_BYTES,
-        max_segments * SEGMENT_BYTES,
-        max_tiles * 4,
-        (max_tiles * BUCKETS + 1) * 4,
-        max_levels * LEVEL_BYTES,
-        len,
-    ];
-    let base = state.scratch.ensure(stream, sizes.iter().map(|&b| round_up(b)).sum())?;
-    let mut at = [0u64; 8];
-    let mut next = base;
-    for (slot, bytes) in at.iter_mut().zip(sizes) {
-        *slot = next;
-        next += round_up(bytes) as u64;
-    }
-    let [alt, alt_values, segs_a, segs_b, tile_owner, counts, levels, buckets_of] = at;
-    // Everything the levels need is acquired before the first write (so running out
-    // of memory leaves the keys as they were): the lists of the most segments a
-    // level can have (below), each level's scan of its bucket counts, the side stream.
-    state.sync.reserve_runs(stream, scan::run_words(DType::U32, max_tiles * BUCKETS + 1), max_levels)?;
-    if len > large_span && knob("quicksort.side_stream", 1) != 0 {
-        state.side_stream()?;
-    }
-    // Per level: the splitters, the small and large segments and the chunks to copy.
-    let lists = |state: &mut super::context::State, active: usize| -> Result<Lists> {
-        let splitters = round_up(active * BUCKETS * key_bytes);
-        let cells = round_up(active * CELLS * 2);
-        let spans = round_up(active * BUCKETS * SPAN_BYTES);
-        let large_spans = round_up(p.most_large(len, active * BUCKETS) * SPAN_BYTES);
-        let copies = round_up((active * BUCKETS + len / COPY_CHUNK + 1) * SPAN_BYTES);
-        let base = state.step_scratch.ensure(stream, splitters + cells + spans + large_spans + copies)?;
-        let at = |bytes: usize| base + bytes as u64;
-        Ok(Lists {
-            splitters: base,
-            cells: at(splitters),
-            small: at(splitters + cells),
-            large: at(splitters + cells + spans),
-            copies: at(splitters + cells + spans + large_spans),
-        })
-    };
-
-    // SAFETY (every launch below): the arguments match the kernels' parameters in
-    // kernels/quicksort.cu; keys and values hold `len` elements, the scratch the
-    // alternate buffers, segments, owners, counts and level counts sized above, the
-    // step scratch this level's lists.
-    if len > large_span {
-        lists(&mut state, max_segments)?; // (every level's lists fit these)
-    }
-    if len <= large_span {
-        let small_list = lists(&mut state, 1)?.small;
+impl Sort<'_> {
+    /// A short input: one large sort (of one block, or two for a pair of halves past
+    /// one tile) of the one span qs_init lists.
+    fn one_large_sort(&self, state: &mut State, init: CUfunction) -> Result<()> {
+        let (plan, b) = (&self.plan, &self.buffers);
+        let small_list = plan.lists(state, 1)?.small;
+        // SAFETY: as Sort says.
         unsafe {
-            launch(init, 1, 32, stream, &[Arg::ptr(small_list), Arg::ptr(levels), Arg::size(len)])?;
+            launch(init, 1, 32, self.stream, &[Arg::ptr(small_list), Arg::ptr(b.levels), Arg::size(plan.len)])?;
             // (Two blocks, a half each, past one large tile.)
-            return launch_with_shared(
-                large_sort,
-                if len > p.large_tile() { 2 } else { 1 },
-                p.large_block,
-                large_bytes,
-                stream,
-                &[
-                    Arg::ptr(keys.ptr),
-                    Arg::ptr(keys.ptr),
-                    Arg::ptr(values_ptr),
-                    Arg::ptr(values_ptr),
-                    Arg::ptr(alt),
-                    Arg::ptr(alt_values),
-                    Arg::ptr(small_list),
-                    Arg::ptr(levels + LARGE_FIELD),
-                    Arg::u32(order_bits),
-                ],
-            );
-        }
-    }
-
-    let (splitters_k, count_k, scatter_k, children_k, small_sort, copy_k) = (
-        load_from(sources::QUICKSORT_SPLITTERS, "qs_splitters")?,
-        load("qs_count")?,
-        load("qs_scatter")?,
-        load("qs_children")?,
-        load_sort("qs_small")?,
-        load("qs_copy")?,
-    );
-    shared.loader.allow_dynamic_shared(splitters_k, sample_bytes)?;
-    shared.loader.allow_dynamic_shared(small_sort, small_bytes)?;
-    let (mut segs, mut next_segs) = (segs_a, segs_b);
-    let (mut active, mut tiles) = (1usize, len.div_ceil(tile));
-    for level in 0..max_levels {
-        // Even levels read the caller's buffers and write the alternate ones.
-        let from_alternate = level % 2 == 1;
-        let (from, to) = if from_alternate { (alt, keys.ptr) } else { (keys.ptr, alt) };
-        let (vfrom, vto) = if from_alternate { (alt_values, values_ptr) } else { (values_ptr, alt_values) };
-        let list = lists(&mut state, active)?;
-        let level_counts = levels + (level * LEVEL_BYTES) as u64;
-        unsafe {
             launch_with_shared(
-                splitters_k,
-                active as u64,
-                p.sample_block,
-                sample_bytes,
-                stream,
+                self.large_sort,
+                if plan.len > plan.p.large_tile() { 2 } else { 1 },
+                plan.p.large_block,
+                plan.large_bytes,
+                self.stream,
                 &[
-                    Arg::ptr(from),
-                    Arg::ptr(segs),
-                    Arg::ptr(tile_owner),
-                    Arg::ptr(list.splitters),
-                    Arg::ptr(list.cells),
-                    Arg::u32(order_bits),
-                    // The first level also sets up the input's segment and the counts.
-                    Arg::u32((level == 0) as u32),
-                    Arg::size(len),
-                    Arg::u32(len.div_ceil(tile) as u32),
-                    Arg::ptr(levels),
-                    Arg::u32(max_levels as u32),
+                    Arg::ptr(self.keys),
+                    Arg::ptr(self.keys),
+                    Arg::ptr(self.values),
+                    Arg::ptr(self.values),
+                    Arg::ptr(b.alt),
+                    Arg::ptr(b.alt_values),
+                    Arg::ptr(small_list),
+                    Arg::ptr(b.levels + LARGE_FIELD),
+                    Arg::u32(plan.order_bits),
                 ],
-            )?;
-            launch(
-                count_k,
-                tiles as u64,
-                p.block,
-                stream,
-                &[
-                    Arg::ptr(from),
-                    Arg::ptr(segs),
-                    Arg::ptr(tile_owner),
-                    Arg::ptr(list.splitters),
-                    Arg::ptr(list.cells),
-                    Arg::ptr(counts),
-                    Arg::ptr(buckets_of),
-                    Arg::u32(tiles as u32),
-                    Arg::u32(order_bits),
-                ],
-            )?;
-        }
-        scan_locked(shared, &mut state, counts, counts, DType::U32, tiles * BUCKETS + 1, Op::Sum, ScanMode::Exclusive)?;
-        unsafe {
-            launch(
-                scatter_k,
-                tiles as u64,
-                p.block,
-                stream,
-                &[
-                    Arg::ptr(from),
-                    Arg::ptr(to),
-                    Arg::ptr(vfrom),
-                    Arg::ptr(vto),
-                    Arg::ptr(segs),
-                    Arg::ptr(tile_owner),
-                    Arg::ptr(list.splitters),
-                    Arg::ptr(counts),
-                    Arg::ptr(buckets_of),
-                ],
-            )?;
-            // The buckets' data now lies in `to`: it must come home unless that is
-            // the caller's buffer.
-            launch(
-                children_k,
-                active as u64,
-                CHILDREN_BLOCK,
-                stream,
-                &[
-                    Arg::ptr(segs),
-                    Arg::ptr(list.splitters),
-                    Arg::ptr(counts),
-                    Arg::ptr(next_segs),
-                    Arg::ptr(list.small),
-                    Arg::ptr(list.large),
-                    Arg::ptr(list.copies),
-                    Arg::ptr(level_counts),
-                    Arg::ptr(shared.result_slot.device),
-                    Arg::u32(!from_alternate as u32),
-                ],
-            )?;
-        }
-        let read_back = ReadBack::issue(stream)?;
-        // Few segments: the sorts and copies go on grids for the most there can be
-        // (blocks past the count return at once), to run while the host waits. Many:
-        // those idle blocks would cost more than the wait, so the grids are exact.
-        let most_spans = active * BUCKETS;
-        let overlap = most_spans <= knob("quicksort.overlap_blocks", 4096) as usize;
-        let mut got = None;
-        if !overlap {
-            got = Some(read_back.wait(shared)?);
-        }
-        let grid = |exact: Option<usize>, most: usize| exact.unwrap_or(most) as u64;
-        let small_blocks = grid(got.map(|g| g.small), most_spans);
-        let large_blocks = grid(got.map(|g| g.large), p.most_large(len, most_spans));
-        // Both sorts: the large one on the side stream, so the two run side by side
-        // (at a short level each is one partial wave of blocks as long as one sort).
-        let beside = small_blocks > 0 && large_blocks > 0 && knob("quicksort.side_stream", 1) != 0;
-        let large_stream = if beside {
-            let side = state.side_stream()?;
-            side.fork(stream)?;
-            side.stream
-        } else {
-            stream
-        };
-        // The sorts and copies in a closure, so that the side stream is joined on every
-        // path once forked: after a failed launch, the next call must still come after
-        // the large sorts already issued (they use the scratch).
-        let issued = (|| -> Result<()> {
-            unsafe {
-                for (kernel, block, bytes, spans, field, blocks, on) in [
-                    (small_sort, p.small_block, small_bytes, list.small, SMALL_FIELD, small_blocks, stream),
-                    (large_sort, p.large_block, large_bytes, list.large, LARGE_FIELD, large_blocks, large_stream),
-                ] {
-                    if blocks == 0 {
-                        continue;
-                    }
-                    launch_with_shared(
-                        kernel,
-                        blocks,
-                        block,
-                        bytes,
-                        on,
-                        &[
-                            Arg::ptr(to),
-                            Arg::ptr(keys.ptr),
-                            Arg::ptr(vto),
-                            Arg::ptr(values_ptr),
-                            // Where a large span past one tile sorts its halves: its own
-                            // stretch of the alternate buffer is free (this level's
-                            // source or destination).
-                            Arg::ptr(alt),
-                            Arg::ptr(alt_values),
-                            Arg::ptr(spans),
-                            Arg::ptr(level_counts + field),
-                            Arg::u32(order_bits),
-                        ],
-                    )?;
-                }
-                let copies = grid(got.map(|g| g.copies), most_spans + len / COPY_CHUNK + 1);
-                if !from_alternate && copies > 0 {
-                    launch(
-                        copy_k,
-                        copies,
-                        COPY_BLOCK,
-                        stream,
-                        &[
-                            Arg::ptr(keys.ptr),
-                            Arg::ptr(alt),
-                            Arg::ptr(values_ptr),
-                            Arg::ptr(alt_values),
-                            Arg::ptr(list.copies),
-                            Arg::ptr(level_counts + COPIES_FIELD),
-                        ],
-                    )?;
-                }
-            }
-            Ok(())
-        })();
-        if beside {
-            state.side_stream()?.join(stream)?;
-        }
-        issued?;
-        let got = match got {
-            Some(g) => g,
-            None => read_back.wait(shared)?,
-        };
-        if got.next_segments == 0 {
-            return Ok(());
-        }
-        if got.next_segments > max_segments || got.next_tiles > max_tiles {
-            return Err(internal(format!("quicksort level {level}: {} segments, {} tiles", got.next_segments, got.next_tiles)));
-        }
-        (active, tiles) = (got.next_segments, got.next_tiles);
-        std::mem::swap(&mut segs, &mut next_segs);
-    }
-    Err(internal(format!("quicksort of {len} keys did not finish in {max_levels} levels")))
-}
-
-/// A level's counts on their way to the pinned result slot (qs_children's last block
-/// writes them there): an event the host waits on without waiting for the work
-/// issued after it.
-struct ReadBack {
-    done: cudarc::driver::sys::CUevent,
-}
-
-impl ReadBack {
-    fn issue(stream: cudarc::driver::sys::CUstream) -> Result<ReadBack> {
-        let done = drv::event::create(cudarc::driver::sys::CUevent_flags::CU_EVENT_DISABLE_TIMING).during("cuEventCreate")?;
-        let read_back = ReadBack { done };
-        // SAFETY: a live event and stream.
-        unsafe { drv::event::record(done, stream) }.during("cuEventRecord")?;
-        Ok(read_back)
-    }
-
-    fn wait(&self, shared: &CudaShared) -> Result<LevelCounts> {
-        // SAFETY: a live event, recorded after the copy.
-        unsafe { drv::event::synchronize(self.done) }.during("waiting for a quicksort level (an earlier kernel may have failed)")?;
-        let mut words = [0u32; 5];
-        for (i, w) in words.iter_mut().enumerate() {
-            // SAFETY: the level's qs_children has finished writing the slot, which
-            // holds RESULT_SLOT_BYTES >= LEVEL_BYTES bytes.
-            *w = unsafe { std::ptr::read_volatile((shared.result_slot.host as *const u32).add(i)) };
-        }
-        Ok(LevelCounts {
-            next_segments: words[0] as usize,
-            next_tiles: words[1] as usize,
-            small: words[2] as usize,
-            large: words[3] as usize,
-            copies: words[4] as usize,
-        })
-    }
-}
-
-impl Drop for ReadBack {
-    fn drop(&mut self) {
-        // SAFETY: created in `issue`; the driver releases it once it has completed.
-        unsafe {
-            let _ = drv::event::destroy(self.done);
+            )
         }
     }
 }

@@ -7,7 +7,7 @@
 //! bytes go to the counting sort instead, when counting_sort::serves says so.
 
 use cudarc::driver::result as drv;
-use cudarc::driver::sys::{CUdeviceptr, CUfunction};
+use cudarc::driver::sys::{CUdeviceptr, CUfunction, CUstream};
 
 use super::context::{round_up, CudaShared, State};
 use super::counting_sort;
@@ -463,102 +463,143 @@ pub fn sort(
     len: usize,
     order: Order,
 ) -> Result<()> {
-    let key_bytes = key_dtype.size();
     if counting_sort::serves(key_dtype, values.is_some(), len) {
         return counting_sort::sort(shared, keys, key_dtype, len, order);
     }
     let plan = Plan::new(keys, key_dtype, values, len)?;
-    let p = &plan.p;
-    let (portion, portions, passes, packed) = (plan.portion, plan.portions, plan.passes, plan.packed);
     let values_ptr = values.map_or(0, |(m, _)| m.ptr);
     plan.compile(shared)?;
 
     let mut state = shared.lock()?;
     let stream = state.stream;
-    let a = plan.acquire(shared, &mut state)?;
-    let [histogram, plan_kernel, pass_kernel, finish] = a.kernels;
-    let (alt, alt_values, control) = (a.alt, a.alt_values, a.control);
-    let sms = shared.props.sm_count as u64;
-    // How many blocks of a kernel the GPU holds at once with `bytes` of dynamic shared
-    // memory (which the loader allows the kernel first, before its first launch).
-    let resident = |f, block, bytes| shared.loader.blocks_per_sm_with_shared(f, block, bytes).map(|n| n as u64 * sms);
-    let order_bits = key_order(key_dtype, order);
+    let acquired = plan.acquire(shared, &mut state)?;
     // SAFETY: the control block lies inside the scratch memory.
-    unsafe { drv::memset_d8_async(control, 0, CONTROL_BYTES, stream) }.during("cuMemsetD8Async (radix control)")?;
+    unsafe { drv::memset_d8_async(acquired.control, 0, CONTROL_BYTES, stream) }.during("cuMemsetD8Async (radix control)")?;
+    let sort = Sort { shared, plan, acquired, keys: keys.ptr, values: values_ptr, stream, order_bits: key_order(key_dtype, order) };
+    sort.histogram_and_plan()?;
+    sort.passes(&mut state)?;
+    sort.finish()
+}
 
-    let per_thread = 4 * (16 / key_bytes) as u64; // the histogram reads four 16-byte vectors at a time
-    let hist_shared = p.hist_shared_bytes(key_bytes);
-    let hist_grid = (len as u64).div_ceil(per_thread * p.hist_block as u64).min(resident(histogram, p.hist_block, hist_shared)?);
-    // SAFETY (every launch below): the arguments match the kernel's parameters in
-    // kernels/radix_histogram.cu and kernels/radix_sort.cu; keys and values hold `len` elements, the scratch memory
-    // holds the alternate buffers and the control block, the sync memory the
-    // look-back words of one pass launch; each kernel's dynamic shared memory is
-    // allowed (by `resident`) before its first launch.
-    unsafe {
-        launch_with_shared(
-            histogram,
-            hist_grid,
-            p.hist_block,
-            hist_shared,
-            stream,
-            &[Arg::ptr(keys.ptr), Arg::size(len), Arg::u32(order_bits), Arg::ptr(control)],
-        )?;
-        launch(plan_kernel, 1, RADIX as u32, stream, &[Arg::size(len), Arg::ptr(control)])?;
+/// One sort once its kernels and scratch are acquired and its control block cleared:
+/// what its launches take.
+///
+/// Every launch of it relies on this (SAFETY): the arguments match the kernel's
+/// parameters in kernels/radix_histogram.cu and kernels/radix_sort.cu; keys and values
+/// hold `len` elements, the scratch memory holds the alternate buffers and the control
+/// block, the sync memory the look-back words of one pass launch; each kernel's dynamic
+/// shared memory is allowed (by `resident`) before its first launch.
+struct Sort<'a> {
+    shared: &'a CudaShared,
+    plan: Plan,
+    acquired: Acquired,
+    /// The caller's keys and values (0: none).
+    keys: CUdeviceptr,
+    values: CUdeviceptr,
+    stream: CUstream,
+    order_bits: u32,
+}
+
+impl Sort<'_> {
+    /// How many blocks of a kernel the GPU holds at once with `bytes` of dynamic shared
+    /// memory (which the loader allows the kernel first, before its first launch).
+    fn resident(&self, f: CUfunction, block: u32, bytes: u32) -> Result<u64> {
+        let sms = self.shared.props.sm_count as u64;
+        self.shared.loader.blocks_per_sm_with_shared(f, block, bytes).map(|n| n as u64 * sms)
     }
-    let tile_shared = p.tile_shared_bytes(key_bytes, plan.value_bytes);
-    // The passes that write packed pairs (all but the last) run in a kernel of their
-    // own, launched beside radix_pass for each pass that can be one.
-    // (Each kernel with the number of its blocks the GPU holds at once.)
-    let pass_kernel = (pass_kernel, resident(pass_kernel, p.block, tile_shared)?);
-    let packing_kernel = match a.packing {
-        Some(f) => Some((f, resident(f, p.block, tile_shared)?)),
-        None => None,
-    };
-    for pass in 0..passes {
-        // (The last digit's pass is always the last.)
-        let packing = packing_kernel.filter(|_| pass + 1 < passes);
-        for k in 0..portions {
-            let start = k * portion;
-            let tiles = (len - start).min(portion).div_ceil(p.tile());
-            // (Of radix_pass and radix_pass_packing, one sorts the pass: they share
-            // its look-back words.)
-            let (lookback, epoch) = state.sync.begin_digit_run(stream, tiles * RADIX)?;
-            for (kernel, grid_limit) in std::iter::once(pass_kernel).chain(packing) {
-                unsafe {
-                    launch_with_shared(
-                        kernel,
-                        if p.one_tile_blocks { tiles as u64 } else { (tiles as u64).min(grid_limit) },
-                        p.block,
-                        tile_shared,
-                        stream,
-                        &[
-                            Arg::ptr(keys.ptr),
-                            Arg::ptr(alt),
-                            Arg::ptr(values_ptr),
-                            Arg::ptr(alt_values),
-                            Arg::size(len),
-                            Arg::size(start),
-                            Arg::ptr(control),
-                            Arg::ptr(lookback),
-                            Arg::u32(pass as u32),
-                            Arg::u32(k as u32),
-                            Arg::u32(order_bits),
-                            Arg::u32(epoch),
-                            Arg::u32(packed as u32),
-                        ],
-                    )?;
+
+    /// The histogram of every digit in one read of the keys, then the plan of the
+    /// passes (radix_plan, one block).
+    fn histogram_and_plan(&self) -> Result<()> {
+        let (plan, p, a) = (&self.plan, &self.plan.p, &self.acquired);
+        let [histogram, plan_kernel, _, _] = a.kernels;
+        let per_thread = 4 * (16 / plan.key_bytes) as u64; // the histogram reads four 16-byte vectors at a time
+        let hist_shared = p.hist_shared_bytes(plan.key_bytes);
+        let hist_grid = (plan.len as u64).div_ceil(per_thread * p.hist_block as u64).min(self.resident(histogram, p.hist_block, hist_shared)?);
+        // SAFETY: as Sort says.
+        unsafe {
+            launch_with_shared(
+                histogram,
+                hist_grid,
+                p.hist_block,
+                hist_shared,
+                self.stream,
+                &[Arg::ptr(self.keys), Arg::size(plan.len), Arg::u32(self.order_bits), Arg::ptr(a.control)],
+            )?;
+            launch(plan_kernel, 1, RADIX as u32, self.stream, &[Arg::size(plan.len), Arg::ptr(a.control)])?;
+        }
+        Ok(())
+    }
+
+    /// The digit passes, least significant first, each a launch a portion of keys.
+    fn passes(&self, state: &mut State) -> Result<()> {
+        let (plan, p, a) = (&self.plan, &self.plan.p, &self.acquired);
+        let tile_shared = p.tile_shared_bytes(plan.key_bytes, plan.value_bytes);
+        // The passes that write packed pairs (all but the last) run in a kernel of their
+        // own, launched beside radix_pass for each pass that can be one.
+        // (Each kernel with the number of its blocks the GPU holds at once.)
+        let [_, _, pass_kernel, _] = a.kernels;
+        let pass_kernel = (pass_kernel, self.resident(pass_kernel, p.block, tile_shared)?);
+        let packing_kernel = match a.packing {
+            Some(f) => Some((f, self.resident(f, p.block, tile_shared)?)),
+            None => None,
+        };
+        for pass in 0..plan.passes {
+            // (The last digit's pass is always the last.)
+            let packing = packing_kernel.filter(|_| pass + 1 < plan.passes);
+            for k in 0..plan.portions {
+                let start = k * plan.portion;
+                let tiles = (plan.len - start).min(plan.portion).div_ceil(p.tile());
+                // (Of radix_pass and radix_pass_packing, one sorts the pass: they share
+                // its look-back words.)
+                let (lookback, epoch) = state.sync.begin_digit_run(self.stream, tiles * RADIX)?;
+                for (kernel, grid_limit) in std::iter::once(pass_kernel).chain(packing) {
+                    // SAFETY: as Sort says.
+                    unsafe {
+                        launch_with_shared(
+                            kernel,
+                            if p.one_tile_blocks { tiles as u64 } else { (tiles as u64).min(grid_limit) },
+                            p.block,
+                            tile_shared,
+                            self.stream,
+                            &[
+                                Arg::ptr(self.keys),
+                                Arg::ptr(a.alt),
+                                Arg::ptr(self.values),
+                                Arg::ptr(a.alt_values),
+                                Arg::size(plan.len),
+                                Arg::size(start),
+                                Arg::ptr(a.control),
+                                Arg::ptr(lookback),
+                                Arg::u32(pass as u32),
+                                Arg::u32(k as u32),
+                                Arg::u32(self.order_bits),
+                                Arg::u32(epoch),
+                                Arg::u32(plan.packed as u32),
+                            ],
+                        )?;
+                    }
                 }
             }
         }
+        Ok(())
     }
-    let finish_grid = (len as u64).div_ceil(p.hist_block as u64).min(resident(finish, p.hist_block, 0)?);
-    unsafe {
-        launch(
-            finish,
-            finish_grid,
-            p.hist_block,
-            stream,
-            &[Arg::ptr(keys.ptr), Arg::ptr(alt), Arg::ptr(values_ptr), Arg::ptr(alt_values), Arg::size(len), Arg::ptr(control)],
-        )
+
+    /// The finishing launch: the reversal of an input in exactly the opposite order, or
+    /// the copy back when the last pass wrote the alternate buffers.
+    fn finish(&self) -> Result<()> {
+        let (plan, p, a) = (&self.plan, &self.plan.p, &self.acquired);
+        let [_, _, _, finish] = a.kernels;
+        let finish_grid = (plan.len as u64).div_ceil(p.hist_block as u64).min(self.resident(finish, p.hist_block, 0)?);
+        // SAFETY: as Sort says.
+        unsafe {
+            launch(
+                finish,
+                finish_grid,
+                p.hist_block,
+                self.stream,
+                &[Arg::ptr(self.keys), Arg::ptr(a.alt), Arg::ptr(self.values), Arg::ptr(a.alt_values), Arg::size(plan.len), Arg::ptr(a.control)],
+            )
+        }
     }
 }

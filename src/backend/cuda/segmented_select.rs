@@ -199,6 +199,16 @@ fn wait_for_report(shared: &CudaShared, stream: CUstream, seq: u32) -> Result<Re
     Ok(unsafe { std::ptr::read_volatile(shared.result_slot.host as *const Report) })
 }
 
+/// Clears the report's `status` before a call's launch: no earlier content of the slot
+/// may pass for this call's report. The state lock must be held.
+fn clear_report(shared: &CudaShared) {
+    let slot = shared.result_slot.host as *mut Report;
+    // SAFETY: the pinned slot holds a Report; no kernel writes it now (the state lock
+    // is held, and the last user saw its result: a kernel still running behind it
+    // has written the slot for the last time).
+    unsafe { std::ptr::write_volatile(std::ptr::addr_of_mut!((*slot).status), 0) };
+}
+
 /// The device counters (allocated and zeroed on first use; every short-row launch
 /// leaves them zeroed but for the verdict, tagged with its call's number) and the
 /// number of this call.
@@ -260,6 +270,97 @@ fn function(shared: &CudaShared, source: Source, key_bytes: usize, float_keys: b
     shared.loader.function(source, select::variant(key_bytes, float_keys), kernel, || module(source, key_bytes, float_keys))
 }
 
+/// What one call takes, worked out once its kernels are looked up (their occupancy
+/// shapes the grid) and before anything else is acquired: the rows' layout, the
+/// checking lanes' runs, the short-row grid and whether it may be resident at once,
+/// and the scratch's layout.
+struct Plan {
+    len: usize,
+    nrows: usize,
+    /// The rows' layout: OFFSETS_U64, RANKS_GIVEN, RANKS_U64.
+    flags: u32,
+    key_order: u32,
+    /// Rows each checking lane checks, and the checking blocks at the grid's start.
+    run: u64,
+    vblocks: u64,
+    /// Whether the grid may be launched cooperatively, its warps writing `out`.
+    fits: bool,
+    per_warp: u64,
+    grid: u64,
+    /// Bytes of a class's list of row ids, where the staged answers start after the
+    /// CLASSES lists, and of the whole scratch.
+    list_bytes: usize,
+    staged_at: usize,
+    scratch_bytes: usize,
+}
+
+impl Plan {
+    /// `offsets_u64`: 8-byte offsets; `ranks_u64`: ranks given (8 bytes each or 4).
+    fn new(shared: &CudaShared, k: &SegselKernels, dtype: DType, len: usize, offsets_u64: bool, nrows: usize, ranks_u64: Option<bool>) -> Plan {
+        let resident_blocks = k.resident_blocks;
+        let p = policy();
+        let warps_a_block = (p.warp_block / 32) as u64;
+        // The grid's first blocks check the rows, a lane a run of them: one row for calls
+        // up to a few checking warps an SM, longer runs past that (up to max_checks), so
+        // that the checking blocks take few of the resident slots.
+        let sms = shared.props.sm_count as u64;
+        let run = (nrows as u64).div_ceil(32 * p.checking_warps as u64 * sms).clamp(1, p.max_checks as u64);
+        let vblocks = (nrows as u64).div_ceil(run * 32 * warps_a_block);
+        // Blocks resident at once (resident_blocks): a grid that fits them is launched
+        // cooperatively, and its warps write their answers to `out` themselves.
+        let selecting_warps = resident_blocks.saturating_sub(vblocks) * warps_a_block;
+        let fits = p.resident != 0 && (nrows as u64) <= 32 * selecting_warps;
+        let per_warp = match (p.rows_per_warp, fits) {
+            (0, true) => (nrows as u64).div_ceil(selecting_warps).max(1),
+            // About two warps a resident slot, the rest of the rows a warp's serial work.
+            (0, false) => (nrows as u64).div_ceil(2 * resident_blocks * warps_a_block).clamp(1, 32),
+            (r, _) => r.clamp(1, 32) as u64,
+        };
+        // CLASSES lists of nrows ids, one after another (the kernel's row_ids), then the
+        // staged answers.
+        let list_bytes = nrows * 4;
+        let staged_at = round_up(CLASSES * list_bytes);
+        let flags = if offsets_u64 { OFFSETS_U64 } else { 0 }
+            | match ranks_u64 {
+                Some(wide) => RANKS_GIVEN | if wide { RANKS_U64 } else { 0 },
+                None => 0,
+            };
+        Plan {
+            len,
+            nrows,
+            flags,
+            key_order: radix_sort::key_order(dtype, Order::Ascending),
+            run,
+            vblocks,
+            fits,
+            per_warp,
+            grid: vblocks + (nrows as u64).div_ceil(warps_a_block * per_warp),
+            list_bytes,
+            staged_at,
+            scratch_bytes: staged_at + round_up(nrows * dtype.size()),
+        }
+    }
+}
+
+/// One call once its counters and scratch are acquired: what its launches take.
+struct Call<'a> {
+    shared: &'a CudaShared,
+    plan: Plan,
+    k: SegselKernels,
+    stream: CUstream,
+    /// The caller's values, offsets, ranks (0: none) and answers.
+    values: CUdeviceptr,
+    offsets: CUdeviceptr,
+    ranks: CUdeviceptr,
+    out: CUdeviceptr,
+    counters: CUdeviceptr,
+    /// This call's number.
+    seq: u32,
+    /// The CLASSES lists of row ids, and the staged answers.
+    ids: CUdeviceptr,
+    staged: CUdeviceptr,
+}
+
 /// For each of `nrows` rows given by `offsets` (nrows + 1 entries, 8 bytes each when
 /// `offsets_u64`, else 4) its element of rank `ranks[row]` (or the lower median) into
 /// `out`.
@@ -281,121 +382,104 @@ pub fn segmented_select(
     if nrows > i32::MAX as usize {
         return Err(unsupported(format!("{nrows} rows: at most 2^31 - 1 on CUDA for now")));
     }
-    let key_bytes = dtype.size();
-    let float_keys = dtype.is_float();
     let mut state = shared.lock()?;
-    let k = kernels(shared, &mut state, key_bytes, float_keys)?;
-    let (short, resident_blocks) = (k.short, k.resident_blocks);
-    let p = policy();
-    let warps_a_block = (p.warp_block / 32) as u64;
-    // The grid's first blocks check the rows, a lane a run of them: one row for calls
-    // up to a few checking warps an SM, longer runs past that (up to max_checks), so
-    // that the checking blocks take few of the resident slots.
-    let sms = shared.props.sm_count as u64;
-    let run = (nrows as u64).div_ceil(32 * p.checking_warps as u64 * sms).clamp(1, p.max_checks as u64);
-    let vblocks = (nrows as u64).div_ceil(run * 32 * warps_a_block);
-    // Blocks resident at once (resident_blocks): a grid that fits them is launched
-    // cooperatively, and its warps write their answers to `out` themselves.
-    let selecting_warps = resident_blocks.saturating_sub(vblocks) * warps_a_block;
-    let fits = p.resident != 0 && (nrows as u64) <= 32 * selecting_warps;
-    let per_warp = match (p.rows_per_warp, fits) {
-        (0, true) => (nrows as u64).div_ceil(selecting_warps).max(1),
-        // About two warps a resident slot, the rest of the rows a warp's serial work.
-        (0, false) => (nrows as u64).div_ceil(2 * resident_blocks * warps_a_block).clamp(1, 32),
-        (r, _) => r.clamp(1, 32) as u64,
-    };
-    let grid = vblocks + (nrows as u64).div_ceil(warps_a_block * per_warp);
+    let k = kernels(shared, &mut state, dtype.size(), dtype.is_float())?;
+    let plan = Plan::new(shared, &k, dtype, len, offsets.1, nrows, ranks.map(|(_, wide)| wide));
     let stream = state.stream;
     let (counters, seq) = begin_call(&mut state)?;
-    // CLASSES lists of nrows ids, one after another (the kernel's row_ids), then the
-    // staged answers.
-    let list_bytes = nrows * 4;
-    let staged_at = round_up(CLASSES * list_bytes);
-    let ids = state.scratch.ensure(stream, staged_at + round_up(nrows * key_bytes))?;
-    let staged = ids + staged_at as u64;
-    let flags = if offsets.1 { OFFSETS_U64 } else { 0 }
-        | match ranks {
-            Some((_, wide)) => RANKS_GIVEN | if wide { RANKS_U64 } else { 0 },
-            None => 0,
-        };
-    let ranks_ptr = ranks.map_or(0, |(m, _)| m.ptr);
-    let key_order = radix_sort::key_order(dtype, Order::Ascending);
-    // No earlier content of the slot may pass for this call's report.
-    let slot = shared.result_slot.host as *mut Report;
-    // SAFETY: the pinned slot holds a Report; no kernel writes it now (the state lock
-    // is held, and the last user saw its result: a kernel still running behind it
-    // has written the slot for the last time).
-    unsafe { std::ptr::write_volatile(std::ptr::addr_of_mut!((*slot).status), 0) };
-    let short_flags = flags | (run as u32) << CHECK_RUN_SHIFT;
-    let args = |resident: bool| {
-        [
-            Arg::ptr(values.ptr),
-            Arg::size(len),
-            Arg::ptr(offsets.0.ptr),
-            Arg::ptr(ranks_ptr),
-            Arg::u32(short_flags),
-            Arg::size(nrows),
-            Arg::u32(per_warp as u32),
-            Arg::u32(vblocks as u32),
-            Arg::ptr(counters),
-            Arg::ptr(ids),
-            Arg::ptr(staged),
-            Arg::u32(resident as u32),
-            Arg::ptr(shared.result_slot.device),
-            Arg::u32(seq),
-            Arg::ptr(out.ptr),
-            Arg::u32(key_order),
-        ]
-    };
-    // SAFETY: arguments match segsel_short and segsel_commit; offsets hold nrows + 1
-    // entries and ranks nrows, the scratch CLASSES lists of nrows ids and nrows staged
-    // answers, the counters COUNTERS_BYTES, the mapped slot a Report, out nrows
-    // elements. Either writes `out` only once every row is checked and none is bad. A
-    // resident grid (every block at once, or the launch is refused and nothing runs)
-    // lets its warps wait for the verdict.
-    unsafe {
-        let resident = fits && grid <= resident_blocks && launch_cooperative(short, grid, p.warp_block, stream, &args(true))?;
-        if !resident {
-            launch(short, grid, p.warp_block, stream, &args(false))?;
-            let commit = k.commit;
-            let blocks = (nrows as u64).div_ceil(COMMIT_BLOCK as u64).min(sms * 16);
-            launch(
-                commit,
-                blocks,
-                COMMIT_BLOCK,
-                stream,
-                &[Arg::ptr(staged), Arg::size(nrows), Arg::ptr(counters), Arg::u32(seq), Arg::ptr(out.ptr)],
-            )?;
-        }
-    }
+    let ids = state.scratch.ensure(stream, plan.scratch_bytes)?;
+    let staged = ids + plan.staged_at as u64;
+    let ranks = ranks.map_or(0, |(m, _)| m.ptr);
+    let call = Call { shared, plan, k, stream, values: values.ptr, offsets: offsets.0.ptr, ranks, out: out.ptr, counters, seq, ids, staged };
+    clear_report(shared);
+    call.check_and_select_short_rows()?;
     let report = wait_for_report(shared, stream, seq)?;
     if let Some(fault) = RowFault::from_code((report.status & FAULT_MASK) as u32) {
         return Err(fault.error(report.row, report.begin, report.end, report.rank, len));
     }
     // The short rows are done; the long ones, checked, go by class.
-    let blocks = [0, p.mid_block, p.wide_block, p.wider_block, p.long_block];
-    for class in 1..CLASSES {
-        let count = report.counts[class] as u64;
-        if count == 0 {
-            continue;
+    call.select_long_rows(&report)
+}
+
+impl Call<'_> {
+    /// The short-row launch: its first blocks check every row and report, the others
+    /// select the short rows; resident at once where it fits (cooperative), else with
+    /// segsel_commit behind it to write the staged answers.
+    fn check_and_select_short_rows(&self) -> Result<()> {
+        let (plan, p, k) = (&self.plan, policy(), &self.k);
+        let short_flags = plan.flags | (plan.run as u32) << CHECK_RUN_SHIFT;
+        let args = |resident: bool| {
+            [
+                Arg::ptr(self.values),
+                Arg::size(plan.len),
+                Arg::ptr(self.offsets),
+                Arg::ptr(self.ranks),
+                Arg::u32(short_flags),
+                Arg::size(plan.nrows),
+                Arg::u32(plan.per_warp as u32),
+                Arg::u32(plan.vblocks as u32),
+                Arg::ptr(self.counters),
+                Arg::ptr(self.ids),
+                Arg::ptr(self.staged),
+                Arg::u32(resident as u32),
+                Arg::ptr(self.shared.result_slot.device),
+                Arg::u32(self.seq),
+                Arg::ptr(self.out),
+                Arg::u32(plan.key_order),
+            ]
+        };
+        // SAFETY: arguments match segsel_short and segsel_commit; offsets hold nrows + 1
+        // entries and ranks nrows, the scratch CLASSES lists of nrows ids and nrows staged
+        // answers, the counters COUNTERS_BYTES, the mapped slot a Report, out nrows
+        // elements. Either writes `out` only once every row is checked and none is bad. A
+        // resident grid (every block at once, or the launch is refused and nothing runs)
+        // lets its warps wait for the verdict.
+        unsafe {
+            let resident = plan.fits && plan.grid <= k.resident_blocks && launch_cooperative(k.short, plan.grid, p.warp_block, self.stream, &args(true))?;
+            if !resident {
+                launch(k.short, plan.grid, p.warp_block, self.stream, &args(false))?;
+                let commit = k.commit;
+                let sms = self.shared.props.sm_count as u64;
+                let blocks = (plan.nrows as u64).div_ceil(COMMIT_BLOCK as u64).min(sms * 16);
+                launch(
+                    commit,
+                    blocks,
+                    COMMIT_BLOCK,
+                    self.stream,
+                    &[Arg::ptr(self.staged), Arg::size(plan.nrows), Arg::ptr(self.counters), Arg::u32(self.seq), Arg::ptr(self.out)],
+                )?;
+            }
         }
-        let f = k.by_class[class];
-        let list = ids + (class * list_bytes) as u64;
-        let args = [
-            Arg::ptr(values.ptr),
-            Arg::size(len),
-            Arg::ptr(offsets.0.ptr),
-            Arg::ptr(ranks_ptr),
-            Arg::u32(flags),
-            Arg::ptr(list),
-            Arg::ptr(out.ptr),
-            Arg::u32(key_order),
-        ];
-        // SAFETY: arguments match the class's kernel; the list holds `count` ids of
-        // rows checked above, out nrows elements.
-        unsafe { launch(f, count, blocks[class], stream, &args)? };
+        Ok(())
     }
-    Ok(())
+
+    /// One launch for each class of long rows the report counts, a block a row.
+    fn select_long_rows(&self, report: &Report) -> Result<()> {
+        let (plan, p) = (&self.plan, policy());
+        let blocks = [0, p.mid_block, p.wide_block, p.wider_block, p.long_block];
+        for class in 1..CLASSES {
+            let count = report.counts[class] as u64;
+            if count == 0 {
+                continue;
+            }
+            let f = self.k.by_class[class];
+            let list = self.ids + (class * plan.list_bytes) as u64;
+            let args = [
+                Arg::ptr(self.values),
+                Arg::size(plan.len),
+                Arg::ptr(self.offsets),
+                Arg::ptr(self.ranks),
+                Arg::u32(plan.flags),
+                Arg::ptr(list),
+                Arg::ptr(self.out),
+                Arg::u32(plan.key_order),
+            ];
+            // SAFETY: arguments match the class's kernel; the list holds `count` ids of
+            // rows checked above, out nrows elements.
+            unsafe { launch(f, count, blocks[class], self.stream, &args)? };
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]

@@ -2,15 +2,14 @@
 //! (the same, then kernels/topk.cu).
 //! The host picks the sample ranks that bracket k and the scratch the band may fill;
 //! the device decides everything that depends on the data, so the launches are the
-//! same on every input and nothing waits except the k-th element's final read.
+//! same on every input and nothing waits except the k-th element's final read
+//! (select/rank.rs plans and issues that search).
 
-use cudarc::driver::result as drv;
 use cudarc::driver::sys::{CUdeviceptr, CUfunction};
 
 use super::compact_lookback;
-use super::context::{round_up, CudaShared, State, HOST_TAG_MAX};
-use super::driver::DriverContext;
-use super::launch::{launch, launch_cooperative, Arg};
+use super::context::{CudaShared, State, HOST_TAG_MAX};
+use super::launch::{launch, Arg};
 use super::loader::ModuleSpec;
 use super::memory::DeviceMemory;
 use super::modules::Module;
@@ -20,6 +19,9 @@ use super::sources::{self, Source};
 use super::tuning::knob;
 use crate::dtype::{DType, Order};
 use crate::error::{unsupported, Result};
+
+mod rank;
+use rank::find_rank;
 
 /// Keys the pivot kernels sample (kernels/select.cu: select_pivots, select_pivots_small):
 /// the small sample up to SMALL_SAMPLE_LEN keys, where the band's digit passes are
@@ -150,52 +152,6 @@ pub(super) fn variant(key_bytes: usize, float_keys: bool) -> u32 {
     (key_bytes * 16) as u32 | (float_keys as u32) << 8
 }
 
-/// Where the band lies: sample ranks around the wanted rank, with room for the
-/// sampling error (3.5 standard deviations of the sample rank each way, plus a few),
-/// and the candidates scratch must hold to cover it comfortably.
-struct Band {
-    flags: u32,
-    samples: usize,
-    rank_lo: u32,
-    rank_hi: u32,
-    capacity: usize,
-}
-
-fn plan_band(len: usize, rank: usize, key_bytes: usize, lower_open: bool) -> Band {
-    let none = Band { flags: NO_BAND, samples: 0, rank_lo: 0, rank_hi: 0, capacity: 0 };
-    // One-byte keys: a single digit pass over the input is the whole search.
-    if key_bytes == 1 || len < MIN_BAND_LEN {
-        return none;
-    }
-    let samples = if len <= SMALL_SAMPLE_LEN { SAMPLES_SMALL } else { SAMPLES };
-    let s = samples as f64;
-    let p = rank as f64 / len as f64;
-    let centre = p * s;
-    // The knob narrows the band in tests, to make the sample miss and the fallbacks run.
-    let sigmas = knob("select.spread_tenths", 35) as f64 / 10.0;
-    let spread = sigmas * (s * p * (1.0 - p)).sqrt() + 4.0;
-    let lo = (centre - spread).floor();
-    let hi = (centre + spread).ceil();
-    let mut flags = 0;
-    if lower_open || lo < 0.0 {
-        flags |= LO_OPEN;
-    }
-    if hi > s - 1.0 {
-        flags |= HI_OPEN;
-    }
-    let from = if flags & LO_OPEN != 0 { 0.0 } else { lo };
-    let to = if flags & HI_OPEN != 0 { s } else { hi };
-    // The fraction of the input between two sample ranks w apart is a Beta variate of
-    // mean about w / S and deviation about sqrt(w) / S: room for 6 deviations.
-    let width = to - from;
-    let capacity = (len as f64 * (width + 6.0 * width.sqrt() + 2.0) / s) as usize + 4096;
-    // A band this wide would copy much of the input: search the input instead.
-    if capacity > len / 2 || capacity > u32::MAX as usize / 2 {
-        return none;
-    }
-    Band { flags, samples, rank_lo: lo.clamp(0.0, s - 1.0) as u32, rank_hi: hi.clamp(0.0, s - 1.0) as u32, capacity }
-}
-
 /// Device addresses of one call's scratch.
 struct Scratch {
     state: CUdeviceptr,
@@ -248,173 +204,6 @@ fn kth(shared: &CudaShared, state: &mut State, input: &DeviceMemory, dtype: DTyp
             &[Arg::ptr(input.ptr), Arg::size(len), Arg::u64(k as u64), Arg::u32(flags), Arg::u32(key_order), Arg::ptr(out)],
         )
     }
-}
-
-/// Issues the pivots, band, settle and digit passes that find the element of rank
-/// `rank` (in `order`), and puts it where `found` says.
-#[allow(clippy::too_many_arguments)]
-fn find_rank(
-    shared: &CudaShared,
-    state: &mut State,
-    input: &DeviceMemory,
-    dtype: DType,
-    len: usize,
-    rank: usize,
-    order: Order,
-    with_indices: bool,
-    found: Found,
-) -> Result<Scratch> {
-    let key_bytes = dtype.size();
-    let float_keys = dtype.is_float();
-    let p = policy();
-    let load = |kernel| function(shared, sources::SELECT, key_bytes, float_keys, kernel);
-    let load_topk = |kernel| function(shared, sources::TOPK, key_bytes, float_keys, kernel);
-    let topk = matches!(found, Found::Gathered);
-    let band = plan_band(len, rank, key_bytes, topk);
-    let (result_flags, out_ptr) = result_target(shared, found);
-    let flags = band.flags | result_flags;
-    let banded = band.flags & NO_BAND == 0;
-
-    // Scratch: the state, the tiles' runs, the candidates as the band reserved them,
-    // and (top-k) again in input order, each with indices when wanted.
-    let tile = (p.block * p.items(key_bytes)) as usize;
-    let tiles = len.div_ceil(tile);
-    let runs_bytes = if banded { round_up(tiles * 8) } else { 0 };
-    let cand_bytes = round_up(band.capacity * key_bytes);
-    let index_bytes = if with_indices { round_up(band.capacity * 8) } else { 0 };
-    let copies = if topk { 2 } else { 1 };
-    let stream = state.stream;
-    let base = state.scratch.ensure(stream, STATE_BYTES + runs_bytes + copies * (cand_bytes + index_bytes))?;
-    let runs = base + STATE_BYTES as u64;
-    let reserved = runs + runs_bytes as u64;
-    let reserved_index = if with_indices { reserved + cand_bytes as u64 } else { 0 };
-    let ordered = reserved + (cand_bytes + index_bytes) as u64;
-    let ordered_index = if with_indices { ordered + cand_bytes as u64 } else { 0 };
-    let scratch = if topk {
-        Scratch { state: base, cand: ordered, cand_index: ordered_index }
-    } else {
-        Scratch { state: base, cand: reserved, cand_index: 0 }
-    };
-    // With a band the sample's kernel zeroes the state; without one a memset does.
-    if !banded {
-        // SAFETY: the state lies inside the scratch memory.
-        unsafe { drv::memset_d8_async(scratch.state, 0, STATE_BYTES, stream) }.during("cuMemsetD8Async (select state)")?;
-    }
-
-    let order_bits = radix_sort::key_order(dtype, order);
-    let sms = shared.props.sm_count as u64;
-    let resident = |f, block| shared.loader.blocks_per_sm(f, block).map(|b| b as u64 * sms);
-    // Keys a digit-pass block reads in one round (UNROLL vectors a thread).
-    let per_block = p.block as u64 * (16 / key_bytes) as u64 * 4;
-    // SAFETY (every launch): the arguments match the kernels' parameters in
-    // kernels/select.cu; the input holds `len` keys, the scratch the state, the runs
-    // of `tiles` tiles and `capacity` candidates (and indices) once or twice.
-    unsafe {
-        if banded {
-            let pivots = load(if band.samples == SAMPLES_SMALL { "select_pivots_small" } else { "select_pivots" })?;
-            let band_kernel = load("select_band")?;
-            launch(
-                pivots,
-                1,
-                SAMPLE_BLOCK,
-                stream,
-                &[
-                    Arg::ptr(input.ptr),
-                    Arg::size(len),
-                    Arg::ptr(scratch.state),
-                    Arg::u32(band.rank_lo),
-                    Arg::u32(band.rank_hi),
-                    Arg::u32(order_bits),
-                ],
-            )?;
-            launch(
-                band_kernel,
-                (tiles as u64).min(resident(band_kernel, p.block)?),
-                p.block,
-                stream,
-                &[
-                    Arg::ptr(input.ptr),
-                    Arg::size(len),
-                    Arg::ptr(scratch.state),
-                    Arg::ptr(reserved),
-                    Arg::ptr(reserved_index),
-                    Arg::ptr(runs),
-                    Arg::size(band.capacity),
-                    Arg::u32(flags),
-                    Arg::u32(order_bits),
-                    Arg::u64(rank as u64),
-                    Arg::ptr(out_ptr),
-                ],
-            )?;
-            if topk {
-                let (order_runs, move_runs) = (load_topk("select_order_runs")?, load_topk("select_move_runs")?);
-                launch(order_runs, 1, 1024, stream, &[Arg::ptr(scratch.state), Arg::ptr(runs), Arg::size(tiles), Arg::size(band.capacity)])?;
-                let warps = (p.block / 32) as u64;
-                launch(
-                    move_runs,
-                    (tiles as u64).div_ceil(warps).min(resident(move_runs, p.block)?),
-                    p.block,
-                    stream,
-                    &[
-                        Arg::ptr(scratch.state),
-                        Arg::ptr(runs),
-                        Arg::size(tiles),
-                        Arg::size(band.capacity),
-                        Arg::ptr(reserved),
-                        Arg::ptr(reserved_index),
-                        Arg::ptr(ordered),
-                        Arg::ptr(ordered_index),
-                    ],
-                )?;
-            }
-        } else {
-            // No band to settle where rank k fell: the settling's own launch does.
-            launch(
-                load("select_settle")?,
-                1,
-                32,
-                stream,
-                &[Arg::ptr(scratch.state), Arg::u64(rank as u64), Arg::size(band.capacity), Arg::u32(flags), Arg::u32(order_bits), Arg::ptr(out_ptr)],
-            )?;
-        }
-        // Sized for the candidates when there is a band (a larger grid only adds blocks
-        // that contend on the histogram's atomics); the rare fallback to the whole input
-        // runs on the same grid, strided.
-        let searched = if banded { band.capacity } else { len };
-        let digit_pass = load("select_digit_pass")?;
-        let digit_grid = (searched as u64).div_ceil(per_block * p.digit_rounds.max(1) as u64).min(resident(digit_pass, p.block)?);
-        let args = |shift: u32| {
-            [
-                Arg::ptr(input.ptr),
-                Arg::size(len),
-                Arg::ptr(scratch.state),
-                Arg::ptr(scratch.cand),
-                Arg::u32(shift),
-                Arg::u32(flags),
-                Arg::u32(order_bits),
-                Arg::ptr(out_ptr),
-            ]
-        };
-        // All digits in one cooperative launch: with a band, blocks enough that each
-        // share's candidates fit the keys a block keeps (nine tenths of them), at most
-        // what is resident at once. Where the driver refuses the launch (no
-        // cooperative launch, or fewer SMs than the occupancy said), the digit passes.
-        let fused = p.fused_digits && {
-            let digits = load("select_digits")?;
-            let keep = (p.keep_bytes as usize / key_bytes) * 9 / 10;
-            let grid = if banded { (band.capacity.div_ceil(keep) as u64).max(digit_grid) } else { digit_grid };
-            let grid = grid.min(resident(digits, p.block)?);
-            // select_digits goes through every digit itself: no shift.
-            let [input, len, state, cand, _shift, flags, order, out] = args(0);
-            launch_cooperative(digits, grid, p.block, stream, &[input, len, state, cand, flags, order, out])?
-        };
-        if !fused {
-            for digit in (0..key_bytes * 8 / RADIX_BITS).rev() {
-                launch(digit_pass, digit_grid, p.block, stream, &args((digit * RADIX_BITS) as u32))?;
-            }
-        }
-    }
-    Ok(scratch)
 }
 
 fn function(shared: &CudaShared, source: Source, key_bytes: usize, float_keys: bool, kernel: &'static str) -> Result<CUfunction> {
