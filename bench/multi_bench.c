@@ -15,8 +15,9 @@
  * equal to one GPU's, and every sort's shards in order at their boundaries with the same
  * u32 sum as before (a lost or doubled key changes it).
  *
- * One more run of each sort with GPUPRIMS_MULTI_TIMES=1 prints the library's phase
- * times (local sort, splitters, exchange with its bandwidth, merge) on stderr.
+ * One more run of each row with GPUPRIMS_MULTI_TIMES=1 prints the library's phase
+ * times (the sort's local sort, splitters, exchange with its bandwidth, merge; the
+ * others' local work and exchanges) on stderr.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -285,11 +286,10 @@ static int run_row(const row_def *r, const gpus *one, const gpus *group, const u
   if (t_one > 0 && t_group > 0) {
     ok = same_result(r, group, &wo, &wg, data, n_group);
     speedup = r->weak ? t_group / t_one : t_one / t_group;
-    if (r->op == OP_SORT || r->op == OP_PAIRS) { /* one more run, its phases on stderr */
-      setenv("GPUPRIMS_MULTI_TIMES", "1", 1);
-      run_once(group, &wg, &ms);
-      unsetenv("GPUPRIMS_MULTI_TIMES");
-    }
+    /* One more run, its phases on stderr. */
+    setenv("GPUPRIMS_MULTI_TIMES", "1", 1);
+    run_once(group, &wg, &ms);
+    unsetenv("GPUPRIMS_MULTI_TIMES");
   }
   printf("  %-40s %5d %12.3f %12.3f %8.2f%s %6s\n", r->label, group->n, t_one, t_group, speedup,
          r->weak ? "t" : "x", ok ? "ok" : "FAIL");

@@ -12,6 +12,8 @@
 #include "common/types.cuh"
 #include "common/radix_key.cuh"
 #include "common/warp.cuh"
+#include "common/ops.cuh"
+#include "common/block_scan.cuh"
 
 typedef gp::BitsOf<GP_KEY_BYTES>::type K;
 typedef gp::KeyOrder<K, GP_KEY_FLOAT> KeyOrder;
@@ -38,36 +40,58 @@ extern "C" __global__ void multi_sample(const K *keys, usize len, usize count, K
     if (i < count) out[i] = keys[i * (len / count) + i * (len % count) / count];
 }
 
-// counts[0] += keys below lo, counts[1] += keys in [lo, hi]; the latter appended to
-// out while fewer than cap are there. A warp appends its lanes' keys with one atomic.
-extern "C" __global__ void multi_band(const K *keys, usize len, u32 key_order, u64 lo, u64 hi, K *out, usize cap,
-                                      unsigned long long *counts) {
-    const KeyOrder order(key_order);
-    const usize stride = (usize)gridDim.x * blockDim.x;
-    const u32 lane = threadIdx.x % gp::WARP;
-    u64 below = 0;
-    // Whole warps iterate together (the ballot needs every lane).
-    const usize first = (usize)blockIdx.x * blockDim.x + threadIdx.x - lane;
-    for (usize base = first; base < len; base += stride) {
-        const usize i = base + lane;
-        bool inside = false;
-        if (i < len) {
-            const K key = keys[i];
-            const u64 r = order.ordered(key);
-            below += r < lo;
-            inside = r >= lo && r <= hi;
-        }
-        const u32 ballot = __ballot_sync(0xffffffffu, inside);
-        if (ballot == 0) continue;
-        unsigned long long at = 0;
-        if (lane == 0) at = atomicAdd(counts + 1, (unsigned long long)__popc(ballot));
-        at = __shfl_sync(0xffffffffu, at, 0) + __popc(ballot & ((1u << lane) - 1));
-        if (inside && at < cap) out[at] = keys[i];
+constexpr int BAND_BLOCK = 256, BAND_ITEMS = 16;
+constexpr usize BAND_TILE = (usize)BAND_BLOCK * BAND_ITEMS;
+
+// The place of a tile's kept keys in `out`: one atomic for the whole tile (a warp or a
+// thread each would serialise on the one counter when the bracket keeps a few percent).
+struct AppendAt {
+    unsigned long long *counter;
+    template <class T, class Op>
+    __device__ __forceinline__ gp::BlockPrefix<T> operator()(T total, Op) const {
+        T base = 0;
+        if (threadIdx.x == 0 && total) base = (T)atomicAdd(counter, (unsigned long long)total);
+        return {gp::shfl(base, 0), true};
     }
-    for (int d = gp::WARP / 2; d > 0; d /= 2) below += __shfl_down_sync(0xffffffffu, below, d);
-    if (lane == 0 && below) atomicAdd(counts, (unsigned long long)below);
+};
+
+// counts[0] += keys below lo, counts[1] += keys in [lo, hi]; the latter appended to
+// out (in any order) while fewer than cap are there.
+extern "C" __global__ void __launch_bounds__(BAND_BLOCK)
+multi_band(const K *keys, usize len, u32 key_order, u64 lo, u64 hi, K *out, usize cap, unsigned long long *counts) {
+    typedef gp::BlockScan<u64, BAND_BLOCK> Scan;
+    __shared__ typename Scan::Storage scan;
+    const KeyOrder order(key_order);
+    u64 below = 0;
+    for (usize tile = (usize)blockIdx.x * BAND_TILE; tile < len; tile += (usize)gridDim.x * BAND_TILE) {
+        K key[BAND_ITEMS];
+        u32 inside = 0;  // bit j: item j is kept
+#pragma unroll
+        for (int j = 0; j < BAND_ITEMS; ++j) {
+            const usize i = tile + (usize)j * BAND_BLOCK + threadIdx.x;
+            if (i < len) {
+                key[j] = keys[i];
+                const u64 r = order.ordered(key[j]);
+                below += r < lo;
+                inside |= u32(r >= lo && r <= hi) << j;
+            }
+        }
+        u64 at;
+        Scan::exclusive((u64)__popc(inside), at, gp::SumOp<u64>(), scan, AppendAt{counts + 1});
+#pragma unroll
+        for (int j = 0; j < BAND_ITEMS; ++j)
+            if (inside >> j & 1) {
+                if (at < cap) out[at] = key[j];
+                ++at;
+            }
+        __syncthreads();  // the scan's storage is reused by the next tile
+    }
+    below = gp::warp_reduce(below, gp::SumOp<u64>());
+    if (threadIdx.x % gp::WARP == 0 && below) atomicAdd(counts, (unsigned long long)below);
 }
 
+// Lanes holding the same digit add once (the kept keys of a bracket share few digits
+// at the top, where one atomic a lane would serialise).
 extern "C" __global__ void __launch_bounds__(256)
 multi_digit_counts(const K *keys, usize len, u32 key_order, u64 prefix, u32 shift, unsigned long long *counts) {
     __shared__ u32 local[256];
@@ -76,9 +100,15 @@ multi_digit_counts(const K *keys, usize len, u32 key_order, u64 prefix, u32 shif
     const KeyOrder order(key_order);
     const u32 above = shift + 8;
     const usize stride = (usize)gridDim.x * blockDim.x;
-    for (usize i = (usize)blockIdx.x * blockDim.x + threadIdx.x; i < len; i += stride) {
-        const u64 r = order.ordered(keys[i]);
-        if (above >= 64 || (r >> above) == (prefix >> above)) atomicAdd(&local[(r >> shift) & 0xff], 1u);
+    const usize whole = (len + gp::WARP - 1) / gp::WARP * gp::WARP;  // every lane of a warp iterates alike
+    for (usize i = (usize)blockIdx.x * blockDim.x + threadIdx.x; i < whole; i += stride) {
+        u32 digit = 256;  // none
+        if (i < len) {
+            const u64 r = order.ordered(keys[i]);
+            if (above >= 64 || (r >> above) == (prefix >> above)) digit = u32(r >> shift) & 0xff;
+        }
+        const u32 peers = __match_any_sync(0xffffffffu, digit);
+        if (digit < 256 && threadIdx.x % gp::WARP == (u32)(__ffs(peers) - 1)) atomicAdd(&local[digit], (u32)__popc(peers));
     }
     __syncthreads();
     if (local[threadIdx.x]) atomicAdd(counts + threadIdx.x, (unsigned long long)local[threadIdx.x]);

@@ -44,6 +44,20 @@ impl Memory {
             _ => false,
         }
     }
+    pub fn len_bytes(&self) -> usize {
+        match self {
+            Memory::Host(h) => h.len_bytes(),
+            Memory::Device(d) => d.bytes,
+        }
+    }
+    /// The first `bytes` of this memory, borrowed: the view never frees it, and must not
+    /// outlive it.
+    pub fn view(&self, bytes: usize) -> Memory {
+        match self {
+            Memory::Host(h) => Memory::Host(host::HostMemory::borrowed(h.ptr(), bytes)),
+            Memory::Device(d) => Memory::Device(cuda::DeviceMemory { ptr: d.ptr, bytes, owner: None }),
+        }
+    }
     pub fn as_device(&self) -> Result<&cuda::DeviceMemory> {
         match self {
             Memory::Device(m) => Ok(m),
@@ -149,6 +163,10 @@ pub trait Backend: Send + Sync {
     /// Counts of the 8-bit digit at `shift` of the ascending rank keys that agree with
     /// `prefix` on every bit above the digit (256 counts). Waits.
     fn digit_counts(&self, input: &Memory, dtype: DType, len: usize, prefix: u64, shift: u32) -> Result<Vec<u64>>;
+    /// The sorted runs of `runs` (keys in `order`, one after another) merged into one
+    /// sorted run at `out`, stably (an earlier run's key first among equals), values
+    /// along into `out_values`. The runs' memory may be overwritten. In stream order.
+    fn merge_runs(&self, runs: RunsIn, dtype: DType, order: Order, out: &Memory, out_values: Option<&Memory>) -> Result<()>;
     /// Adds `value` to `len` U64 elements, in stream order.
     fn add_u64(&self, mem: &Memory, len: usize, value: u64) -> Result<()>;
     /// dst[i] = src[positions[i]] for `len` U64 elements, in stream order.
@@ -156,6 +174,15 @@ pub trait Backend: Send + Sync {
 }
 
 /// Where a selected element goes.
+/// Sorted runs lying one after another: their keys, their values (and the values'
+/// dtype), and each run's length.
+#[derive(Clone, Copy)]
+pub struct RunsIn<'a> {
+    pub keys: &'a Memory,
+    pub values: Option<(&'a Memory, DType)>,
+    pub lens: &'a [usize],
+}
+
 pub enum SelectOut<'a> {
     Host(&'a mut [u8]),
     Device(&'a Memory),

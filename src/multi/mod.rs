@@ -16,7 +16,7 @@ mod sort;
 mod topk;
 mod transport;
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 pub use agree::{Call, What};
 pub use host_link::ID_BYTES;
@@ -35,13 +35,16 @@ use crate::error::Result;
 pub struct Comm {
     pub ctx: Arc<ContextShared>,
     pub link: Box<dyn Link>,
+    /// Scratch memory kept between calls, by slot (a fresh allocation each call costs
+    /// the device's pool a new mapping of the memory, about a millisecond a GiB).
+    kept: Mutex<Vec<Option<Memory>>>,
 }
 
 impl Comm {
     /// Joins communicator `id` as `rank` of `nranks`; returns once every rank has.
     pub fn join(ctx: Arc<ContextShared>, id: &[u8], rank: usize, nranks: usize) -> Result<Comm> {
         let link = ctx.backend.link(id, rank, nranks)?;
-        Ok(Comm { ctx, link })
+        Ok(Comm { ctx, link, kept: Mutex::new(Vec::new()) })
     }
 
     pub fn rank(&self) -> usize {
@@ -63,9 +66,20 @@ impl Comm {
         r
     }
 
-    /// Scratch memory of this rank's context.
-    fn scratch(&self, dtype: DType, len: usize) -> Result<Memory> {
-        self.ctx.backend.allocate(len * dtype.size())
+    /// Scratch memory of `len` elements in slot `slot`, kept for later calls (grown when
+    /// short). An operation uses each slot once; the view lives no longer than the call.
+    fn scratch(&self, slot: usize, dtype: DType, len: usize) -> Result<Memory> {
+        let bytes = len * dtype.size();
+        let mut kept = self.kept.lock().unwrap_or_else(|p| p.into_inner());
+        if kept.len() <= slot {
+            kept.resize_with(slot + 1, || None);
+        }
+        let short = kept[slot].as_ref().is_none_or(|m| m.len_bytes() < bytes);
+        if short {
+            kept[slot] = None; // the old one goes first, so the two need not fit at once
+            kept[slot] = Some(self.ctx.backend.allocate(bytes)?);
+        }
+        Ok(kept[slot].as_ref().expect("kept above").view(bytes))
     }
 }
 

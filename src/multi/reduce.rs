@@ -4,7 +4,7 @@
 //! given rank count.
 
 use super::agree::{agree, Call, What};
-use super::Comm;
+use super::{Comm, Phases};
 use crate::backend::Buffer;
 use crate::dtype::{combine, identity, DType, Element, Op};
 use crate::error::{invalid, Result};
@@ -67,15 +67,19 @@ pub(super) fn decode_partial(b: &[u8]) -> Option<u64> {
 /// its local reduction are this rank's part of the agreement).
 pub(super) fn agree_partials(comm: &Comm, what: What, call: impl FnOnce(&Buffer, Op) -> Call, args: Result<(&Buffer, Op)>)
     -> Result<(Vec<Call>, Vec<Option<u64>>)> {
+    let mut phases = Phases::new(comm);
     let (call, local) = match args {
         Ok((input, op)) => (call(input, op), local_partial(comm, input, op)),
         Err(e) => (Call::new(what, 0, 0, 0, 0, 0), Err(e)),
     };
+    phases.mark("local reduce")?;
     let (checks, extra) = match local {
         Ok(p) => (Ok(()), encode_partial(p)),
         Err(e) => (Err(e), encode_partial(None)),
     };
     let (calls, extras) = agree(&*comm.link, call, checks, &extra)?;
+    phases.mark("agreement")?;
+    phases.report(if what == What::Scan { "scan's partials" } else { "reduce" }, "");
     Ok((calls, extras.iter().map(|e| decode_partial(e)).collect()))
 }
 

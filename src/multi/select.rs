@@ -7,7 +7,7 @@
 
 use super::agree::{agree, Call, What};
 use super::keys::{bits_at, from_rank_key, key_mask, rank_key};
-use super::Comm;
+use super::{Comm, Phases};
 use crate::backend::{Buffer, Memory};
 use crate::dtype::{DType, Order};
 use crate::error::{invalid, Result};
@@ -18,7 +18,7 @@ pub struct SelectArgs<'a> {
 }
 
 /// Samples taken over all ranks together.
-const SAMPLES: u64 = 1 << 15;
+const SAMPLES: u64 = 1 << 16;
 
 pub fn select_kth(comm: &Comm, args: Result<SelectArgs>) -> Result<u64> {
     let call = match &args {
@@ -49,12 +49,15 @@ pub fn select_kth(comm: &Comm, args: Result<SelectArgs>) -> Result<u64> {
 /// None when the whole shards must be searched.
 fn bracket(comm: &Comm, a: &SelectArgs, lens: &[u64], total: u64) -> Result<Option<u64>> {
     let dtype = a.input.dtype;
+    let mut phases = Phases::new(comm);
     let (lo, hi, width) = sample_bracket(comm, a, lens, total)?;
+    phases.mark("sample")?;
     let expect = (width as u128 * a.input.len as u128 / SAMPLES.min(total) as u128) as usize;
     let cap = (4 * expect + 4096).min(a.input.len);
-    let kept = comm.scratch(dtype, cap)?;
+    let kept = comm.scratch(0, dtype, cap)?;
     let (below, inside) = comm.ctx.backend.band(&a.input.memory, dtype, a.input.len, lo, hi, &kept, cap)?;
     let counts = gather_u64s(comm, &[below, inside, (inside > cap as u64) as u64])?;
+    phases.mark("band")?;
     let (mut all_below, mut all_inside, mut overflow) = (0, 0, false);
     for c in counts.chunks(3) {
         all_below += c[0];
@@ -74,7 +77,10 @@ fn bracket(comm: &Comm, a: &SelectArgs, lens: &[u64], total: u64) -> Result<Opti
     let top = 64 - (lo ^ hi).leading_zeros();
     let start = top.div_ceil(8) * 8;
     let prefix = if start >= 64 { 0 } else { lo >> start << start };
-    digit_rounds(comm, &kept, dtype, inside as usize, a.k - all_below, prefix, start).map(Some)
+    let key = digit_rounds(comm, &kept, dtype, inside as usize, a.k - all_below, prefix, start)?;
+    phases.mark("digit rounds")?;
+    phases.report("select_kth", &format!(" (kept {inside} of {})", a.input.len));
+    Ok(Some(key))
 }
 
 /// Each rank's share of the sample, then the rank keys around rank k's place in it:
@@ -93,12 +99,13 @@ fn sample_bracket(comm: &Comm, a: &SelectArgs, lens: &[u64], total: u64) -> Resu
         let part = &all[r * most * w..];
         keys.extend((0..share(len)).map(|i| rank_key(dtype, bits_at(part, w, i), Order::Ascending)));
     }
-    keys.sort_unstable();
     let n = keys.len() as u64;
     let at = (a.k as u128 * n as u128 / total as u128) as u64;
     let margin = 4 * (n as f64).sqrt() as u64 + 16;
-    let lo = if at >= margin { keys[(at - margin) as usize] } else { 0 };
-    let hi = if at + margin < n { keys[(at + margin) as usize] } else { key_mask(dtype) };
+    // Two selections, not a sort: the host's part stays well under the device's pass.
+    let mut nth = |i: u64| *keys.select_nth_unstable(i as usize).1;
+    let lo = if at >= margin { nth(at - margin) } else { 0 };
+    let hi = if at + margin < n { nth(at + margin) } else { key_mask(dtype) };
     Ok((lo, hi, 2 * margin + 1))
 }
 

@@ -5,8 +5,8 @@
 //!      counts its keys below 256 probes a boundary by binary search; the counts are
 //!      summed over ranks), and the keys equal to it are shared out in rank order;
 //!   3. one all-to-all sends each rank the runs that belong to it;
-//!   4. each rank sorts what it received, stably: the runs arrive in source-rank order,
-//!      so equal keys keep their global input order.
+//!   4. each rank merges the runs it received (pairwise passes, an earlier rank's key
+//!      first among equals), so equal keys keep their global input order.
 
 use std::ops::Range;
 
@@ -14,7 +14,7 @@ use super::agree::{agree, Call, What};
 use super::keys::key_mask;
 use super::select::gather_u64s;
 use super::{offsets, Comm, Phases};
-use crate::backend::{Buffer, Memory, SortValues};
+use crate::backend::{Buffer, Memory, RunsIn, SortValues};
 use crate::dtype::Order;
 use crate::error::{Error, Result};
 
@@ -48,10 +48,8 @@ pub fn sort(comm: &Comm, args: Result<SortArgs>) -> Result<()> {
         phases.mark("splitters")?;
         let sent = exchange(comm, &a, &cuts, &received)?;
         phases.mark("exchange")?;
-        received.copy_back(comm, &a)?;
-        phases.mark("copy back")?;
-        local_sort(comm, &a.keys.memory, &a)?;
-        phases.mark("sort of the received runs")?;
+        received.merge_into(comm, &a, &cuts)?;
+        phases.mark("merge")?;
         let gbs = sent as f64 / (phases.ms("exchange") * 1e6);
         phases.report("sort", &format!(" ({sent} bytes sent to other ranks: {gbs:.1} GB/s)"));
         Ok(())
@@ -66,18 +64,19 @@ struct Received {
 
 impl Received {
     fn allocate(comm: &Comm, a: &SortArgs) -> Result<Received> {
-        let keys = comm.scratch(a.keys.dtype, a.keys.len)?;
-        let values = a.values.map(|v| comm.scratch(v.dtype, v.len)).transpose()?;
+        let keys = comm.scratch(0, a.keys.dtype, a.keys.len)?;
+        let values = a.values.map(|v| comm.scratch(1, v.dtype, v.len)).transpose()?;
         Ok(Received { keys, values })
     }
 
-    fn copy_back(&self, comm: &Comm, a: &SortArgs) -> Result<()> {
-        let backend = &comm.ctx.backend;
-        backend.copy(&a.keys.memory, &self.keys, a.keys.bytes())?;
-        if let (Some(v), Some(out)) = (&self.values, a.values) {
-            backend.copy(&out.memory, v, out.bytes())?;
-        }
-        Ok(())
+    /// The received runs (one from each rank, in rank order) merged into the caller's
+    /// keys and values.
+    fn merge_into(&self, comm: &Comm, a: &SortArgs, cuts: &[Vec<u64>]) -> Result<()> {
+        let me = comm.rank();
+        let lens: Vec<usize> = cuts.iter().map(|c| (c[me + 1] - c[me]) as usize).collect();
+        let values = self.values.as_ref().zip(a.values.map(|v| v.dtype));
+        let runs = RunsIn { keys: &self.keys, values, lens: &lens };
+        comm.ctx.backend.merge_runs(runs, a.keys.dtype, a.order, &a.keys.memory, a.values.map(|v| &v.memory))
     }
 }
 

@@ -8,7 +8,7 @@
 use std::ops::Range;
 
 use super::agree::{agree, Call, What};
-use super::{offsets, Comm};
+use super::{offsets, Comm, Phases};
 use crate::backend::Buffer;
 use crate::dtype::{DType, Order};
 use crate::error::{invalid, Result};
@@ -51,13 +51,15 @@ fn best_of_all(comm: &Comm, a: &TopkArgs, lens: &[u64], starts: &[u64]) -> Resul
     let mine = each[comm.rank()];
     let all: usize = each.iter().sum();
     // Every buffer up front, so an allocation failure comes before any exchange.
-    let (vals, idx) = (comm.scratch(dtype, mine)?, comm.scratch(DType::U64, mine)?);
-    let (all_vals, all_idx) = (comm.scratch(dtype, all)?, comm.scratch(DType::U64, all)?);
-    let picked = comm.scratch(DType::U64, a.k as usize)?;
+    let (vals, idx) = (comm.scratch(0, dtype, mine)?, comm.scratch(1, DType::U64, mine)?);
+    let (all_vals, all_idx) = (comm.scratch(2, dtype, all)?, comm.scratch(3, DType::U64, all)?);
+    let picked = comm.scratch(4, DType::U64, a.k as usize)?;
+    let mut phases = Phases::new(comm);
     if mine > 0 {
         backend.topk(&a.input.memory, dtype, a.input.len, mine, a.order, &vals, Some(&idx))?;
         backend.add_u64(&idx, mine, starts[comm.rank()])?;
     }
+    phases.mark("local top-k")?;
     let send = |width: usize| vec![0..mine * width; each.len()];
     let recv = |width: usize| -> Vec<Range<usize>> {
         let mut at = 0;
@@ -65,10 +67,13 @@ fn best_of_all(comm: &Comm, a: &TopkArgs, lens: &[u64], starts: &[u64]) -> Resul
     };
     comm.link.all_to_all(&vals, &send(w), &all_vals, &recv(w))?;
     comm.link.all_to_all(&idx, &send(8), &all_idx, &recv(8))?;
+    phases.mark("all-gather")?;
     let k = a.k as usize;
     backend.topk(&all_vals, dtype, all, k, a.order, &a.out_values.memory, Some(&picked))?;
     if let Some(out) = a.out_indices {
         backend.gather_u64(&all_idx, &picked, k, &out.memory)?;
     }
+    phases.mark("final pick")?;
+    phases.report("topk", "");
     Ok(())
 }

@@ -11,6 +11,7 @@ mod life;
 mod loader;
 mod memory;
 mod modules;
+mod multi_merge;
 mod multi_rank;
 mod nccl;
 mod nccl_link;
@@ -35,7 +36,7 @@ use std::sync::Arc;
 use cudarc::driver::result as drv;
 use cudarc::driver::sys::{self, CUdeviceptr};
 
-use super::{Backend, BackendKind, Memory, Rows, SelectOut, SortValues, TopkKs, TopkOut, TopkRows};
+use super::{Backend, BackendKind, Memory, Rows, RunsIn, SelectOut, SortValues, TopkKs, TopkOut, TopkRows};
 use crate::dtype::{DType, Op, Order, ScanMode};
 use crate::error::{invalid, unsupported, Error, Result};
 use crate::life::{Geometry, LifeEngine};
@@ -244,6 +245,13 @@ impl Backend for CudaBackend {
 
     fn digit_counts(&self, input: &Memory, dtype: DType, len: usize, prefix: u64, shift: u32) -> Result<Vec<u64>> {
         multi_rank::digit_counts(&self.shared, input.as_device()?, dtype, len, prefix, shift)
+    }
+
+    fn merge_runs(&self, runs: RunsIn, dtype: DType, order: Order, out: &Memory, out_values: Option<&Memory>) -> Result<()> {
+        let values = runs.values.map(|(m, _)| m.as_device()).transpose()?;
+        let value_bytes = runs.values.map_or(0, |(_, d)| d.size());
+        let out_values = out_values.map(|m| m.as_device()).transpose()?;
+        multi_merge::merge_runs(&self.shared, runs.keys.as_device()?, values, dtype, value_bytes, order, runs.lens, out.as_device()?, out_values)
     }
 
     fn add_u64(&self, mem: &Memory, len: usize, value: u64) -> Result<()> {

@@ -5,7 +5,7 @@
 
 use super::loader::ModuleSpec;
 use super::sources::Source;
-use super::{counting_sort, life, multi_rank, quicksort, radix_sort, reduce, scan, segmented_select, segmented_topk, select};
+use super::{counting_sort, life, multi_merge, multi_rank, quicksort, radix_sort, reduce, scan, segmented_select, segmented_topk, select};
 
 /// One module as a planner instantiates it.
 pub struct Module {
@@ -30,6 +30,7 @@ pub fn all() -> Vec<Module> {
     all.extend(segmented_topk::modules());
     all.extend(life::modules());
     all.extend(multi_rank::modules());
+    all.extend(multi_merge::modules());
     all
 }
 

@@ -18,6 +18,8 @@ use crate::dtype::{DType, Order};
 use crate::error::Result;
 
 const BLOCK: u32 = 256;
+/// multi_band's keys a block a step (BAND_BLOCK * BAND_ITEMS).
+const BAND_TILE: usize = 256 * 16;
 
 fn module(key_bytes: usize, float_keys: bool) -> ModuleSpec {
     ModuleSpec {
@@ -120,7 +122,7 @@ pub fn band(shared: &CudaShared, input: &DeviceMemory, dtype: DType, len: usize,
     let f = function(shared, dtype, "multi_band")?;
     let state = shared.lock()?;
     let temp = Temp::new(state.stream, 16)?;
-    let grid = blocks(len).min(shared.props.sm_count as u64 * 8);
+    let grid = (len.div_ceil(BAND_TILE).max(1) as u64).min(shared.props.sm_count as u64 * 8);
     // SAFETY: the counters are zeroed first; arguments match multi_band(keys, len,
     // key_order, lo, hi, out, cap, counts); `out` holds `cap` keys.
     unsafe {

@@ -64,6 +64,7 @@ pub const SEGMENTED_SELECT_LONG: Source =
 pub const SEGMENTED_TOPK: Source =
     Source { name: "segmented_topk.cu", text: include_str!("../../../kernels/segmented_topk.cu") };
 pub const MULTI_RANK: Source = Source { name: "multi_rank.cu", text: include_str!("../../../kernels/multi_rank.cu") };
+pub const MULTI_MERGE: Source = Source { name: "multi_merge.cu", text: include_str!("../../../kernels/multi_merge.cu") };
 pub const LIFE: Source = Source { name: "life.cu", text: include_str!("../../../kernels/life.cu") };
 pub const LIFE_POPULATION: Source =
     Source { name: "life_population.cu", text: include_str!("../../../kernels/life_population.cu") };

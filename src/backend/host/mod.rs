@@ -15,7 +15,7 @@ pub use memory::{scratch_vec, HostMemory};
 
 use std::ffi::c_void;
 
-use super::{Backend, BackendKind, Memory, Rows, SelectOut, SortValues, TopkKs, TopkOut, TopkRows};
+use super::{Backend, BackendKind, Memory, Rows, RunsIn, SelectOut, SortValues, TopkKs, TopkOut, TopkRows};
 use crate::dtype::{DType, Op, Order, ScanMode};
 use crate::error::{unsupported, Result};
 use crate::life::{Geometry, LifeEngine};
@@ -216,6 +216,12 @@ impl Backend for HostBackend {
 
     fn digit_counts(&self, input: &Memory, dtype: DType, len: usize, prefix: u64, shift: u32) -> Result<Vec<u64>> {
         Ok(multi_rank::digit_counts(input.as_host()?, dtype, len, prefix, shift))
+    }
+
+    fn merge_runs(&self, runs: RunsIn, dtype: DType, order: Order, out: &Memory, out_values: Option<&Memory>) -> Result<()> {
+        let values = runs.values.map(|(m, d)| m.as_host().map(|h| (h, d))).transpose()?;
+        let out_values = out_values.map(|m| m.as_host()).transpose()?;
+        multi_rank::merge_runs(runs.keys.as_host()?, values, dtype, order, runs.lens, out.as_host()?, out_values)
     }
 
     fn add_u64(&self, mem: &Memory, len: usize, value: u64) -> Result<()> {

@@ -82,3 +82,34 @@ pub(super) fn gather_u64(src: &HostMemory, positions: &HostMemory, len: usize, d
     d.par_iter_mut().zip(p.par_iter()).for_each(|(d, &i)| *d = s[i as usize]);
     Ok(())
 }
+
+/// The runs merged stably: a stable sort of the concatenation by rank key keeps an
+/// earlier run's key first among equals, which is all a merge of sorted runs promises.
+pub(super) fn merge_runs(
+    keys: &HostMemory,
+    values: Option<(&HostMemory, DType)>,
+    dtype: DType,
+    order: Order,
+    lens: &[usize],
+    out: &HostMemory,
+    out_values: Option<&HostMemory>,
+) -> Result<()> {
+    let n: usize = lens.iter().sum();
+    let ks = keys_of(keys, dtype, n, order);
+    let mut perm: Vec<usize> = (0..n).collect();
+    perm.sort_by_key(|&i| ks[i]);
+    let gather = |from: &HostMemory, to: &HostMemory, w: usize| {
+        // SAFETY: both hold n elements of width w; they are different memory.
+        let (src, dst) = unsafe { (&from.bytes()[..n * w], &mut to.bytes_mut()[..n * w]) };
+        for (x, &p) in perm.iter().enumerate() {
+            dst[x * w..(x + 1) * w].copy_from_slice(&src[p * w..(p + 1) * w]);
+        }
+    };
+    gather(keys, out, dtype.size());
+    match (values, out_values) {
+        (Some((v, vd)), Some(ov)) => gather(v, ov, vd.size()),
+        (None, None) => {}
+        _ => return Err(internal("merge_runs: values on one side only")),
+    }
+    Ok(())
+}

@@ -1,0 +1,157 @@
+//! The CUDA backend's merge of sorted runs (kernels/multi_merge.cu) for the multi-rank
+//! sort: pairwise passes, ping-ponging between the runs' memory and the output, so a
+//! rank's runs cost ceil(log2 runs) reads and writes instead of a radix sort.
+
+use cudarc::driver::result as drv;
+use cudarc::driver::sys::{CUdeviceptr, CUstream};
+
+use super::context::CudaShared;
+use super::driver::DriverContext;
+use super::launch::{launch, Arg};
+use super::loader::ModuleSpec;
+use super::memory::DeviceMemory;
+use super::modules::Module;
+use super::radix_sort::key_order;
+use super::select::KEY_VARIANTS;
+use super::sources;
+use crate::dtype::{DType, Order};
+use crate::error::Result;
+
+const BLOCK: u32 = 256;
+const TILE: usize = 256 * 8;
+
+fn module(key_bytes: usize, float_keys: bool) -> ModuleSpec {
+    ModuleSpec {
+        source: sources::MULTI_MERGE,
+        options: vec![format!("-DGP_KEY_BYTES={key_bytes}"), format!("-DGP_KEY_FLOAT={}", float_keys as u32)],
+    }
+}
+
+fn variant(key_bytes: usize, float_keys: bool) -> u32 {
+    (key_bytes as u32) << 1 | float_keys as u32
+}
+
+pub fn modules() -> Vec<Module> {
+    KEY_VARIANTS
+        .into_iter()
+        .map(|(k, f)| Module {
+            source: sources::MULTI_MERGE,
+            variant: variant(k, f),
+            spec: module(k, f),
+            label: format!("keys {k}B{}", if f { " float" } else { "" }),
+        })
+        .collect()
+}
+
+/// Keys and values of one side of the ping-pong.
+#[derive(Clone, Copy)]
+struct Side {
+    keys: CUdeviceptr,
+    values: CUdeviceptr,
+}
+
+/// Where the keys are, what they are, and the runs at hand.
+struct Merge {
+    f: cudarc::driver::sys::CUfunction,
+    stream: CUstream,
+    key_bytes: usize,
+    value_bytes: usize,
+    order: u32,
+}
+
+impl Merge {
+    /// One pass: adjacent runs merged pairwise from `from` into `to`; a last run without
+    /// a partner copied. Returns the runs after it.
+    fn pass(&self, runs: &[(usize, usize)], from: Side, to: Side) -> Result<Vec<(usize, usize)>> {
+        let mut next = Vec::with_capacity(runs.len().div_ceil(2));
+        for pair in runs.chunks(2) {
+            match *pair {
+                [(a_at, na), (b_at, nb)] => {
+                    self.merge(from, to, (a_at, na), (b_at, nb))?;
+                    next.push((a_at, na + nb));
+                }
+                [(at, n)] => {
+                    self.copy(from, to, at, n)?;
+                    next.push((at, n));
+                }
+                _ => unreachable!("chunks of two"),
+            }
+        }
+        Ok(next)
+    }
+
+    fn merge(&self, from: Side, to: Side, (a_at, na): (usize, usize), (b_at, nb): (usize, usize)) -> Result<()> {
+        let n = na + nb;
+        if n == 0 {
+            return Ok(());
+        }
+        let args = [
+            Arg::ptr(from.keys),
+            Arg::size(a_at),
+            Arg::size(na),
+            Arg::size(b_at),
+            Arg::size(nb),
+            Arg::u32(self.order),
+            Arg::ptr(from.values),
+            Arg::u32(self.value_bytes as u32),
+            Arg::ptr(to.keys),
+            Arg::ptr(to.values),
+        ];
+        // SAFETY: arguments match multi_merge(keys, a_at, na, b_at, nb, key_order, values,
+        // value_bytes, out, out_values); both runs and the output range lie inside the
+        // two sides' memory (the caller's runs cover it exactly).
+        unsafe { launch(self.f, n.div_ceil(TILE) as u64, BLOCK, self.stream, &args) }
+    }
+
+    fn copy(&self, from: Side, to: Side, at: usize, n: usize) -> Result<()> {
+        if n == 0 {
+            return Ok(());
+        }
+        let (k, v) = (self.key_bytes, self.value_bytes);
+        // SAFETY: the range lies inside both sides' memory.
+        unsafe {
+            drv::memcpy_dtod_async(to.keys + (at * k) as u64, from.keys + (at * k) as u64, n * k, self.stream)
+                .during("copying a run")?;
+            if v > 0 {
+                drv::memcpy_dtod_async(to.values + (at * v) as u64, from.values + (at * v) as u64, n * v, self.stream)
+                    .during("copying a run's values")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The runs (lengths, one after another at `keys`) merged stably into `out`, values
+/// along; `keys` and `values` serve as the other buffer and are overwritten.
+#[allow(clippy::too_many_arguments)]
+pub fn merge_runs(
+    shared: &CudaShared,
+    keys: &DeviceMemory,
+    values: Option<&DeviceMemory>,
+    dtype: DType,
+    value_bytes: usize,
+    order: Order,
+    runs: &[usize],
+    out: &DeviceMemory,
+    out_values: Option<&DeviceMemory>,
+) -> Result<()> {
+    let (k, f) = (dtype.size(), dtype.is_float());
+    let kernel = shared.loader.function(sources::MULTI_MERGE, variant(k, f), "multi_merge", || module(k, f))?;
+    let state = shared.lock()?;
+    let merge = Merge { f: kernel, stream: state.stream, key_bytes: k, value_bytes, order: key_order(dtype, order) };
+    let input = Side { keys: keys.ptr, values: values.map_or(0, |m| m.ptr) };
+    let output = Side { keys: out.ptr, values: out_values.map_or(0, |m| m.ptr) };
+    let mut at = 0;
+    let mut list: Vec<(usize, usize)> = runs.iter().map(|&n| { at += n; (at - n, n) }).collect();
+    let passes = (runs.len().max(1) as u32).next_power_of_two().trailing_zeros();
+    // An odd count of passes ends in `out`; an even one ends where it began, then copies.
+    let (mut from, mut to) = (input, output);
+    for _ in 0..passes {
+        list = merge.pass(&list, from, to)?;
+        std::mem::swap(&mut from, &mut to);
+    }
+    if passes % 2 == 0 {
+        merge.copy(input, output, 0, at)?;
+    }
+    Ok(())
+}
