@@ -15,7 +15,7 @@ use cudarc::driver::sys::{CUdeviceptr, CUstream};
 use super::context::{round_up, CudaShared, State};
 use super::launch::{launch, Arg};
 use super::loader::ModuleSpec;
-use super::memory::DeviceMemory;
+use super::memory::{read_to_host, DeviceMemory};
 use super::modules::Module;
 use super::driver::DriverContext;
 use super::sources::{self, Source};
@@ -373,21 +373,19 @@ fn check_scratch(state: &mut State, nrows: usize, with_ks: bool) -> Result<Check
     })
 }
 
-/// Reads `bytes` of device memory at `ptr` (waits).
-fn read_back(stream: CUstream, ptr: CUdeviceptr, dst: &mut [u8]) -> Result<()> {
-    // SAFETY: the caller's range lies inside a live allocation; we wait below.
-    unsafe { drv::memcpy_dtoh_async(dst, ptr, stream) }.during("copying from the device")?;
-    CudaShared::wait(stream)
-}
-
+/// `n` U32 or U64 (`wide`) entries of device memory at `ptr`, as u64 (waits).
 fn read_u64s(stream: CUstream, ptr: CUdeviceptr, n: usize, wide: bool) -> Result<Vec<u64>> {
-    let width = if wide { 8 } else { 4 };
-    let mut bytes = vec![0u8; n * width];
-    read_back(stream, ptr, &mut bytes)?;
-    Ok(bytes
-        .chunks_exact(width)
-        .map(|c| if wide { u64::from_le_bytes(c.try_into().unwrap()) } else { u32::from_le_bytes(c.try_into().unwrap()) as u64 })
-        .collect())
+    // SAFETY (both): the caller's entries lie inside a live allocation; numbers have
+    // no invalid patterns.
+    if wide {
+        let mut entries = vec![0u64; n];
+        unsafe { read_to_host(stream, ptr, &mut entries, "copying from the device") }?;
+        Ok(entries)
+    } else {
+        let mut entries = vec![0u32; n];
+        unsafe { read_to_host(stream, ptr, &mut entries, "copying from the device") }?;
+        Ok(entries.into_iter().map(u64::from).collect())
+    }
 }
 
 /// Ragged rows or one k a row: the device checks and files the rows (and, with ks,
@@ -444,9 +442,8 @@ fn checked(
     // scratch the counters and CLASSES lists of nrows ids.
     unsafe { launch(check, (nrows as u64).div_ceil(CHECK_BLOCK as u64), CHECK_BLOCK, stream, &check_args)? };
     let mut c = Counters::default();
-    // SAFETY: Counters is plain old data of COUNTERS_BYTES.
-    let bytes = unsafe { std::slice::from_raw_parts_mut(&mut c as *mut Counters as *mut u8, COUNTERS_BYTES) };
-    read_back(stream, s.counters, bytes)?;
+    // SAFETY: the counters lie inside the scratch; Counters is plain numbers.
+    unsafe { read_to_host(stream, s.counters, std::slice::from_mut(&mut c), "copying from the device") }?;
     verdict(&c, rows, ks, stream, len, out.len)?;
     for class in [CLASS_WARP, CLASS_BLOCK, CLASS_LONG] {
         let count = c.counts[class] as u64;
