@@ -8,7 +8,7 @@ use cudarc::driver::result as drv;
 use cudarc::driver::sys::{CUdeviceptr, CUfunction};
 
 use super::compact_lookback;
-use super::context::{round_up, CudaShared, State, HOST_TAG_MAX};
+use super::context::{round_up, CudaShared, Needs, State, HOST_TAG_MAX};
 use super::driver::DriverContext;
 use super::launch::{launch, launch_cooperative, Arg};
 use super::loader::ModuleSpec;
@@ -96,6 +96,11 @@ impl Policy {
     fn items(&self, key_bytes: usize) -> u32 {
         // 1-byte keys: 64 a thread keep the register count below 128.
         (self.thread_bytes / key_bytes as u32).min(64)
+    }
+
+    /// Keys a tile of the ordered passes (band, gather) holds.
+    fn tile(&self, key_bytes: usize) -> usize {
+        (self.block * self.items(key_bytes)) as usize
     }
 }
 
@@ -196,6 +201,31 @@ fn plan_band(len: usize, rank: usize, key_bytes: usize, lower_open: bool) -> Ban
     Band { flags, samples, rank_lo: lo.clamp(0.0, s - 1.0) as u32, rank_hi: hi.clamp(0.0, s - 1.0) as u32, capacity }
 }
 
+/// The sizes of find_rank's scratch: the state, the tiles' runs, the candidates as
+/// the band reserved them, and (top-k) again in input order, each with indices when
+/// wanted.
+struct RankScratch {
+    runs_bytes: usize,
+    cand_bytes: usize,
+    index_bytes: usize,
+    copies: usize,
+}
+
+impl RankScratch {
+    fn new(band: &Band, tiles: usize, key_bytes: usize, with_indices: bool, topk: bool) -> RankScratch {
+        RankScratch {
+            runs_bytes: if band.flags & NO_BAND == 0 { round_up(tiles * 8) } else { 0 },
+            cand_bytes: round_up(band.capacity * key_bytes),
+            index_bytes: if with_indices { round_up(band.capacity * 8) } else { 0 },
+            copies: if topk { 2 } else { 1 },
+        }
+    }
+
+    fn bytes(&self) -> usize {
+        STATE_BYTES + self.runs_bytes + self.copies * (self.cand_bytes + self.index_bytes)
+    }
+}
+
 /// Device addresses of one call's scratch.
 struct Scratch {
     state: CUdeviceptr,
@@ -275,16 +305,11 @@ fn find_rank(
     let flags = band.flags | result_flags;
     let banded = band.flags & NO_BAND == 0;
 
-    // Scratch: the state, the tiles' runs, the candidates as the band reserved them,
-    // and (top-k) again in input order, each with indices when wanted.
-    let tile = (p.block * p.items(key_bytes)) as usize;
-    let tiles = len.div_ceil(tile);
-    let runs_bytes = if banded { round_up(tiles * 8) } else { 0 };
-    let cand_bytes = round_up(band.capacity * key_bytes);
-    let index_bytes = if with_indices { round_up(band.capacity * 8) } else { 0 };
-    let copies = if topk { 2 } else { 1 };
+    let tiles = len.div_ceil(p.tile(key_bytes));
+    let layout = RankScratch::new(&band, tiles, key_bytes, with_indices, topk);
+    let (runs_bytes, cand_bytes, index_bytes) = (layout.runs_bytes, layout.cand_bytes, layout.index_bytes);
     let stream = state.stream;
-    let base = state.scratch.ensure(stream, STATE_BYTES + runs_bytes + copies * (cand_bytes + index_bytes))?;
+    let base = state.scratch.ensure(stream, layout.bytes())?;
     let runs = base + STATE_BYTES as u64;
     let reserved = runs + runs_bytes as u64;
     let reserved_index = if with_indices { reserved + cand_bytes as u64 } else { 0 };
@@ -465,10 +490,7 @@ pub fn topk(
     out_values: &DeviceMemory,
     out_indices: Option<&DeviceMemory>,
 ) -> Result<()> {
-    // The gather carries its counts as 32-bit halves (common/ops.cuh CountPairSum).
-    if k >= u32::MAX as usize {
-        return Err(unsupported(format!("top-k of {k} elements: at most 2^32 - 2 on CUDA for now")));
-    }
+    supported_k(k)?;
     let key_bytes = dtype.size();
     let float_keys = dtype.is_float();
     compile_both(shared, key_bytes, float_keys)?;
@@ -478,6 +500,7 @@ pub fn topk(
         return sort_small(shared, &state, dtype, (input.ptr, 0, len), (out_values, out_indices, k), order);
     }
     // What the sort of the gathered k needs is acquired before the gather writes them.
+    // (prepare_topk says what all of this takes, for several top-ks: keep it in step.)
     let gathered = out_indices.map(|m| (m, DType::U64));
     if k > small_len {
         radix_sort::compile_for(shared, out_values, dtype, gathered, k)?;
@@ -491,8 +514,7 @@ pub fn topk(
         let gather = function(shared, sources::TOPK, key_bytes, float_keys, "select_topk_gather")?;
         let p = policy();
         let stream = state.stream;
-        let tile = (p.block * p.items(key_bytes)) as u64;
-        let tiles = (len as u64).div_ceil(tile) as usize;
+        let tiles = len.div_ceil(p.tile(key_bytes));
         let grid = (tiles as u64).min(shared.loader.blocks_per_sm(gather, p.block)? as u64 * shared.props.sm_count as u64);
         let lookback = compact_lookback::begin(&mut state, tiles, p.window)?;
         // SAFETY: arguments match select_topk_gather; the outputs hold k elements, the
@@ -528,6 +550,50 @@ pub fn topk(
         sort_small(shared, &state, dtype, gathered, (out_values, out_indices, k), order)?;
     }
     Ok(())
+}
+
+/// The gather carries its counts as 32-bit halves (common/ops.cuh CountPairSum).
+fn supported_k(k: usize) -> Result<()> {
+    match k >= u32::MAX as usize {
+        true => Err(unsupported(format!("top-k of {k} elements: at most 2^32 - 2 on CUDA for now"))),
+        false => Ok(()),
+    }
+}
+
+/// For a caller that makes several top-ks after its first write (segmented top-k's
+/// huge rows, a top-k a row): compiles and loads the modules `topk` with these
+/// arguments (k >= 1) runs, or fails as it would, and says what else it takes from the
+/// context (the sort's scratch and look-back, the selection's scratch, the gather's
+/// look-back), for the caller to acquire for all of them before writing anything
+/// (State::reserve). The state lock must be held.
+pub fn prepare_topk(
+    shared: &CudaShared,
+    dtype: DType,
+    len: usize,
+    k: usize,
+    out_values: &DeviceMemory,
+    out_indices: Option<&DeviceMemory>,
+) -> Result<Needs> {
+    supported_k(k)?;
+    let (key_bytes, float_keys) = (dtype.size(), dtype.is_float());
+    compile_both(shared, key_bytes, float_keys)?;
+    let v = variant(key_bytes, float_keys);
+    shared.loader.load(sources::TOPK, v, || module(sources::TOPK, key_bytes, float_keys))?;
+    let small_len = policy().block as usize * SMALL_ITEMS;
+    if len <= small_len {
+        return Ok(Needs::default()); // one block's sort
+    }
+    shared.loader.load(sources::SELECT, v, || module(sources::SELECT, key_bytes, float_keys))?;
+    let sort = match k > small_len {
+        true => radix_sort::prepare(shared, out_values, dtype, out_indices.map(|m| (m, DType::U64)), k)?,
+        false => Needs::default(),
+    };
+    // As find_rank and the gather of `topk` plan them.
+    let p = policy();
+    let tiles = len.div_ceil(p.tile(key_bytes));
+    let band = plan_band(len, k - 1, key_bytes, true);
+    let rank = RankScratch::new(&band, tiles, key_bytes, out_indices.is_some(), true);
+    Ok(sort.then(Needs::scratch(rank.bytes())).then(Needs::runs(compact_lookback::words(tiles, p.window), 1)))
 }
 
 /// One block (select_sort_small) sorts `src` = (keys, their indices or 0 for their
