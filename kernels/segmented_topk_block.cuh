@@ -13,6 +13,7 @@
 // Keys are ordered patterns: the best key is the smallest, ties go by index (the
 // gather keeps index order and the sort is stable).
 #pragma once
+#include "common/block_digit_bucket.cuh"
 
 template <int BLOCK_T, int SORT_ITEMS_T, int SMALL_ITEMS_T, int LOADS_T, u32 SAMPLE_T>
 struct RowTopk {
@@ -35,18 +36,19 @@ struct RowTopk {
     typedef gp::BlockRadixSort<U, BLOCK_T, SORT_ITEMS_T, RADIX_BITS, u16> BigSort;
     typedef gp::BlockRadixSort<U, BLOCK_T, SMALL_ITEMS_T, RADIX_BITS, u16> SmallSort;
     typedef gp::BlockScan<u32, BLOCK_T> Scan;
+    typedef gp::BlockDigitBucket<u32, BLOCK_T, HISTS, RADIX> Digit;
 
     struct Storage {
         union {
-            u32 hist[HISTS][RADIX];
+            typename Digit::Counts counts;  // a digit pass's (the sample's: its first copy)
             U cand_key[CAP];
             typename BigSort::Storage big;
             typename SmallSort::Storage small;
         };
         u32 cand_idx[CAP];  // each candidate's index in the row
-        u32 totals[RADIX];
+        typename Digit::Found found;
+        u32 step_total;     // a gather step's counts (ahead << 16 | bucket)
         typename Scan::Storage scan;
-        gp::Bucket<u32> chosen;
     };
 
     // What the candidates are: keys whose pattern under `mask` is below `prefix`
@@ -107,21 +109,17 @@ struct RowTopk {
         U prefix = 0, mask = 0;
         u32 ahead = 0;
         for (int shift = BITS - RADIX_BITS;; shift -= RADIX_BITS) {
-            u32 *counts = s.hist[0];
+            // One histogram for the whole block (the sample is small): no copies to add.
+            u32 *counts = s.counts.hist[0];
             for (int d = threadIdx.x; d < RADIX; d += BLOCK_T) counts[d] = 0;
             __syncthreads();
 #pragma unroll
             for (int j = 0; j < SAMPLE_ITEMS; ++j)
                 gp::warp_count_digit(counts, u32(keys[j] >> shift) & (RADIX - 1), ((keys[j] ^ prefix) & mask) == 0);
             __syncthreads();
-            if (threadIdx.x < gp::WARP) {
-                const gp::Bucket<u32> b = gp::find_bucket<u32, RADIX>(counts, rank);
-                if (threadIdx.x == 0) s.chosen = b;
-            }
-            __syncthreads();
-            const gp::Bucket<u32> b = s.chosen;
+            const gp::Bucket<u32> b = Digit::search(counts, rank, s.found);
             const u32 bucket_count = counts[b.digit];
-            __syncthreads();  // the counts and `chosen` are reused
+            __syncthreads();  // the counts and the bucket are reused
             prefix |= U(U(b.digit) << shift);
             mask |= U(U(RADIX - 1) << shift);
             ahead += b.before;
@@ -134,16 +132,16 @@ struct RowTopk {
         return true;
     }
 
-    // One digit pass: the histogram of the digit at `shift` among keys matching
-    // `prefix` under `mask`, 16-byte loads over the row's aligned body (the few keys
-    // before and after it one a thread); every thread makes the same calls
-    // (warp_count_digit wants the whole warp). Returns the bucket holding `rank`.
+    // One digit pass (common/block_digit_bucket.cuh): the histogram of the digit at
+    // `shift` among keys matching `prefix` under `mask`, 16-byte loads over the row's
+    // aligned body (the few keys before and after it one a thread); every thread makes
+    // the same calls (warp_count_digit wants the whole warp). Returns the bucket holding
+    // `rank`.
     __device__ __forceinline__ static gp::Bucket<u32> digit_pass(const U *row, u32 n, U prefix, U mask, int shift,
                                                                  u32 rank, const KeyOrder &order, Storage &s,
                                                                  u32 &bucket_count) {
-        for (int d = threadIdx.x; d < HISTS * RADIX; d += BLOCK_T) (&s.hist[0][0])[d] = 0;
-        __syncthreads();
-        u32 *hist = s.hist[(threadIdx.x / gp::WARP) % HISTS];
+        Digit::begin(s.counts);
+        u32 *hist = Digit::copy(s.counts);
         auto count = [&](U raw, bool in) {
             const U key = order.ordered(raw);
             gp::warp_count_digit(hist, u32(key >> shift) & (RADIX - 1), in && ((key ^ prefix) & mask) == 0);
@@ -173,22 +171,7 @@ struct RowTopk {
                 for (int e = 0; e < VEC; ++e) count(keys[e], step + u * BLOCK_T + threadIdx.x < vectors);
             }
         }
-        __syncthreads();
-        for (int d = threadIdx.x; d < RADIX; d += BLOCK_T) {
-            u32 t = 0;
-            for (int w = 0; w < HISTS; ++w) t += s.hist[w][d];
-            s.totals[d] = t;
-        }
-        __syncthreads();
-        if (threadIdx.x < gp::WARP) {
-            const gp::Bucket<u32> b = gp::find_bucket<u32, RADIX>(s.totals, rank);
-            if (threadIdx.x == 0) s.chosen = b;
-        }
-        __syncthreads();
-        const gp::Bucket<u32> b = s.chosen;
-        bucket_count = s.totals[b.digit];
-        __syncthreads();  // totals and chosen are reused
-        return b;
+        return Digit::finish(s.counts, s.found, rank, bucket_count);
     }
 
     // The row's keys before its first 16-byte boundary (head, fewer than VEC <= 16),
@@ -257,10 +240,10 @@ struct RowTopk {
             }
         }
         __syncthreads();
-        if (threadIdx.x == BLOCK_T - 1) s.totals[0] = before_me + packed;
+        if (threadIdx.x == BLOCK_T - 1) s.step_total = before_me + packed;
         __syncthreads();
-        ahead_so_far += s.totals[0] >> 16;
-        bucket_so_far += s.totals[0] & 0xffff;
+        ahead_so_far += s.step_total >> 16;
+        bucket_so_far += s.step_total & 0xffff;
         __syncthreads();
     }
 
