@@ -28,7 +28,7 @@
 #define FT_HOST_OUT 64 /* bytes of host output a scenario may have */
 
 enum { FT_IN = 1, FT_OUT = 2, FT_INOUT = 3 };
-enum { FT_RANDOM, FT_DISTINCT, FT_POISON, FT_ROWS };
+enum { FT_RANDOM, FT_DISTINCT, FT_POISON, FT_ROWS, FT_HUGE_ROWS };
 
 typedef struct {
   gpuprims_dtype dtype;
@@ -113,6 +113,11 @@ static gpuprims_status run_segmented_topk(gpuprims_context *c, gpuprims_buffer *
   (void)o;
   return gpuprims_segmented_topk(c, b[0], b[1], 0, 4, NULL, GPUPRIMS_ORDER_DESCENDING, b[2], b[3]);
 }
+/* k past one block's results (2,048): the long rows go one by one through the top-k. */
+static gpuprims_status run_segmented_topk_huge(gpuprims_context *c, gpuprims_buffer **b, unsigned char *o) {
+  (void)o;
+  return gpuprims_segmented_topk(c, b[0], b[1], 0, 3000, NULL, GPUPRIMS_ORDER_ASCENDING, b[2], b[3]);
+}
 
 /* A buffer made from host memory: on failure no handle comes out. */
 static gpuprims_status run_buffer_from_host(gpuprims_context *c, gpuprims_buffer **b, unsigned char *o) {
@@ -181,6 +186,9 @@ static const ft_scenario SCENARIOS[] = {
     {"quicksort_u32_levels", 1, {B(U32, 3000000, FT_INOUT, FT_DISTINCT), NONE, NONE, NONE}, run_quicksort_keys},
     {"segmented_select_f32", 3, {B(F32, 600000, FT_IN, FT_DISTINCT), B(U64, 1001, FT_IN, FT_ROWS), B(F32, 1000, FT_OUT, FT_POISON), NONE}, run_segmented_select},
     {"segmented_topk_f32", 4, {B(F32, 600000, FT_IN, FT_DISTINCT), B(U64, 1001, FT_IN, FT_ROWS), B(F32, 4000, FT_OUT, FT_POISON), B(U64, 4000, FT_OUT, FT_POISON)}, run_segmented_topk},
+    /* Rows wanting 3,000 (four of them long enough to give them) between short ones: the
+     * long rows' top-ks acquire all they take before the short rows' launch writes. */
+    {"segmented_topk_huge_rows_f32", 4, {B(F32, 60000, FT_IN, FT_DISTINCT), B(U64, 13, FT_IN, FT_HUGE_ROWS), B(F32, 36000, FT_OUT, FT_POISON), B(U64, 36000, FT_OUT, FT_POISON)}, run_segmented_topk_huge},
     {"buffer_from_host", 0, {NONE, NONE, NONE, NONE}, run_buffer_from_host},
     {"life", 0, {NONE, NONE, NONE, NONE}, run_life},
 };
@@ -210,11 +218,21 @@ static void ft_fill_rows(uint64_t *offsets, size_t nrows, size_t values_len, tu_
   offsets[nrows] = values_len;
 }
 
+/* Short rows with a row of 5,000 every fourth, tiling the values (the last row takes the
+ * rest: long too). */
+static void ft_fill_huge_rows(uint64_t *offsets, size_t nrows, size_t values_len, tu_rng *r) {
+  size_t i;
+  offsets[0] = 0;
+  for (i = 1; i < nrows; i++) offsets[i] = offsets[i - 1] + (i % 4 == 2 ? 5000 : 1 + tu_below(r, 40));
+  offsets[nrows] = values_len;
+}
+
 static void ft_fill(const ft_buf_spec *b, unsigned char *p, tu_rng *r, size_t values_len) {
   size_t i, n = b->len;
   switch (b->fill) {
     case FT_POISON: memset(p, 0xA5, ft_bytes(b)); break;
     case FT_ROWS: ft_fill_rows((uint64_t *)(void *)p, n - 1, values_len, r); break;
+    case FT_HUGE_ROWS: ft_fill_huge_rows((uint64_t *)(void *)p, n - 1, values_len, r); break;
     case FT_DISTINCT: /* a shuffled run of distinct values */
       for (i = 0; i < n; i++) {
         int64_t v = (int64_t)i - (int64_t)(n / 2);

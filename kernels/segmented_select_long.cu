@@ -17,6 +17,7 @@
 #include "common/grid_dependency.cuh"
 #include "segmented_select_rows.cuh"
 #include "common/block_radix_select.cuh"
+#include "common/block_digit_bucket.cuh"
 
 // One block a row of at most BLOCK_T * ITEMS_T keys, held in registers.
 template <int BLOCK_T, int ITEMS_T>
@@ -48,29 +49,29 @@ GP_SEGSEL_BLOCK_KERNEL(segsel_wide, WIDE_BLOCK, WIDE_ITEMS)
 GP_SEGSEL_BLOCK_KERNEL(segsel_wider, WIDER_BLOCK, WIDER_ITEMS)
 
 // Rows of any length: one read of the row per digit, LOADS keys a thread in flight.
-// Each warp counts into its own histogram (u32: a warp sees at most a 32nd of a row,
-// and no buffer holds 2^37 keys), so the first digit, which every key has, does not
-// pile all the block's atomics onto 256 counters.
+// Each warp counts into its own copy of the histogram (common/block_digit_bucket.cuh;
+// u32: a warp sees at most a 32nd of a row, and no buffer holds 2^37 keys), so the
+// first digit, which every key has, does not pile all the block's atomics onto 256
+// counters.
 extern "C" __global__ void __launch_bounds__(LONG_BLOCK)
 segsel_long(const U *values, u64 len, const void *offsets, const void *ranks, u32 flags, const u32 *ids, U *out,
             u32 key_order) {
     gp::wait_for_prior_grids();
     constexpr int LOADS = 8, WARPS = LONG_BLOCK / gp::WARP;
-    __shared__ u32 counts[WARPS][RADIX];
-    __shared__ u64 totals[RADIX];
-    __shared__ gp::Bucket<u64> chosen;
+    typedef gp::BlockDigitBucket<u64, LONG_BLOCK, WARPS, RADIX> Digit;
+    __shared__ Digit::Counts counts;
+    __shared__ Digit::Found found;
     const Rows rows{offsets, ranks, flags};
     const u32 id = ids[blockIdx.x];
     const Row r = row_at(rows, id, len);
     const u64 n = r.end - r.begin;
     const U *row = values + r.begin;
     const KeyOrder order(key_order);
-    u32 *mine = counts[threadIdx.x / gp::WARP];
+    u32 *mine = Digit::copy(counts);
     u64 rank = min(r.rank, n - 1);
     U prefix = 0, mask = 0;
     for (int shift = (int)sizeof(U) * 8 - RADIX_BITS; shift >= 0; shift -= RADIX_BITS) {
-        for (int d = threadIdx.x; d < WARPS * RADIX; d += LONG_BLOCK) (&counts[0][0])[d] = 0;
-        __syncthreads();
+        Digit::begin(counts);
         for (u64 first = threadIdx.x; first < n; first += (u64)LOADS * LONG_BLOCK) {
             U x[LOADS];
 #pragma unroll
@@ -85,22 +86,11 @@ segsel_long(const U *values, u64 len, const void *offsets, const void *ranks, u3
                     atomicAdd(&mine[u32(k >> shift) & (RADIX - 1)], 1u);
             }
         }
-        __syncthreads();
-        for (int d = threadIdx.x; d < RADIX; d += LONG_BLOCK) {
-            u64 t = 0;
-            for (int w = 0; w < WARPS; ++w) t += counts[w][d];
-            totals[d] = t;
-        }
-        __syncthreads();
-        if (threadIdx.x < gp::WARP) {
-            const gp::Bucket<u64> b = gp::find_bucket<u64, RADIX>(totals, rank);
-            if (threadIdx.x == 0) chosen = b;
-        }
-        __syncthreads();
-        prefix |= U(U(chosen.digit) << shift);
+        u64 bucket_count;
+        const gp::Bucket<u64> b = Digit::finish(counts, found, rank, bucket_count);
+        prefix |= U(U(b.digit) << shift);
         mask |= U(U(RADIX - 1) << shift);
-        rank -= chosen.before;
-        __syncthreads();  // `chosen` and the counts are reused
+        rank -= b.before;
     }
     if (threadIdx.x == 0) out[id] = order.raw(prefix);
 }

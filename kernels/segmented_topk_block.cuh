@@ -13,6 +13,7 @@
 // Keys are ordered patterns: the best key is the smallest, ties go by index (the
 // gather keeps index order and the sort is stable).
 #pragma once
+#include "common/block_digit_bucket.cuh"
 
 template <int BLOCK_T, int SORT_ITEMS_T, int SMALL_ITEMS_T, int LOADS_T, u32 SAMPLE_T>
 struct RowTopk {
@@ -35,18 +36,19 @@ struct RowTopk {
     typedef gp::BlockRadixSort<U, BLOCK_T, SORT_ITEMS_T, RADIX_BITS, u16> BigSort;
     typedef gp::BlockRadixSort<U, BLOCK_T, SMALL_ITEMS_T, RADIX_BITS, u16> SmallSort;
     typedef gp::BlockScan<u32, BLOCK_T> Scan;
+    typedef gp::BlockDigitBucket<u32, BLOCK_T, HISTS, RADIX> Digit;
 
     struct Storage {
         union {
-            u32 hist[HISTS][RADIX];
+            typename Digit::Counts counts;  // a digit pass's (the sample's: its first copy)
             U cand_key[CAP];
             typename BigSort::Storage big;
             typename SmallSort::Storage small;
         };
         u32 cand_idx[CAP];  // each candidate's index in the row
-        u32 totals[RADIX];
+        typename Digit::Found found;
+        u32 step_total;     // a gather step's counts (ahead << 16 | bucket)
         typename Scan::Storage scan;
-        gp::Bucket<u32> chosen;
     };
 
     // What the candidates are: keys whose pattern under `mask` is below `prefix`
@@ -107,21 +109,17 @@ struct RowTopk {
         U prefix = 0, mask = 0;
         u32 ahead = 0;
         for (int shift = BITS - RADIX_BITS;; shift -= RADIX_BITS) {
-            u32 *counts = s.hist[0];
+            // One histogram for the whole block (the sample is small): no copies to add.
+            u32 *counts = s.counts.hist[0];
             for (int d = threadIdx.x; d < RADIX; d += BLOCK_T) counts[d] = 0;
             __syncthreads();
 #pragma unroll
             for (int j = 0; j < SAMPLE_ITEMS; ++j)
                 gp::warp_count_digit(counts, u32(keys[j] >> shift) & (RADIX - 1), ((keys[j] ^ prefix) & mask) == 0);
             __syncthreads();
-            if (threadIdx.x < gp::WARP) {
-                const gp::Bucket<u32> b = gp::find_bucket<u32, RADIX>(counts, rank);
-                if (threadIdx.x == 0) s.chosen = b;
-            }
-            __syncthreads();
-            const gp::Bucket<u32> b = s.chosen;
+            const gp::Bucket<u32> b = Digit::search(counts, rank, s.found);
             const u32 bucket_count = counts[b.digit];
-            __syncthreads();  // the counts and `chosen` are reused
+            __syncthreads();  // the counts and the bucket are reused
             prefix |= U(U(b.digit) << shift);
             mask |= U(U(RADIX - 1) << shift);
             ahead += b.before;
@@ -134,16 +132,16 @@ struct RowTopk {
         return true;
     }
 
-    // One digit pass: the histogram of the digit at `shift` among keys matching
-    // `prefix` under `mask`, 16-byte loads over the row's aligned body (the few keys
-    // before and after it one a thread); every thread makes the same calls
-    // (warp_count_digit wants the whole warp). Returns the bucket holding `rank`.
+    // One digit pass (common/block_digit_bucket.cuh): the histogram of the digit at
+    // `shift` among keys matching `prefix` under `mask`, 16-byte loads over the row's
+    // aligned body (the few keys before and after it one a thread); every thread makes
+    // the same calls (warp_count_digit wants the whole warp). Returns the bucket holding
+    // `rank`.
     __device__ __forceinline__ static gp::Bucket<u32> digit_pass(const U *row, u32 n, U prefix, U mask, int shift,
                                                                  u32 rank, const KeyOrder &order, Storage &s,
                                                                  u32 &bucket_count) {
-        for (int d = threadIdx.x; d < HISTS * RADIX; d += BLOCK_T) (&s.hist[0][0])[d] = 0;
-        __syncthreads();
-        u32 *hist = s.hist[(threadIdx.x / gp::WARP) % HISTS];
+        Digit::begin(s.counts);
+        u32 *hist = Digit::copy(s.counts);
         auto count = [&](U raw, bool in) {
             const U key = order.ordered(raw);
             gp::warp_count_digit(hist, u32(key >> shift) & (RADIX - 1), in && ((key ^ prefix) & mask) == 0);
@@ -173,22 +171,7 @@ struct RowTopk {
                 for (int e = 0; e < VEC; ++e) count(keys[e], step + u * BLOCK_T + threadIdx.x < vectors);
             }
         }
-        __syncthreads();
-        for (int d = threadIdx.x; d < RADIX; d += BLOCK_T) {
-            u32 t = 0;
-            for (int w = 0; w < HISTS; ++w) t += s.hist[w][d];
-            s.totals[d] = t;
-        }
-        __syncthreads();
-        if (threadIdx.x < gp::WARP) {
-            const gp::Bucket<u32> b = gp::find_bucket<u32, RADIX>(s.totals, rank);
-            if (threadIdx.x == 0) s.chosen = b;
-        }
-        __syncthreads();
-        const gp::Bucket<u32> b = s.chosen;
-        bucket_count = s.totals[b.digit];
-        __syncthreads();  // totals and chosen are reused
-        return b;
+        return Digit::finish(s.counts, s.found, rank, bucket_count);
     }
 
     // The row's keys before its first 16-byte boundary (head, fewer than VEC <= 16),
@@ -223,19 +206,20 @@ struct RowTopk {
         return b;
     }
 
-    // One step of the gather: this thread's `count` keys from row index `first` on,
-    // each a candidate or not; one block scan gives every candidate its slot in index
-    // order (slots at CAP and past are counted, not written). Only a thread's candidates
-    // are visited (they are few), by their bits.
+    // One step of the gather: this thread's keys, key[u] at row index first + u (mod
+    // 2^32) and a key of the row where bit u of `in_row` is set, each a candidate or not;
+    // one block scan gives every candidate its slot in index order (slots at CAP and past
+    // are counted, not written). Only a thread's candidates are visited (they are few),
+    // by their bits.
     template <int ITEMS>
-    __device__ __forceinline__ static void gather_step(const U (&key)[ITEMS], u32 count, u32 first, const Bound &b,
+    __device__ __forceinline__ static void gather_step(const U (&key)[ITEMS], u32 in_row, u32 first, const Bound &b,
                                                        u32 &ahead_so_far, u32 &bucket_so_far, Storage &s) {
         static_assert(ITEMS <= 32, "a bit a key");
         u32 ahead_bits = 0, bucket_bits = 0;
 #pragma unroll
         for (int u = 0; u < ITEMS; ++u) {
             const U masked = U(key[u] & b.mask);
-            const bool in = (u32)u < count;
+            const bool in = (in_row >> u) & 1;
             ahead_bits |= (u32)(in && masked < b.prefix) << u;
             bucket_bits |= (u32)(in && masked == b.prefix) << u;
         }
@@ -257,10 +241,10 @@ struct RowTopk {
             }
         }
         __syncthreads();
-        if (threadIdx.x == BLOCK_T - 1) s.totals[0] = before_me + packed;
+        if (threadIdx.x == BLOCK_T - 1) s.step_total = before_me + packed;
         __syncthreads();
-        ahead_so_far += s.totals[0] >> 16;
-        bucket_so_far += s.totals[0] & 0xffff;
+        ahead_so_far += s.step_total >> 16;
+        bucket_so_far += s.step_total & 0xffff;
         __syncthreads();
     }
 
@@ -275,24 +259,26 @@ struct RowTopk {
     }
 
     // 2. The candidates under `b`, in index order, into s.cand_key / s.cand_idx (the
-    // first CAP of them); returns how many there are. Threads take LOADS_T consecutive
-    // keys a step (whole 16-byte loads over the aligned body), so one scan orders a step.
+    // first CAP of them); returns how many there are. The row is read as the 16-byte
+    // vectors of the aligned grid that covers it: position p of the grid is row index
+    // p - lead (lead: the keys of the first vector before the row), and only the grid's
+    // first and last vectors may hold positions outside the row (load_vector reads
+    // those vectors' row keys one by one: no read leaves the row). Threads take V
+    // consecutive vectors a step, so one scan orders a step. (n + VEC < 2^32.)
     __device__ __forceinline__ static u32 gather(const U *row, u32 n, const Bound &b, const KeyOrder &order,
                                                  Storage &s) {
-        u32 ahead = 0, bucket = 0;
-        u32 head, vectors, tail;
-        split(row, n, head, vectors, tail);
-        U key[LOADS_T];
-        // The head, a key a thread.
-        key[0] = threadIdx.x < head ? order.ordered(row[threadIdx.x]) : U(0);
-        gather_step(key, threadIdx.x < head ? 1u : 0u, threadIdx.x, b, ahead, bucket, s);
         constexpr int V = LOADS_T / VEC;
-        const uint4 *body = reinterpret_cast<const uint4 *>(row + head);
+        const u32 lead = (u32)(((u64)row / sizeof(U)) % VEC);
+        const u32 end = lead + n;  // past the row's last position
+        const u32 vectors = (end + VEC - 1) / VEC;
+        const uint4 *grid = reinterpret_cast<const uint4 *>(row - lead);
+        u32 ahead = 0, bucket = 0;
+        U key[LOADS_T];
         for (u32 step = 0; step < vectors; step += V * BLOCK_T) {
-            const u32 mine = step + threadIdx.x * V;  // this thread's first load
+            const u32 mine = step + threadIdx.x * V;  // this thread's first vector
             uint4 v[V];
 #pragma unroll
-            for (int u = 0; u < V; ++u) v[u] = mine + u < vectors ? body[mine + u] : make_uint4(0, 0, 0, 0);
+            for (int u = 0; u < V; ++u) v[u] = load_vector(grid, row, mine + u, lead, end);
 #pragma unroll
             for (int u = 0; u < V; ++u) {
                 U raw[VEC];
@@ -300,15 +286,42 @@ struct RowTopk {
 #pragma unroll
                 for (int e = 0; e < VEC; ++e) key[u * VEC + e] = order.ordered(raw[e]);
             }
-            const u32 count = mine < vectors ? min((u32)LOADS_T, (vectors - mine) * VEC) : 0u;
-            gather_step(key, count, head + mine * VEC, b, ahead, bucket, s);
+            const u32 first = mine * VEC;  // key[0]'s position
+            gather_step(key, bits_below(min_past(end, first)) & ~bits_below(min_past(lead, first)), first - lead, b,
+                        ahead, bucket, s);
         }
-        // The tail, a key a thread.
-        const u32 at = head + vectors * VEC + threadIdx.x;
-        key[0] = threadIdx.x < tail ? order.ordered(row[at]) : U(0);
-        gather_step(key, threadIdx.x < tail ? 1u : 0u, at, b, ahead, bucket, s);
         return ahead + (b.exact ? min(bucket, b.need) : bucket);
     }
+
+    // Vector j of the grid over positions [0, end) whose row starts at position `lead`:
+    // one 16-byte load when the row holds all of it, else its keys in the row one by one
+    // (the others zero bits; past the grid, all of them), packed into the vector's four
+    // words as they come (narrow keys: not a register a key).
+    __device__ __forceinline__ static uint4 load_vector(const uint4 *grid, const U *row, u32 j, u32 lead, u32 end) {
+        const u32 p = j * VEC;
+        if (p >= lead && p + VEC <= end) return grid[j];
+        u32 w[4] = {0u, 0u, 0u, 0u};
+#pragma unroll
+        for (int e = 0; e < VEC; ++e) {
+            if (p + e < lead || p + e >= end) continue;
+            const U x = row[p + e - lead];
+            if constexpr (sizeof(U) == 8) {
+                w[2 * e] = (u32)(u64)x;
+                w[2 * e + 1] = (u32)((u64)x >> 32);
+            } else {
+                w[e * sizeof(U) / 4] |= (u32)x << (8 * (e * sizeof(U) % 4));
+            }
+        }
+        return make_uint4(w[0], w[1], w[2], w[3]);
+    }
+
+    // How far `to` lies past `from` (0 when not past it), at most LOADS_T.
+    __device__ __forceinline__ static u32 min_past(u32 to, u32 from) {
+        return to > from ? min(to - from, (u32)LOADS_T) : 0u;
+    }
+
+    // The low `count` bits (count <= 32).
+    __device__ __forceinline__ static u32 bits_below(u32 count) { return count >= 32 ? ~0u : (1u << count) - 1; }
 
     // 4a. Few candidates (c <= RANK_SORT_MAX): each thread counts the candidates before
     // its own (a smaller key, or an equal one at a lower slot: slots are in index
@@ -364,7 +377,7 @@ struct RowTopk {
             u32 ahead = 0, bucket = 0;
             if (!whole) return gather(row, n, b, order, s);
             const u32 first = threadIdx.x * SAMPLE_ITEMS;
-            gather_step(held, first < n ? min((u32)SAMPLE_ITEMS, n - first) : 0u, first, b, ahead, bucket, s);
+            gather_step(held, bits_below(first < n ? min((u32)SAMPLE_ITEMS, n - first) : 0u), first, b, ahead, bucket, s);
             return ahead + (b.exact ? min(bucket, b.need) : bucket);
         };
         Bound b{U(0), U(0), false, 0};

@@ -97,9 +97,13 @@ impl SyncState {
         self.ensure(stream, words, tags_for(runs, 1))
     }
 
-    /// As reserve_runs, for runs of the digit look-back (begin_digit_run).
-    pub fn reserve_digit_runs(&mut self, stream: CUstream, words: usize, runs: usize) -> Result<()> {
-        self.ensure(stream, words, tags_for(runs, DIGIT_LOOKBACK_TAGS))
+    /// Makes room, before a primitive's first write, for what `needs` says of the sync
+    /// memory: its most words at once and its tags (State::reserve).
+    fn reserve(&mut self, stream: CUstream, needs: &Needs) -> Result<()> {
+        if needs.words == 0 && needs.tags == 0 {
+            return Ok(());
+        }
+        self.ensure(stream, needs.words, needs.tags.min(MAX_TAG) as u32)
     }
 
     /// Starts a run that publishes up to `words` tagged words, all with one tag: their
@@ -127,6 +131,40 @@ impl SyncState {
 /// The tags of `runs` runs of `each` tags (at most every tag there is).
 fn tags_for(runs: usize, each: u32) -> u32 {
     (runs as u64 * each as u64).min(MAX_TAG) as u32
+}
+
+/// What steps of a primitive take from the context's shared memory: scratch bytes,
+/// tagged words at once and tags in all. Steps issued one after another (`then`) take
+/// the most scratch and words of any and the sum of their tags: a caller that makes
+/// several (segmented top-k, a device-wide top-k a row) adds them up and acquires the
+/// total before the first writes (State::reserve), so none of them allocates later.
+#[derive(Clone, Copy, Default, Debug, PartialEq, Eq)]
+pub struct Needs {
+    pub scratch: usize,
+    pub words: usize,
+    pub tags: u64,
+}
+
+impl Needs {
+    /// `bytes` of scratch memory (Scratch::ensure).
+    pub fn scratch(bytes: usize) -> Needs {
+        Needs { scratch: bytes, ..Needs::default() }
+    }
+
+    /// `runs` runs of up to `words` tagged words each (SyncState::begin_run).
+    pub fn runs(words: usize, runs: usize) -> Needs {
+        Needs { words, tags: tags_for(runs, 1) as u64, ..Needs::default() }
+    }
+
+    /// `runs` runs of the digit look-back of up to `words` words (begin_digit_run).
+    pub fn digit_runs(words: usize, runs: usize) -> Needs {
+        Needs { words, tags: tags_for(runs, DIGIT_LOOKBACK_TAGS) as u64, ..Needs::default() }
+    }
+
+    /// These needs, then `next`'s.
+    pub fn then(self, next: Needs) -> Needs {
+        Needs { scratch: self.scratch.max(next.scratch), words: self.words.max(next.words), tags: self.tags + next.tags }
+    }
 }
 
 /// 64-bit tagged words per published value of `dtype` (kernels/common/tagged.cuh).
@@ -188,8 +226,9 @@ pub struct State {
     pub sync: SyncState,
     pub scratch: Scratch,
     /// A second scratch region, for what one step of a primitive needs and the next
-    /// step may need more of (the quicksort's per-level lists): regrowing it loses
-    /// nothing that `scratch` holds.
+    /// step may need more of (the quicksort's per-level lists), or what must outlive
+    /// another primitive's use of `scratch` (segmented top-k's row lists, around its
+    /// huge rows' top-ks): regrowing either loses nothing the other holds.
     pub step_scratch: Scratch,
     pub segsel: SegselState,
     /// The tag of the last value handed to the host in the result slot (0: none).
@@ -203,6 +242,16 @@ pub struct State {
 pub(crate) const HOST_TAG_MAX: u32 = (1 << 24) - 1;
 
 impl State {
+    /// Acquires what `needs` says, before a primitive's first write: scratch memory of
+    /// at least needs.scratch bytes (its address is scratch.ptr), sync memory of
+    /// needs.words words with needs.tags tags unused.
+    pub fn reserve(&mut self, needs: Needs) -> Result<()> {
+        if needs.scratch > 0 {
+            self.scratch.ensure(self.stream, needs.scratch)?;
+        }
+        self.sync.reserve(self.stream, &needs)
+    }
+
     /// The context's side stream (created on first use).
     pub fn side_stream(&mut self) -> Result<&SideStream> {
         if self.side.is_none() {
@@ -467,5 +516,21 @@ impl Drop for CudaShared {
             let _ = drv::stream::destroy(self.own_stream);
             let _ = drv::primary_ctx::release(self.device);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Steps one after another take the most scratch and words of any, and every tag.
+    #[test]
+    fn needs_then_takes_the_most_room_and_every_tag() {
+        let sort = Needs::scratch(1000).then(Needs::digit_runs(512, 20));
+        assert_eq!(sort, Needs { scratch: 1000, words: 512, tags: 40 });
+        let row = sort.then(Needs::scratch(3000)).then(Needs::runs(100, 1));
+        assert_eq!(row, Needs { scratch: 3000, words: 512, tags: 41 });
+        assert_eq!(row.then(row), Needs { scratch: 3000, words: 512, tags: 82 });
+        assert_eq!(Needs::default().then(row), row);
     }
 }

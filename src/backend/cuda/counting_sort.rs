@@ -11,7 +11,7 @@ use cudarc::driver::result as drv;
 use cudarc::driver::sys::{CUdeviceptr, CUfunction};
 
 use super::compact_lookback;
-use super::context::{round_up, CudaShared, State};
+use super::context::{round_up, CudaShared, Needs, State};
 use super::driver::DriverContext;
 use super::launch::{launch, launch_with_shared, Arg};
 use super::loader::ModuleSpec;
@@ -129,19 +129,35 @@ fn acquire(shared: &CudaShared, state: &mut State, key_dtype: DType, len: usize)
     let load = |kernel| shared.loader.function(sources::COUNTING_SORT, variant(key_bytes, float_keys), kernel, || module(key_bytes, float_keys));
     let kernels = [load("counting_histogram")?, load("counting_plan")?, load("counting_fill")?];
     let nans = if float_keys { Some(load("counting_nans")?) } else { None };
+    state.reserve(needs(key_dtype, len))?;
+    let control = state.scratch.ptr;
+    let nan_keys = if float_keys { control + round_up(control_bytes(key_bytes).0) as u64 } else { 0 };
+    Ok(Acquired { kernels, nans, control, nan_keys })
+}
+
+/// What a sort of `len` keys of `key_dtype` takes: the control block and (float keys)
+/// the NaNs' side array in scratch memory, and the NaN gather's look-back.
+fn needs(key_dtype: DType, len: usize) -> Needs {
+    let key_bytes = key_dtype.size();
     let control_room = round_up(control_bytes(key_bytes).0);
-    let nan_room = if float_keys { round_up(len * key_bytes) } else { 0 };
-    let control = state.scratch.ensure(state.stream, control_room + nan_room)?;
-    if float_keys {
-        state.sync.reserve_runs(state.stream, compact_lookback::words(nan_tiles(len), NAN_WINDOW), 1)?;
+    if !key_dtype.is_float() {
+        return Needs::scratch(control_room);
     }
-    Ok(Acquired { kernels, nans, control, nan_keys: if float_keys { control + control_room as u64 } else { 0 } })
+    Needs::scratch(control_room + round_up(len * key_bytes)).then(Needs::runs(compact_lookback::words(nan_tiles(len), NAN_WINDOW), 1))
 }
 
 /// Acquires, ahead of a call's first write, what a later sort of `len` keys of
 /// `key_dtype` will need (the top-k sorts what it gathered). The state lock must be held.
 pub fn reserve(shared: &CudaShared, state: &mut State, key_dtype: DType, len: usize) -> Result<()> {
     acquire(shared, state, key_dtype, len).map(|_| ())
+}
+
+/// As radix_sort::prepare: loads the module and says what the sort takes, for the
+/// caller to acquire (State::reserve). The state lock must be held.
+pub fn prepare(shared: &CudaShared, key_dtype: DType, len: usize) -> Result<Needs> {
+    let (key_bytes, float_keys) = (key_dtype.size(), key_dtype.is_float());
+    shared.loader.load(sources::COUNTING_SORT, variant(key_bytes, float_keys), || module(key_bytes, float_keys))?;
+    Ok(needs(key_dtype, len))
 }
 
 pub fn sort(shared: &CudaShared, keys: &DeviceMemory, key_dtype: DType, len: usize, order: Order) -> Result<()> {

@@ -16,7 +16,7 @@ use super::context::CudaShared;
 use super::driver::DriverContext;
 use super::launch::{launch, Arg};
 use super::loader::ModuleSpec;
-use super::memory::{alloc_async, DeviceMemory};
+use super::memory::{alloc_async, read_to_host, DeviceMemory};
 use super::sources;
 use super::modules::Module;
 use super::precompile;
@@ -185,8 +185,7 @@ impl LifeEngine for CudaLife {
         let state = self.shared.lock()?;
         let src = self.ptr(self.current);
         // SAFETY: as above.
-        unsafe { drv::memcpy_dtoh_async(words, src, state.stream) }.during("copying the Life grid from the device")?;
-        CudaShared::wait(state.stream)
+        unsafe { read_to_host(state.stream, src, words, "copying the Life grid from the device") }
     }
 
     fn step(&mut self, rule: Rule, generations: u64) -> Result<()> {
@@ -222,13 +221,12 @@ impl LifeEngine for CudaLife {
         let grid = n.div_ceil(block as usize).clamp(1, resident) as u64;
         let mut count = [0u64; 1];
         // SAFETY: the counter holds one u64; the kernel reads n words of the grid;
-        // we wait before reading the count.
+        // read_to_host waits before the count is read.
         unsafe {
             drv::memset_d8_async(self.counter.ptr, 0, 8, state.stream).during("cuMemsetD8Async")?;
             launch(f, grid, block, state.stream, &[Arg::ptr(self.ptr(self.current)), Arg::size(n), Arg::ptr(self.counter.ptr)])?;
-            drv::memcpy_dtoh_async(&mut count[..], self.counter.ptr, state.stream).during("copying the population")?;
+            read_to_host(state.stream, self.counter.ptr, &mut count[..], "copying the population")?;
         }
-        CudaShared::wait(state.stream)?;
         Ok(count[0])
     }
 }

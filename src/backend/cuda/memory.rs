@@ -1,5 +1,6 @@
 //! Device memory of a buffer: owned (stream-ordered allocation, freed in stream
-//! order when the buffer goes) or borrowed from the caller (never freed).
+//! order when the buffer goes) or borrowed from the caller (never freed); the backend's
+//! allocation and its copy back to the host.
 
 use std::sync::Arc;
 
@@ -53,4 +54,16 @@ pub unsafe fn alloc_async(stream: CUstream, bytes: usize, what: &str) -> Result<
 pub unsafe fn free_async(ptr: CUdeviceptr, bytes: usize, stream: CUstream) -> Result<()> {
     crate::fault::released(bytes);
     drv::free_async(ptr, stream).during("cuMemFreeAsync")
+}
+
+/// Copies device memory at `src` into `dst` on `stream` and waits for the stream (so
+/// for the work issued before the copy too): every copy of the backend to the host
+/// goes through here. `what` names the copy in the error.
+///
+/// # Safety
+/// `src .. src + size_of_val(dst)` must lie inside a live allocation, and every bit
+/// pattern must be a valid `T` (plain numbers, or structs of them).
+pub unsafe fn read_to_host<T: Copy>(stream: CUstream, src: CUdeviceptr, dst: &mut [T], what: &str) -> Result<()> {
+    drv::memcpy_dtoh_async(dst, src, stream).during(what)?;
+    CudaShared::wait(stream)
 }

@@ -133,9 +133,8 @@ impl Backend for CudaBackend {
     fn read(&self, mem: &Memory, offset: usize, dst: &mut [u8]) -> Result<()> {
         let m = mem.as_device()?;
         let state = self.shared.lock()?;
-        // SAFETY: the range lies inside the allocation; we wait before returning.
-        unsafe { drv::memcpy_dtoh_async(dst, m.ptr + offset as u64, state.stream) }.during("copying from the device")?;
-        CudaShared::wait(state.stream)
+        // SAFETY: the range lies inside the allocation; bytes have no invalid patterns.
+        unsafe { memory::read_to_host(state.stream, m.ptr + offset as u64, dst, "copying from the device") }
     }
 
     fn copy(&self, dst: &Memory, src: &Memory, bytes: usize) -> Result<()> {

@@ -9,7 +9,7 @@
 use cudarc::driver::result as drv;
 use cudarc::driver::sys::{CUdeviceptr, CUfunction, CUstream};
 
-use super::context::{round_up, CudaShared, State};
+use super::context::{round_up, CudaShared, Needs, State};
 use super::counting_sort;
 use super::driver::DriverContext;
 use super::launch::{launch, launch_with_shared, Arg};
@@ -407,6 +407,16 @@ impl Plan {
     /// Everything the sort needs before its first write: kernels loaded, scratch
     /// allocated, look-back room for every pass reserved. The state lock must be held.
     fn acquire(&self, shared: &CudaShared, state: &mut State) -> Result<Acquired> {
+        let (kernels, packing) = self.kernels(shared)?;
+        state.reserve(self.needs())?;
+        let alt = state.scratch.ptr;
+        let alt_values = alt + round_up(self.len * self.key_bytes) as u64;
+        Ok(Acquired { kernels, packing, alt, alt_values, control: alt_values + round_up(self.len * self.value_bytes) as u64 })
+    }
+
+    /// The kernels (histogram, plan, pass, finish) and the packing pass where pairs move
+    /// packed, their modules loaded on first use.
+    fn kernels(&self, shared: &CudaShared) -> Result<([CUfunction; 4], Option<CUfunction>)> {
         let [(hist_source, hist_variant), (pass_source, pass_variant), (pack_source, pack_variant)] = self.modules();
         let load_hist = |kernel| shared.loader.function(hist_source, hist_variant, kernel, || self.spec(0));
         let load_pass = |kernel| shared.loader.function(pass_source, pass_variant, kernel, || self.spec(1));
@@ -415,17 +425,17 @@ impl Plan {
             true => Some(shared.loader.function(pack_source, pack_variant, "radix_pass_packing", || self.spec(2))?),
             false => None,
         };
-        let stream = state.stream;
-        // Scratch: the alternate keys, the alternate values, the control block.
-        let alt_bytes = round_up(self.len * self.key_bytes);
-        let alt_values_bytes = round_up(self.len * self.value_bytes);
-        let alt = state.scratch.ensure(stream, alt_bytes + alt_values_bytes + CONTROL_BYTES)?;
+        Ok((kernels, packing))
+    }
+
+    /// The scratch (the alternate keys, the alternate values, the control block) and the
+    /// look-back room of every pass.
+    fn needs(&self) -> Needs {
+        let scratch = round_up(self.len * self.key_bytes) + round_up(self.len * self.value_bytes) + CONTROL_BYTES;
         let most_tiles = self.portion.min(self.len).div_ceil(self.p.tile());
         // (With room for a few runs more: the top-k's selection runs between its
         // reservation and its sort.)
-        state.sync.reserve_digit_runs(stream, most_tiles * RADIX, self.passes * self.portions + 16)?;
-        let alt_values = alt + alt_bytes as u64;
-        Ok(Acquired { kernels, packing, alt, alt_values, control: alt_values + alt_values_bytes as u64 })
+        Needs::scratch(scratch).then(Needs::digit_runs(most_tiles * RADIX, self.passes * self.portions + 16))
     }
 }
 
@@ -453,6 +463,20 @@ pub fn reserve(
         true => counting_sort::reserve(shared, state, key_dtype, len),
         false => Plan::new(keys, key_dtype, values, len)?.acquire(shared, state).map(|_| ()),
     }
+}
+
+/// For a caller that sorts several times after its first write (segmented top-k's
+/// huge rows, each a top-k): compiles and loads the modules a sort of these keys (and
+/// values) runs and says what else it takes, for the caller to acquire with the rest
+/// (State::reserve). The state lock must be held.
+pub fn prepare(shared: &CudaShared, keys: &DeviceMemory, key_dtype: DType, values: Option<(&DeviceMemory, DType)>, len: usize) -> Result<Needs> {
+    if counting_sort::serves(key_dtype, values.is_some(), len) {
+        return counting_sort::prepare(shared, key_dtype, len);
+    }
+    let plan = Plan::new(keys, key_dtype, values, len)?;
+    plan.compile(shared)?;
+    plan.kernels(shared)?;
+    Ok(plan.needs())
 }
 
 pub fn sort(

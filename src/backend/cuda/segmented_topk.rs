@@ -7,15 +7,18 @@
 //! wait) before anything is written; with ks, a scan of them gives each row's first
 //! slot. Then the warp class the block class and the long class each get one launch over their list,
 //! and the rows of neither (more than CAP results, or too long for one block) go one
-//! by one through the device-wide top-k.
+//! by one through the device-wide top-k. Those huge rows are read back (their ids, then
+//! their offsets and ks a span of nearby ids at a time) and everything their top-ks
+//! take from the context is acquired before the first launch that writes: a failure
+//! (out of memory, say) leaves the outputs as they were.
 
 use cudarc::driver::result as drv;
 use cudarc::driver::sys::{CUdeviceptr, CUstream};
 
-use super::context::{round_up, CudaShared, State};
+use super::context::{round_up, CudaShared, Needs, State};
 use super::launch::{launch, Arg};
 use super::loader::ModuleSpec;
-use super::memory::DeviceMemory;
+use super::memory::{read_to_host, DeviceMemory};
 use super::modules::Module;
 use super::driver::DriverContext;
 use super::sources::{self, Source};
@@ -187,6 +190,17 @@ pub struct Outputs<'a> {
     pub len: usize,
 }
 
+/// What every phase of one call takes: the context, the input, the order, the outputs.
+struct Call<'a> {
+    shared: &'a CudaShared,
+    values: &'a DeviceMemory,
+    dtype: DType,
+    len: usize,
+    order: Order,
+    key_order: u32,
+    out: &'a Outputs<'a>,
+}
+
 /// gpuprims_segmented_topk on the device (arguments checked by the FFI layer).
 #[allow(clippy::too_many_arguments)]
 pub fn segmented_topk(
@@ -209,69 +223,45 @@ pub fn segmented_topk(
     let key_bytes = dtype.size();
     let float_keys = dtype.is_float();
     precompile::compile_unloaded(shared, &[(SOURCE, select::variant(key_bytes, float_keys), &|| module(key_bytes, float_keys))])?;
-    let key_order = radix_sort::key_order(dtype, order);
+    let call = Call { shared, values, dtype, len, order, key_order: radix_sort::key_order(dtype, order), out };
     match (rows, ks) {
-        (TopkRows::Uniform { row_len, .. }, TopkKs::Each(k)) => {
-            uniform(shared, values, dtype, len, nrows, *row_len as u64, *k as u64, key_order, order, out)
-        }
-        _ => checked(shared, values, dtype, len, rows, ks, key_order, order, out),
+        (TopkRows::Uniform { row_len, .. }, TopkKs::Each(k)) => uniform(&call, nrows, *row_len as u64, *k as u64),
+        _ => checked(&call, rows, ks),
     }
 }
 
 /// Uniform rows, one k: every row in the same class, no check, no wait.
-#[allow(clippy::too_many_arguments)]
-fn uniform(
-    shared: &CudaShared,
-    values: &DeviceMemory,
-    dtype: DType,
-    len: usize,
-    nrows: usize,
-    row_len: u64,
-    k: u64,
-    key_order: u32,
-    order: Order,
-    out: &Outputs,
-) -> Result<()> {
+fn uniform(call: &Call, nrows: usize, row_len: u64, k: u64) -> Result<()> {
     if k == 0 {
         return Ok(());
     }
-    let mut class = policy().class(row_len, k, dtype.size());
+    let key_bytes = call.dtype.size();
+    let mut class = policy().class(row_len, k, key_bytes);
     // The long block's 1,024 threads keep one row a time an SM busy: right for a few
     // long rows, but many such rows go faster five 256-thread blocks an SM at a time.
-    let few = nrows as u64 <= policy().long_rows_per_sm as u64 * shared.props.sm_count as u64;
-    if class == CLASS_LONG && !few && k.min(row_len) <= policy().cap(dtype.size()) {
+    let few = nrows as u64 <= policy().long_rows_per_sm as u64 * call.shared.props.sm_count as u64;
+    if class == CLASS_LONG && !few && k.min(row_len) <= policy().cap(key_bytes) {
         class = CLASS_BLOCK;
     }
-    let args = RowArgs { offsets: 0, ks: 0, bases: 0, row_len, k, flags: 0 };
+    let mut state = call.shared.lock()?;
     if class == CLASS_HUGE {
-        let each = (0..nrows as u64).map(|r| HugeRow { begin: r * row_len, n: row_len, k, base: r * k });
-        return huge_rows(shared, values, dtype, each, order, out);
+        let huge = HugeRows((0..nrows as u64).map(|r| HugeRow { begin: r * row_len, n: row_len, k, base: r * k }).collect());
+        huge.reserve(call, &mut state)?;
+        drop(state);
+        return huge.run(call);
     }
-    let state = shared.lock()?;
-    launch_class(shared, &state, values, dtype, len, &args, class, None, nrows as u64, key_order, out)
+    let args = RowArgs { offsets: 0, ks: 0, bases: 0, row_len, k, flags: 0 };
+    launch_class(call, &state, &args, class, None, nrows as u64)
 }
 
 /// One launch of the warp, block or long class over `count` rows: those of `ids` (a
 /// device list), or rows 0..count.
-#[allow(clippy::too_many_arguments)]
-fn launch_class(
-    shared: &CudaShared,
-    state: &State,
-    values: &DeviceMemory,
-    dtype: DType,
-    len: usize,
-    rows: &RowArgs,
-    class: usize,
-    ids: Option<CUdeviceptr>,
-    count: u64,
-    key_order: u32,
-    out: &Outputs,
-) -> Result<()> {
+fn launch_class(call: &Call, state: &State, rows: &RowArgs, class: usize, ids: Option<CUdeviceptr>, count: u64) -> Result<()> {
     let p = policy();
-    let (key_bytes, float_keys) = (dtype.size(), dtype.is_float());
+    let (key_bytes, float_keys) = (call.dtype.size(), call.dtype.is_float());
     let mut args = vec![
-        Arg::ptr(values.ptr),
-        Arg::size(len),
+        Arg::ptr(call.values.ptr),
+        Arg::size(call.len),
         Arg::ptr(rows.offsets),
         Arg::ptr(rows.ks),
         Arg::ptr(rows.bases),
@@ -283,17 +273,18 @@ fn launch_class(
     let (f, grid, block) = if class == CLASS_WARP {
         args.push(Arg::u64(count));
         let warps = (p.warp_block / 32) as u64;
-        (function(shared, key_bytes, float_keys, "topk_warp")?, count.div_ceil(warps), p.warp_block)
+        (function(call.shared, key_bytes, float_keys, "topk_warp")?, count.div_ceil(warps), p.warp_block)
     } else if class == CLASS_LONG {
-        (function(shared, key_bytes, float_keys, "topk_long")?, count, p.long_block)
+        (function(call.shared, key_bytes, float_keys, "topk_long")?, count, p.long_block)
     } else {
-        (function(shared, key_bytes, float_keys, "topk_block")?, count, p.block)
+        (function(call.shared, key_bytes, float_keys, "topk_block")?, count, p.block)
     };
+    let out = call.out;
     args.extend([
         Arg::ptr(out.values.ptr),
         Arg::ptr(out.indices.map_or(0, |m| m.ptr)),
         Arg::size(out.len),
-        Arg::u32(key_order),
+        Arg::u32(call.key_order),
     ]);
     // SAFETY: arguments match topk_warp / topk_block / topk_long; `ids` (when given) holds `count`
     // row ids below nrows, the rows lie inside values (uniform rows by the FFI's
@@ -310,45 +301,76 @@ struct HugeRow {
     base: u64,
 }
 
-/// Rows of more than CAP results (or too long for one block), one device-wide top-k
-/// each, into views of the outputs; slots past a row's length padded.
-fn huge_rows(
-    shared: &CudaShared,
-    values: &DeviceMemory,
-    dtype: DType,
-    rows: impl Iterator<Item = HugeRow>,
-    order: Order,
-    out: &Outputs,
-) -> Result<()> {
-    let size = dtype.size() as u64;
-    let view = |mem: &DeviceMemory, at: u64, bytes: u64| DeviceMemory { ptr: mem.ptr + at, bytes: bytes as usize, owner: None };
-    for r in rows {
-        let m = r.k.min(r.n);
-        if m > 0 {
-            let input = view(values, r.begin * size, r.n * size);
-            let vals = view(out.values, r.base * size, m * size);
-            let idx = out.indices.map(|ix| view(ix, r.base * 8, m * 8));
-            select::topk(shared, &input, dtype, r.n as usize, m as usize, order, &vals, idx.as_ref())?;
+/// The rows of more than CAP results (or too long for one block): one device-wide
+/// top-k each, into views of the outputs; slots past a row's length padded.
+struct HugeRows(Vec<HugeRow>);
+
+/// Memory of `bytes` at byte `at` of `mem`, borrowed.
+fn view(mem: &DeviceMemory, at: u64, bytes: u64) -> DeviceMemory {
+    DeviceMemory { ptr: mem.ptr + at, bytes: bytes as usize, owner: None }
+}
+
+impl HugeRow {
+    /// How many results the row gives (the rest of its k are pads).
+    fn m(&self) -> u64 {
+        self.k.min(self.n)
+    }
+
+    /// Where its top-k goes: the views of the outputs its m results take.
+    fn outputs(&self, out: &Outputs, size: u64) -> (DeviceMemory, Option<DeviceMemory>) {
+        let m = self.m();
+        (view(out.values, self.base * size, m * size), out.indices.map(|ix| view(ix, self.base * 8, m * 8)))
+    }
+}
+
+impl HugeRows {
+    /// Before anything of the call is written: loads every module the rows' top-ks run
+    /// and acquires the most scratch and look-back room any of them takes and the tags
+    /// of all of them, so that none allocates once rows are written (a failure leaves
+    /// the outputs as they were). The state lock must be held.
+    fn reserve(&self, call: &Call, state: &mut State) -> Result<()> {
+        let size = call.dtype.size() as u64;
+        let mut needs = Needs::default();
+        for r in self.0.iter().filter(|r| r.m() > 0) {
+            let (vals, idx) = r.outputs(call.out, size);
+            needs = needs.then(select::prepare_topk(call.shared, call.dtype, r.n as usize, r.m() as usize, &vals, idx.as_ref())?);
         }
-        if r.k > m {
-            let state = shared.lock()?;
-            let pads = r.k - m;
-            // SAFETY: the slots lie inside the outputs (the FFI checked their lengths).
-            unsafe {
-                drv::memset_d8_async(out.values.ptr + (r.base + m) * size, 0, (pads * size) as usize, state.stream)
-                    .during("cuMemsetD8Async (top-k pads)")?;
-                if let Some(ix) = out.indices {
-                    drv::memset_d8_async(ix.ptr + (r.base + m) * 8, 0xff, (pads * 8) as usize, state.stream)
+        state.reserve(needs)
+    }
+
+    /// The rows' top-ks and pads (after `reserve`; takes the state lock itself).
+    fn run(&self, call: &Call) -> Result<()> {
+        let (shared, out) = (call.shared, call.out);
+        let size = call.dtype.size() as u64;
+        for r in &self.0 {
+            let m = r.m();
+            if m > 0 {
+                let input = view(call.values, r.begin * size, r.n * size);
+                let (vals, idx) = r.outputs(out, size);
+                select::topk(shared, &input, call.dtype, r.n as usize, m as usize, call.order, &vals, idx.as_ref())?;
+            }
+            if r.k > m {
+                let state = shared.lock()?;
+                let pads = r.k - m;
+                // SAFETY: the slots lie inside the outputs (the FFI checked their lengths).
+                unsafe {
+                    drv::memset_d8_async(out.values.ptr + (r.base + m) * size, 0, (pads * size) as usize, state.stream)
                         .during("cuMemsetD8Async (top-k pads)")?;
+                    if let Some(ix) = out.indices {
+                        drv::memset_d8_async(ix.ptr + (r.base + m) * 8, 0xff, (pads * 8) as usize, state.stream)
+                            .during("cuMemsetD8Async (top-k pads)")?;
+                    }
                 }
             }
         }
+        Ok(())
     }
-    Ok(())
 }
 
 /// Scratch of a checked call: the counters, CLASSES lists of nrows ids, and (with ks)
-/// the rows' first slots, with room for the ks widened to u64 when they are U32.
+/// the rows' first slots, with room for the ks widened to u64 when they are U32. It
+/// lies in the step scratch: the huge rows' top-ks take the scratch, and may grow it
+/// after the lists are filled and before the other classes read them.
 struct CheckScratch {
     counters: CUdeviceptr,
     lists: CUdeviceptr,
@@ -356,60 +378,82 @@ struct CheckScratch {
     widened: CUdeviceptr,
 }
 
-fn check_scratch(state: &mut State, nrows: usize, with_ks: bool) -> Result<CheckScratch> {
-    let stream = state.stream;
-    let lists_at = round_up(COUNTERS_BYTES);
-    let bases_at = lists_at + round_up(CLASSES * nrows * 4);
-    let widened_at = bases_at + if with_ks { round_up(nrows * 8) } else { 0 };
-    let total = widened_at + if with_ks { round_up(nrows * 8) } else { 0 };
-    let base = state.scratch.ensure(stream, total)?;
-    // SAFETY: the counters lie inside the scratch memory.
-    unsafe { drv::memset_d8_async(base, 0, COUNTERS_BYTES, stream) }.during("cuMemsetD8Async (top-k counters)")?;
-    Ok(CheckScratch {
-        counters: base,
-        lists: base + lists_at as u64,
-        bases: base + bases_at as u64,
-        widened: base + widened_at as u64,
-    })
+impl CheckScratch {
+    fn new(state: &mut State, nrows: usize, with_ks: bool) -> Result<CheckScratch> {
+        let stream = state.stream;
+        let lists_at = round_up(COUNTERS_BYTES);
+        let bases_at = lists_at + round_up(CLASSES * nrows * 4);
+        let widened_at = bases_at + if with_ks { round_up(nrows * 8) } else { 0 };
+        let total = widened_at + if with_ks { round_up(nrows * 8) } else { 0 };
+        let base = state.step_scratch.ensure(stream, total)?;
+        // SAFETY: the counters lie inside the scratch memory.
+        unsafe { drv::memset_d8_async(base, 0, COUNTERS_BYTES, stream) }.during("cuMemsetD8Async (top-k counters)")?;
+        Ok(CheckScratch {
+            counters: base,
+            lists: base + lists_at as u64,
+            bases: base + bases_at as u64,
+            widened: base + widened_at as u64,
+        })
+    }
+
+    /// The device list of the rows of `class`.
+    fn list(&self, class: usize, nrows: usize) -> CUdeviceptr {
+        self.lists + (class * nrows * 4) as u64
+    }
 }
 
-/// Reads `bytes` of device memory at `ptr` (waits).
-fn read_back(stream: CUstream, ptr: CUdeviceptr, dst: &mut [u8]) -> Result<()> {
-    // SAFETY: the caller's range lies inside a live allocation; we wait below.
-    unsafe { drv::memcpy_dtoh_async(dst, ptr, stream) }.during("copying from the device")?;
-    CudaShared::wait(stream)
-}
+const READ_WHAT: &str = "copying the top-k's rows from the device";
 
-fn read_u64s(stream: CUstream, ptr: CUdeviceptr, n: usize, wide: bool) -> Result<Vec<u64>> {
-    let width = if wide { 8 } else { 4 };
-    let mut bytes = vec![0u8; n * width];
-    read_back(stream, ptr, &mut bytes)?;
-    Ok(bytes
-        .chunks_exact(width)
-        .map(|c| if wide { u64::from_le_bytes(c.try_into().unwrap()) } else { u32::from_le_bytes(c.try_into().unwrap()) as u64 })
-        .collect())
+/// `count` U32 or U64 (`wide`) entries of the array at `ptr` from entry `first`, as
+/// u64 (one copy, waited for).
+fn read_entries(stream: CUstream, ptr: CUdeviceptr, first: u64, count: usize, wide: bool) -> Result<Vec<u64>> {
+    // SAFETY (both): the caller's entries lie inside the array; numbers have no
+    // invalid patterns.
+    if wide {
+        let mut entries = vec![0u64; count];
+        unsafe { read_to_host(stream, ptr + first * 8, &mut entries, READ_WHAT) }?;
+        Ok(entries)
+    } else {
+        let mut entries = vec![0u32; count];
+        unsafe { read_to_host(stream, ptr + first * 4, &mut entries, READ_WHAT) }?;
+        Ok(entries.into_iter().map(u64::from).collect())
+    }
 }
 
 /// Ragged rows or one k a row: the device checks and files the rows (and, with ks,
-/// scans them into each row's first slot); the host reads the verdict, then launches.
-#[allow(clippy::too_many_arguments)]
-fn checked(
-    shared: &CudaShared,
-    values: &DeviceMemory,
-    dtype: DType,
-    len: usize,
-    rows: &TopkRows,
-    ks: &TopkKs,
-    key_order: u32,
-    order: Order,
-    out: &Outputs,
-) -> Result<()> {
+/// scans them into each row's first slot); the host reads the verdict, reads and
+/// prepares the huge rows, then launches.
+fn checked(call: &Call, rows: &TopkRows, ks: &TopkKs) -> Result<()> {
     let nrows = rows.nrows();
-    let p = policy();
-    let mut state = shared.lock()?;
-    let stream = state.stream;
-    let with_ks = matches!(ks, TopkKs::PerRow { .. });
-    let s = check_scratch(&mut state, nrows, with_ks)?;
+    let mut state = call.shared.lock()?;
+    let s = CheckScratch::new(&mut state, nrows, matches!(ks, TopkKs::PerRow { .. }))?;
+    let args = row_args(rows, ks, &s)?;
+    if args.flags & KS_GIVEN != 0 {
+        row_starts(call, &mut state, &args, &s, nrows)?;
+    }
+    let c = check(call, &state, &args, &s, nrows)?;
+    verdict(&c, rows, ks, state.stream, call.len, call.out.len)?;
+    // What the huge rows need is acquired before the first write.
+    let huge = match c.counts[CLASS_HUGE] as usize {
+        0 => None,
+        count => {
+            let huge = HugeRows(read_huge_rows(state.stream, &args, s.list(CLASS_HUGE, nrows), count)?);
+            huge.reserve(call, &mut state)?;
+            Some(huge)
+        }
+    };
+    for class in [CLASS_WARP, CLASS_BLOCK, CLASS_LONG] {
+        let count = c.counts[class] as u64;
+        if count > 0 {
+            launch_class(call, &state, &args, class, Some(s.list(class, nrows)), count)?;
+        }
+    }
+    drop(state);
+    huge.map_or(Ok(()), |huge| huge.run(call))
+}
+
+/// The rows as the kernels take them, from the call's rows and ks.
+fn row_args(rows: &TopkRows, ks: &TopkKs, s: &CheckScratch) -> Result<RowArgs> {
     let mut args = RowArgs { offsets: 0, ks: 0, bases: 0, row_len: 0, k: 0, flags: 0 };
     match *rows {
         TopkRows::Uniform { row_len, .. } => args.row_len = row_len as u64,
@@ -424,62 +468,47 @@ fn checked(
             args.ks = ks.as_device()?.ptr;
             args.flags |= KS_GIVEN | if ks_dtype == DType::U64 { KS_U64 } else { 0 };
             args.bases = s.bases;
-            row_starts(shared, &mut state, &args, &s, nrows, dtype)?;
         }
     }
-    let check = function(shared, dtype.size(), dtype.is_float(), "topk_check")?;
+    Ok(args)
+}
+
+/// topk_check over the rows, and its counters read back (the call's wait).
+fn check(call: &Call, state: &State, args: &RowArgs, s: &CheckScratch, nrows: usize) -> Result<Counters> {
+    let check = function(call.shared, call.dtype.size(), call.dtype.is_float(), "topk_check")?;
     let check_args = [
         Arg::ptr(args.offsets),
         Arg::ptr(args.ks),
         Arg::u32(args.flags),
         Arg::u64(args.row_len),
         Arg::u64(args.k),
-        Arg::size(len),
+        Arg::size(call.len),
         Arg::size(nrows),
-        Arg::u64(p.block_max_len),
+        Arg::u64(policy().block_max_len),
         Arg::ptr(s.counters),
         Arg::ptr(s.lists),
     ];
     // SAFETY: arguments match topk_check; offsets hold nrows + 1 entries, ks nrows, the
     // scratch the counters and CLASSES lists of nrows ids.
-    unsafe { launch(check, (nrows as u64).div_ceil(CHECK_BLOCK as u64), CHECK_BLOCK, stream, &check_args)? };
+    unsafe { launch(check, (nrows as u64).div_ceil(CHECK_BLOCK as u64), CHECK_BLOCK, state.stream, &check_args)? };
     let mut c = Counters::default();
-    // SAFETY: Counters is plain old data of COUNTERS_BYTES.
-    let bytes = unsafe { std::slice::from_raw_parts_mut(&mut c as *mut Counters as *mut u8, COUNTERS_BYTES) };
-    read_back(stream, s.counters, bytes)?;
-    verdict(&c, rows, ks, stream, len, out.len)?;
-    for class in [CLASS_WARP, CLASS_BLOCK, CLASS_LONG] {
-        let count = c.counts[class] as u64;
-        if count > 0 {
-            let list = s.lists + (class * nrows * 4) as u64;
-            launch_class(shared, &state, values, dtype, len, &args, class, Some(list), count, key_order, out)?;
-        }
-    }
-    let huge = c.counts[CLASS_HUGE] as usize;
-    if huge == 0 {
-        return Ok(());
-    }
-    let ids = read_u64s(stream, s.lists + (CLASS_HUGE * nrows * 4) as u64, huge, false)?;
-    let mut each = Vec::with_capacity(huge);
-    for id in ids {
-        each.push(huge_row(stream, &args, id)?);
-    }
-    drop(state);
-    huge_rows(shared, values, dtype, each.into_iter(), order, out)
+    // SAFETY: the counters lie inside the scratch; Counters is plain numbers.
+    unsafe { read_to_host(state.stream, s.counters, std::slice::from_mut(&mut c), "copying the top-k's counters from the device") }?;
+    Ok(c)
 }
 
 /// Each row's first slot, the exclusive scan of the ks (widened to u64 first when they
 /// are U32), into s.bases.
-fn row_starts(shared: &CudaShared, state: &mut State, args: &RowArgs, s: &CheckScratch, nrows: usize, dtype: DType) -> Result<()> {
+fn row_starts(call: &Call, state: &mut State, args: &RowArgs, s: &CheckScratch, nrows: usize) -> Result<()> {
     let mut from = args.ks;
     if args.flags & KS_U64 == 0 {
-        let widen = function(shared, dtype.size(), dtype.is_float(), "topk_widen")?;
+        let widen = function(call.shared, call.dtype.size(), call.dtype.is_float(), "topk_widen")?;
         let blocks = (nrows as u64).div_ceil(CHECK_BLOCK as u64);
         // SAFETY: ks holds nrows u32, `widened` room for nrows u64.
         unsafe { launch(widen, blocks, CHECK_BLOCK, state.stream, &[Arg::ptr(args.ks), Arg::ptr(s.widened), Arg::size(nrows)])? };
         from = s.widened;
     }
-    scan::scan_locked(shared, state, from, s.bases, DType::U64, nrows, Op::Sum, ScanMode::Exclusive)
+    scan::scan_locked(call.shared, state, from, s.bases, DType::U64, nrows, Op::Sum, ScanMode::Exclusive)
 }
 
 /// The first bad row's error, or the ks' total against the output's length.
@@ -488,9 +517,7 @@ fn verdict(c: &Counters, rows: &TopkRows, ks: &TopkKs, stream: CUstream, len: us
         let fault = !c.fault;
         let row = fault >> 2;
         if let (Some(f), TopkRows::Ragged { offsets, offsets_dtype, .. }) = (TopkRowFault::from_code((fault & 3) as u32), rows) {
-            let wide = *offsets_dtype == DType::U64;
-            let at = offsets.as_device()?.ptr + row * if wide { 8 } else { 4 };
-            let pair = read_u64s(stream, at, 2, wide)?;
+            let pair = read_entries(stream, offsets.as_device()?.ptr, row, 2, *offsets_dtype == DType::U64)?;
             return Err(f.error(row, pair[0], pair[1], len));
         }
     }
@@ -503,20 +530,36 @@ fn verdict(c: &Counters, rows: &TopkRows, ks: &TopkKs, stream: CUstream, len: us
     Ok(())
 }
 
-/// A row of the huge class, read from the device: its offsets, k and first slot.
-fn huge_row(stream: CUstream, args: &RowArgs, id: u64) -> Result<HugeRow> {
-    let (begin, n) = if args.flags & RAGGED != 0 {
-        let wide = args.flags & OFFSETS_U64 != 0;
-        let pair = read_u64s(stream, args.offsets + id * if wide { 8 } else { 4 }, 2, wide)?;
-        (pair[0], pair[1] - pair[0])
-    } else {
-        (id * args.row_len, args.row_len)
-    };
-    if args.flags & KS_GIVEN == 0 {
-        return Ok(HugeRow { begin, n, k: args.k, base: id * args.k });
+/// Ids this close share one copy of what lies between them.
+const SPAN_GAP: u32 = 512;
+
+/// The rows of the huge class, in id order: their ids (the check's `list` of `count`),
+/// then, for each span of nearby ids, their offsets, ks and first slots in one copy
+/// each (only what the call has: uniform rows and one k need none).
+fn read_huge_rows(stream: CUstream, args: &RowArgs, list: CUdeviceptr, count: usize) -> Result<Vec<HugeRow>> {
+    let mut ids = vec![0u32; count];
+    // SAFETY: the list holds `count` ids (the check's count of the class).
+    unsafe { read_to_host(stream, list, &mut ids, READ_WHAT) }?;
+    ids.sort_unstable();
+    let (ragged, ks_given) = (args.flags & RAGGED != 0, args.flags & KS_GIVEN != 0);
+    let mut rows = Vec::with_capacity(count);
+    for span in ids.chunk_by(|a, b| b - a <= SPAN_GAP) {
+        let first = span[0] as u64;
+        let entries = (span[span.len() - 1] as u64 - first + 1) as usize;
+        let offsets = match ragged {
+            true => read_entries(stream, args.offsets, first, entries + 1, args.flags & OFFSETS_U64 != 0)?,
+            false => Vec::new(),
+        };
+        let (ks, bases) = match ks_given {
+            true => (read_entries(stream, args.ks, first, entries, args.flags & KS_U64 != 0)?, read_entries(stream, args.bases, first, entries, true)?),
+            false => (Vec::new(), Vec::new()),
+        };
+        for &id in span {
+            let (id, at) = (id as u64, (id as u64 - first) as usize);
+            let (begin, n) = if ragged { (offsets[at], offsets[at + 1] - offsets[at]) } else { (id * args.row_len, args.row_len) };
+            let (k, base) = if ks_given { (ks[at], bases[at]) } else { (args.k, id * args.k) };
+            rows.push(HugeRow { begin, n, k, base });
+        }
     }
-    let wide = args.flags & KS_U64 != 0;
-    let k = read_u64s(stream, args.ks + id * if wide { 8 } else { 4 }, 1, wide)?[0];
-    let base = read_u64s(stream, args.bases + id * 8, 1, true)?[0];
-    Ok(HugeRow { begin, n, k, base })
+    Ok(rows)
 }

@@ -8,7 +8,7 @@
 use cudarc::driver::sys::{CUdeviceptr, CUfunction};
 
 use super::compact_lookback;
-use super::context::{CudaShared, State, HOST_TAG_MAX};
+use super::context::{CudaShared, Needs, State, HOST_TAG_MAX};
 use super::launch::{launch, Arg};
 use super::loader::ModuleSpec;
 use super::memory::DeviceMemory;
@@ -254,10 +254,7 @@ pub fn topk(
     out_values: &DeviceMemory,
     out_indices: Option<&DeviceMemory>,
 ) -> Result<()> {
-    // The gather carries its counts as 32-bit halves (common/ops.cuh CountPairSum).
-    if k >= u32::MAX as usize {
-        return Err(unsupported(format!("top-k of {k} elements: at most 2^32 - 2 on CUDA for now")));
-    }
+    supported_k(k)?;
     let key_bytes = dtype.size();
     let float_keys = dtype.is_float();
     compile_both(shared, key_bytes, float_keys)?;
@@ -267,6 +264,7 @@ pub fn topk(
         return sort_small(shared, &state, dtype, (input.ptr, 0, len), (out_values, out_indices, k), order);
     }
     // What the sort of the gathered k needs is acquired before the gather writes them.
+    // (prepare_topk says what all of this takes, for several top-ks: keep it in step.)
     let gathered = out_indices.map(|m| (m, DType::U64));
     if k > small_len {
         radix_sort::compile_for(shared, out_values, dtype, gathered, k)?;
@@ -317,6 +315,49 @@ pub fn topk(
         sort_small(shared, &state, dtype, gathered, (out_values, out_indices, k), order)?;
     }
     Ok(())
+}
+
+/// The gather carries its counts as 32-bit halves (common/ops.cuh CountPairSum).
+fn supported_k(k: usize) -> Result<()> {
+    match k >= u32::MAX as usize {
+        true => Err(unsupported(format!("top-k of {k} elements: at most 2^32 - 2 on CUDA for now"))),
+        false => Ok(()),
+    }
+}
+
+/// For a caller that makes several top-ks after its first write (segmented top-k's
+/// huge rows, a top-k a row): compiles and loads the modules `topk` with these
+/// arguments (k >= 1) runs, or fails as it would, and says what else it takes from the
+/// context (the sort's scratch and look-back, the selection's scratch, the gather's
+/// look-back), for the caller to acquire for all of them before writing anything
+/// (State::reserve). The state lock must be held.
+pub fn prepare_topk(
+    shared: &CudaShared,
+    dtype: DType,
+    len: usize,
+    k: usize,
+    out_values: &DeviceMemory,
+    out_indices: Option<&DeviceMemory>,
+) -> Result<Needs> {
+    supported_k(k)?;
+    let (key_bytes, float_keys) = (dtype.size(), dtype.is_float());
+    compile_both(shared, key_bytes, float_keys)?;
+    let v = variant(key_bytes, float_keys);
+    shared.loader.load(sources::TOPK, v, || module(sources::TOPK, key_bytes, float_keys))?;
+    let small_len = policy().block as usize * SMALL_ITEMS;
+    if len <= small_len {
+        return Ok(Needs::default()); // one block's sort
+    }
+    shared.loader.load(sources::SELECT, v, || module(sources::SELECT, key_bytes, float_keys))?;
+    let sort = match k > small_len {
+        true => radix_sort::prepare(shared, out_values, dtype, out_indices.map(|m| (m, DType::U64)), k)?,
+        false => Needs::default(),
+    };
+    // As find_rank and the gather of `topk` plan them.
+    let p = policy();
+    let tiles = len.div_ceil((p.block * p.items(key_bytes)) as usize);
+    let rank = rank::topk_scratch_bytes(shared, dtype, len, k, out_indices.is_some());
+    Ok(sort.then(Needs::scratch(rank)).then(Needs::runs(compact_lookback::words(tiles, p.window), 1)))
 }
 
 /// One block (select_sort_small) sorts `src` = (keys, their indices or 0 for their

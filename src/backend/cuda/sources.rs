@@ -19,6 +19,7 @@ pub const HEADERS: &[(&str, &str)] = &[
     ("common/block_radix_rank.cuh", include_str!("../../../kernels/common/block_radix_rank.cuh")),
     ("common/digit_lookback.cuh", include_str!("../../../kernels/common/digit_lookback.cuh")),
     ("common/radix_bucket.cuh", include_str!("../../../kernels/common/radix_bucket.cuh")),
+    ("common/block_digit_bucket.cuh", include_str!("../../../kernels/common/block_digit_bucket.cuh")),
     ("common/block_radix_select.cuh", include_str!("../../../kernels/common/block_radix_select.cuh")),
     ("common/warp_radix_select.cuh", include_str!("../../../kernels/common/warp_radix_select.cuh")),
     ("common/warp_bitwise_select.cuh", include_str!("../../../kernels/common/warp_bitwise_select.cuh")),

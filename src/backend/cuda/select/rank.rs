@@ -137,6 +137,12 @@ impl RankPlan {
     }
 }
 
+/// The scratch find_rank takes for top-k's k-th (rank k - 1) of `len` keys: for a
+/// caller that reserves it ahead (select::prepare_topk).
+pub(super) fn topk_scratch_bytes(shared: &CudaShared, dtype: DType, len: usize, k: usize, with_indices: bool) -> usize {
+    RankPlan::new(shared, dtype, len, k - 1, Order::Ascending, with_indices, Found::Gathered).scratch_bytes()
+}
+
 /// Device addresses of find_rank's scratch: the state, the tiles' runs, the candidates
 /// as the band reserved them and (top-k) again in input order, each with its indices
 /// (0: none).
