@@ -57,7 +57,7 @@ SCAN = {'INCLUSIVE': 0, 'EXCLUSIVE': 1}
 ORDER = {'ASCENDING': 0, 'DESCENDING': 1}
 
 # Opaque handles (passed as void pointers).
-HANDLES = ('gpuprims_buffer', 'gpuprims_context', 'gpuprims_life_grid')
+HANDLES = ('gpuprims_buffer', 'gpuprims_comm', 'gpuprims_context', 'gpuprims_group', 'gpuprims_life_grid')
 
 
 class gpuprims_fault_counts(_c.Structure):
@@ -116,6 +116,26 @@ FUNCTIONS = {
     'gpuprims_segmented_topk': (_c.c_uint32, [('ctx', _c.c_void_p), ('values', _c.c_void_p), ('offsets', _c.c_void_p), ('row_len', _c.c_uint64), ('k', _c.c_uint64), ('ks', _c.c_void_p), ('order', _c.c_uint32), ('out_values', _c.c_void_p), ('out_indices', _c.c_void_p)]),
     'gpuprims_radix_sort': (_c.c_uint32, [('ctx', _c.c_void_p), ('keys', _c.c_void_p), ('values', _c.c_void_p), ('order', _c.c_uint32)]),
     'gpuprims_quicksort': (_c.c_uint32, [('ctx', _c.c_void_p), ('keys', _c.c_void_p), ('values', _c.c_void_p), ('order', _c.c_uint32)]),
+    'gpuprims_comm_id_create': (_c.c_uint32, [('backend', _c.c_uint32), ('id', _c.c_void_p)]),
+    'gpuprims_comm_create': (_c.c_uint32, [('ctx', _c.c_void_p), ('id', _c.c_void_p), ('rank', _c.c_uint32), ('nranks', _c.c_uint32), ('out', _c.POINTER(_c.c_void_p))]),
+    'gpuprims_comm_destroy': (None, [('comm', _c.c_void_p)]),
+    'gpuprims_comm_rank': (_c.c_uint32, [('comm', _c.c_void_p), ('rank', _c.POINTER(_c.c_uint32)), ('nranks', _c.POINTER(_c.c_uint32))]),
+    'gpuprims_comm_reduce': (_c.c_uint32, [('comm', _c.c_void_p), ('in', _c.c_void_p), ('op', _c.c_uint32), ('out', _c.c_void_p)]),
+    'gpuprims_comm_reduce_to_buffer': (_c.c_uint32, [('comm', _c.c_void_p), ('in', _c.c_void_p), ('op', _c.c_uint32), ('out', _c.c_void_p)]),
+    'gpuprims_comm_scan': (_c.c_uint32, [('comm', _c.c_void_p), ('in', _c.c_void_p), ('out', _c.c_void_p), ('op', _c.c_uint32), ('mode', _c.c_uint32)]),
+    'gpuprims_comm_radix_sort': (_c.c_uint32, [('comm', _c.c_void_p), ('keys', _c.c_void_p), ('values', _c.c_void_p), ('order', _c.c_uint32)]),
+    'gpuprims_comm_select_kth': (_c.c_uint32, [('comm', _c.c_void_p), ('in', _c.c_void_p), ('k', _c.c_uint64), ('out', _c.c_void_p)]),
+    'gpuprims_comm_topk': (_c.c_uint32, [('comm', _c.c_void_p), ('in', _c.c_void_p), ('k', _c.c_uint64), ('order', _c.c_uint32), ('out_values', _c.c_void_p), ('out_indices', _c.c_void_p)]),
+    'gpuprims_group_create': (_c.c_uint32, [('backend', _c.c_uint32), ('devices', _c.POINTER(_c.c_int32)), ('ndevices', _c.c_size_t), ('out', _c.POINTER(_c.c_void_p))]),
+    'gpuprims_group_destroy': (None, [('group', _c.c_void_p)]),
+    'gpuprims_group_size': (_c.c_uint32, [('group', _c.c_void_p), ('out', _c.POINTER(_c.c_size_t))]),
+    'gpuprims_group_context': (_c.c_uint32, [('group', _c.c_void_p), ('i', _c.c_size_t), ('out', _c.POINTER(_c.c_void_p))]),
+    'gpuprims_group_reduce': (_c.c_uint32, [('group', _c.c_void_p), ('in', _c.POINTER(_c.c_void_p)), ('op', _c.c_uint32), ('out', _c.c_void_p)]),
+    'gpuprims_group_reduce_to_buffer': (_c.c_uint32, [('group', _c.c_void_p), ('in', _c.POINTER(_c.c_void_p)), ('op', _c.c_uint32), ('out', _c.POINTER(_c.c_void_p))]),
+    'gpuprims_group_scan': (_c.c_uint32, [('group', _c.c_void_p), ('in', _c.POINTER(_c.c_void_p)), ('out', _c.POINTER(_c.c_void_p)), ('op', _c.c_uint32), ('mode', _c.c_uint32)]),
+    'gpuprims_group_radix_sort': (_c.c_uint32, [('group', _c.c_void_p), ('keys', _c.POINTER(_c.c_void_p)), ('values', _c.POINTER(_c.c_void_p)), ('order', _c.c_uint32)]),
+    'gpuprims_group_select_kth': (_c.c_uint32, [('group', _c.c_void_p), ('in', _c.POINTER(_c.c_void_p)), ('k', _c.c_uint64), ('out', _c.c_void_p)]),
+    'gpuprims_group_topk': (_c.c_uint32, [('group', _c.c_void_p), ('in', _c.POINTER(_c.c_void_p)), ('k', _c.c_uint64), ('order', _c.c_uint32), ('out_values', _c.POINTER(_c.c_void_p)), ('out_indices', _c.POINTER(_c.c_void_p))]),
     'gpuprims_fault_inject': (_c.c_uint32, [('spec', _c.c_char_p)]),
     'gpuprims_fault_get_counts': (_c.c_uint32, [('out', _c.POINTER(gpuprims_fault_counts))]),
 }
