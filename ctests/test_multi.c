@@ -304,9 +304,13 @@ static void check_topk(case_t *c, uint64_t k, gpuprims_order order, int with_ind
     TU_CHECKF(k == 0 || memcmp(got, want, k * w8) == 0, "%s topk k=%llu %s n=%zu ranks=%d rank %d (%s): values differ",
               c->d->name, (unsigned long long)k, order ? "largest" : "smallest", c->n, c->w->nranks, i, c->what);
     if (with_indices) {
+      size_t at = 0;
       TU_EXPECT_OK(gpuprims_buffer_read(idx[i], 0, goti, k));
-      TU_CHECKF(k == 0 || memcmp(goti, wanti, k * 8) == 0, "%s topk k=%llu n=%zu ranks=%d rank %d: indices differ",
-                c->d->name, (unsigned long long)k, c->n, c->w->nranks, i);
+      while (at < k && goti[at] == wanti[at]) at++;
+      TU_CHECKF(at == k, "%s topk k=%llu %s n=%zu ranks=%d rank %d: indices differ first at %zu of %llu: %llu, want %llu",
+                c->d->name, (unsigned long long)k, order ? "largest" : "smallest", c->n, c->w->nranks, i, at,
+                (unsigned long long)k, at < k ? (unsigned long long)goti[at] : 0ull,
+                at < k ? (unsigned long long)wanti[at] : 0ull);
     }
     gpuprims_buffer_destroy(vals[i]);
     gpuprims_buffer_destroy(idx[i]);

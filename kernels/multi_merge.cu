@@ -5,8 +5,8 @@
 //
 // multi_merge: run A (keys[a_at .. a_at + na)) before run B (keys[b_at .. b_at + nb)) on
 // equal keys, into out[a_at ..] (the two runs lie side by side, A first). A block takes
-// a tile of the output: its thread 0 finds where the tile starts and ends in A and B by
-// merge path (a binary search along the tile's diagonals), the block loads those keys
+// a tile of the output: multi_merge_bounds has found where each tile starts in A and B
+// by merge path (a binary search along the tile's diagonal), the block loads those keys
 // into shared memory whole, each thread merges ITEMS outputs from there (a merge path of
 // its own within the tile), and the outputs go back out through shared memory in order.
 // Values (0, 1, 2, 4 or 8 bytes, a run-time choice) follow their keys: each output reads
@@ -14,6 +14,7 @@
 //
 // Instantiated per key width: -DGP_KEY_BYTES=1|2|4|8 -DGP_KEY_FLOAT=0|1; kind and
 // direction arrive at run time (common/radix_key.cuh).
+#include "common/grid_dependency.cuh"
 #include "common/types.cuh"
 #include "common/radix_key.cuh"
 
@@ -49,23 +50,31 @@ __device__ __forceinline__ void move_values(const void *values, void *out_values
     for (u32 x = threadIdx.x; x < count; x += BLOCK) ((V *)out_values)[out_at + x] = stage[x];
 }
 
+// Where each tile of the output starts in A: a thread a tile boundary, all at once (a
+// search inside the merge's blocks would keep each block's threads idle through some
+// thirty dependent reads).
+extern "C" __global__ void multi_merge_bounds(const K *keys, usize a_at, usize na, usize b_at, usize nb, u32 key_order,
+                                              usize tiles, usize *bounds) {
+    gp::wait_for_prior_grids();
+    const usize t = (usize)blockIdx.x * blockDim.x + threadIdx.x;
+    if (t > tiles) return;
+    const KeyOrder order(key_order);
+    const usize total = na + nb, diag = t * TILE < total ? t * TILE : total;
+    bounds[t] = merge_path(
+        diag, na, nb, [&](usize i) { return order.ordered(keys[a_at + i]); },
+        [&](usize j) { return order.ordered(keys[b_at + j]); });
+}
+
 extern "C" __global__ void __launch_bounds__(BLOCK)
 multi_merge(const K *keys, usize a_at, usize na, usize b_at, usize nb, u32 key_order, const void *values, u32 value_bytes,
-            K *out, void *out_values) {
+            K *out, void *out_values, const usize *bounds) {
+    gp::wait_for_prior_grids();
     __shared__ K tile_keys[TILE];
     __shared__ u64 stage[TILE];  // the outputs' values on their way out (any width)
-    __shared__ usize bounds[2];  // where the tile starts and ends in A
     const KeyOrder order(key_order);
     const usize d0 = (usize)blockIdx.x * TILE, total = na + nb;
     const usize d1 = d0 + TILE < total ? d0 + TILE : total;
-    if (threadIdx.x < 2) {
-        const usize diag = threadIdx.x == 0 ? d0 : d1;
-        bounds[threadIdx.x] = merge_path(
-            diag, na, nb, [&](usize i) { return order.ordered(keys[a_at + i]); },
-            [&](usize j) { return order.ordered(keys[b_at + j]); });
-    }
-    __syncthreads();
-    const usize i0 = bounds[0], i1 = bounds[1], j0 = d0 - i0, j1 = d1 - i1;
+    const usize i0 = bounds[blockIdx.x], i1 = bounds[blockIdx.x + 1], j0 = d0 - i0, j1 = d1 - i1;
     const u32 na_tile = u32(i1 - i0), count = u32(d1 - d0);
     for (u32 x = threadIdx.x; x < count; x += BLOCK) tile_keys[x] = x < na_tile ? keys[a_at + i0 + x] : keys[b_at + j0 + x - na_tile];
     __syncthreads();

@@ -9,6 +9,7 @@
 // Rank keys are KeyOrder::ordered patterns (common/radix_key.cuh) widened to u64, the
 // same mapping the host plans with (src/multi/keys.rs). Instantiated per key width:
 // -DGP_KEY_BYTES=1|2|4|8 -DGP_KEY_FLOAT=0|1; kind and direction arrive at run time.
+#include "common/grid_dependency.cuh"
 #include "common/types.cuh"
 #include "common/radix_key.cuh"
 #include "common/warp.cuh"
@@ -20,6 +21,7 @@ typedef gp::KeyOrder<K, GP_KEY_FLOAT> KeyOrder;
 
 extern "C" __global__ void multi_count_before(const K *keys, usize len, u32 key_order, const u64 *probes, usize nprobes,
                                               u64 *counts) {
+    gp::wait_for_prior_grids();
     const usize i = (usize)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= nprobes) return;
     const KeyOrder order(key_order);
@@ -36,6 +38,7 @@ extern "C" __global__ void multi_count_before(const K *keys, usize len, u32 key_
 // i * len / count without a 128-bit product: i * (len % count) < count^2 fits 64 bits
 // (the host asks for far fewer than 2^32 samples).
 extern "C" __global__ void multi_sample(const K *keys, usize len, usize count, K *out) {
+    gp::wait_for_prior_grids();
     const usize i = (usize)blockIdx.x * blockDim.x + threadIdx.x;
     if (i < count) out[i] = keys[i * (len / count) + i * (len % count) / count];
 }
@@ -59,6 +62,7 @@ struct AppendAt {
 // out (in any order) while fewer than cap are there.
 extern "C" __global__ void __launch_bounds__(BAND_BLOCK)
 multi_band(const K *keys, usize len, u32 key_order, u64 lo, u64 hi, K *out, usize cap, unsigned long long *counts) {
+    gp::wait_for_prior_grids();
     typedef gp::BlockScan<u64, BAND_BLOCK> Scan;
     __shared__ typename Scan::Storage scan;
     const KeyOrder order(key_order);
@@ -66,11 +70,17 @@ multi_band(const K *keys, usize len, u32 key_order, u64 lo, u64 hi, K *out, usiz
     for (usize tile = (usize)blockIdx.x * BAND_TILE; tile < len; tile += (usize)gridDim.x * BAND_TILE) {
         K key[BAND_ITEMS];
         u32 inside = 0;  // bit j: item j is kept
+        const bool whole = tile + BAND_TILE <= len;
+        // All of a whole tile's loads first, so they are in flight together.
 #pragma unroll
         for (int j = 0; j < BAND_ITEMS; ++j) {
             const usize i = tile + (usize)j * BAND_BLOCK + threadIdx.x;
-            if (i < len) {
-                key[j] = keys[i];
+            if (whole || i < len) key[j] = keys[i];
+        }
+#pragma unroll
+        for (int j = 0; j < BAND_ITEMS; ++j) {
+            const usize i = tile + (usize)j * BAND_BLOCK + threadIdx.x;
+            if (whole || i < len) {
                 const u64 r = order.ordered(key[j]);
                 below += r < lo;
                 inside |= u32(r >= lo && r <= hi) << j;
@@ -94,6 +104,7 @@ multi_band(const K *keys, usize len, u32 key_order, u64 lo, u64 hi, K *out, usiz
 // at the top, where one atomic a lane would serialise).
 extern "C" __global__ void __launch_bounds__(256)
 multi_digit_counts(const K *keys, usize len, u32 key_order, u64 prefix, u32 shift, unsigned long long *counts) {
+    gp::wait_for_prior_grids();
     __shared__ u32 local[256];
     local[threadIdx.x] = 0;
     __syncthreads();
@@ -115,11 +126,13 @@ multi_digit_counts(const K *keys, usize len, u32 key_order, u64 prefix, u32 shif
 }
 
 extern "C" __global__ void multi_add_u64(u64 *x, usize len, u64 value) {
+    gp::wait_for_prior_grids();
     const usize i = (usize)blockIdx.x * blockDim.x + threadIdx.x;
     if (i < len) x[i] += value;
 }
 
 extern "C" __global__ void multi_gather_u64(const u64 *src, const u64 *positions, usize len, u64 *dst) {
+    gp::wait_for_prior_grids();
     const usize i = (usize)blockIdx.x * blockDim.x + threadIdx.x;
     if (i < len) dst[i] = src[positions[i]];
 }

@@ -9,7 +9,7 @@ use super::context::CudaShared;
 use super::driver::DriverContext;
 use super::launch::{launch, Arg};
 use super::loader::ModuleSpec;
-use super::memory::DeviceMemory;
+use super::memory::{alloc_async, free_async, DeviceMemory};
 use super::modules::Module;
 use super::radix_sort::key_order;
 use super::select::KEY_VARIANTS;
@@ -53,6 +53,9 @@ struct Side {
 /// Where the keys are, what they are, and the runs at hand.
 struct Merge {
     f: cudarc::driver::sys::CUfunction,
+    bounds_f: cudarc::driver::sys::CUfunction,
+    /// Room for every tile boundary of the largest merge (stream-ordered, freed after).
+    bounds: CUdeviceptr,
     stream: CUstream,
     key_bytes: usize,
     value_bytes: usize,
@@ -85,6 +88,20 @@ impl Merge {
         if n == 0 {
             return Ok(());
         }
+        let tiles = n.div_ceil(TILE);
+        let search = [
+            Arg::ptr(from.keys),
+            Arg::size(a_at),
+            Arg::size(na),
+            Arg::size(b_at),
+            Arg::size(nb),
+            Arg::u32(self.order),
+            Arg::size(tiles),
+            Arg::ptr(self.bounds),
+        ];
+        // SAFETY: arguments match multi_merge_bounds(keys, a_at, na, b_at, nb, key_order,
+        // tiles, bounds); `bounds` holds tiles + 1 entries.
+        unsafe { launch(self.bounds_f, (tiles + 1).div_ceil(BLOCK as usize) as u64, BLOCK, self.stream, &search)? };
         let args = [
             Arg::ptr(from.keys),
             Arg::size(a_at),
@@ -96,11 +113,12 @@ impl Merge {
             Arg::u32(self.value_bytes as u32),
             Arg::ptr(to.keys),
             Arg::ptr(to.values),
+            Arg::ptr(self.bounds),
         ];
         // SAFETY: arguments match multi_merge(keys, a_at, na, b_at, nb, key_order, values,
-        // value_bytes, out, out_values); both runs and the output range lie inside the
-        // two sides' memory (the caller's runs cover it exactly).
-        unsafe { launch(self.f, n.div_ceil(TILE) as u64, BLOCK, self.stream, &args) }
+        // value_bytes, out, out_values, bounds); both runs and the output range lie inside
+        // the two sides' memory (the caller's runs cover it exactly).
+        unsafe { launch(self.f, tiles as u64, BLOCK, self.stream, &args) }
     }
 
     fn copy(&self, from: Side, to: Side, at: usize, n: usize) -> Result<()> {
@@ -137,8 +155,28 @@ pub fn merge_runs(
 ) -> Result<()> {
     let (k, f) = (dtype.size(), dtype.is_float());
     let kernel = shared.loader.function(sources::MULTI_MERGE, variant(k, f), "multi_merge", || module(k, f))?;
+    let bounds_f = shared.loader.function(sources::MULTI_MERGE, variant(k, f), "multi_merge_bounds", || module(k, f))?;
     let state = shared.lock()?;
-    let merge = Merge { f: kernel, stream: state.stream, key_bytes: k, value_bytes, order: key_order(dtype, order) };
+    let total: usize = runs.iter().sum();
+    let bounds_bytes = (total.div_ceil(TILE) + 2) * 8;
+    // SAFETY: stream-ordered, freed on the same stream after the merges that use it.
+    let bounds = unsafe { alloc_async(state.stream, bounds_bytes, "merge tile boundaries") }?;
+    let merge = Merge { f: kernel, bounds_f, bounds, stream: state.stream, key_bytes: k, value_bytes, order: key_order(dtype, order) };
+    let merged = merge_passes(&merge, runs, keys, values, out, out_values);
+    // SAFETY: allocated above on this stream.
+    unsafe { free_async(bounds, bounds_bytes, state.stream) }?;
+    merged
+}
+
+/// The pairwise passes, ending in `out`.
+fn merge_passes(
+    merge: &Merge,
+    runs: &[usize],
+    keys: &DeviceMemory,
+    values: Option<&DeviceMemory>,
+    out: &DeviceMemory,
+    out_values: Option<&DeviceMemory>,
+) -> Result<()> {
     let input = Side { keys: keys.ptr, values: values.map_or(0, |m| m.ptr) };
     let output = Side { keys: out.ptr, values: out_values.map_or(0, |m| m.ptr) };
     let mut at = 0;

@@ -106,21 +106,87 @@ impl NcclLink {
         }
     }
 
-    /// Runs `issue` between ncclGroupStart and ncclGroupEnd on the current stream,
-    /// then waits for it.
-    fn grouped(&self, what: &str, issue: impl FnOnce(CUstream) -> Result<()>) -> Result<()> {
-        self.refuse_if_failed()?;
-        let state = self.shared.lock()?;
-        let stream = state.stream;
-        // SAFETY: group calls bracket the operations issued by `issue`.
-        self.api.check(unsafe { (self.api.group_start)() }, "ncclGroupStart")?;
-        let issued = issue(stream);
-        let ended = self.api.check(unsafe { (self.api.group_end)() }, "ncclGroupEnd");
+    /// Every send and receive of `parts` between ncclGroupStart and ncclGroupEnd.
+    fn exchange(&self, parts: &Parts, stream: CUstream) -> Result<()> {
+        let api = self.api;
+        // SAFETY: group calls bracket the sends and receives.
+        api.check(unsafe { (api.group_start)() }, "ncclGroupStart")?;
+        let mut issued = Ok(());
+        for peer in 0..self.nranks {
+            let (out, inc) = (parts.send_at(peer), parts.recv_at(peer));
+            // SAFETY: the ranges lie inside the send and receive memory or the staging
+            // area (the caller's plan); NCCL pairs each send with the peer's receive.
+            issued = issued.and_then(|_| unsafe {
+                if out.1 > 0 {
+                    api.check((api.send)(out.0 as *const c_void, out.1, NCCL_UINT8, peer as i32, self.comm, stream as *mut c_void), "ncclSend")?;
+                }
+                if inc.1 > 0 {
+                    api.check((api.recv)(inc.0 as *mut c_void, inc.1, NCCL_UINT8, peer as i32, self.comm, stream as *mut c_void), "ncclRecv")?;
+                }
+                Ok(())
+            });
+        }
+        let ended = api.check(unsafe { (api.group_end)() }, "ncclGroupEnd");
         if let Err(e) = issued.and(ended) {
             self.abort();
             return Err(e);
         }
-        self.wait(stream, what)
+        Ok(())
+    }
+}
+
+/// NCCL's kernels move whole words: a part of a few bytes would be read past its end
+/// (compute-sanitizer saw ncclDevKernel_SendRecv read 4 bytes of a 1-byte buffer). Parts
+/// shorter than this go through a staging area instead, a slot a peer each way.
+const SMALL: usize = 16;
+
+/// One all-to-all's memory: the caller's ranges, and the staging area of short parts
+/// (send slots first, then receive slots).
+struct Parts<'a> {
+    send: u64,
+    recv: u64,
+    stage: u64,
+    send_ranges: &'a [Range<usize>],
+    recv_ranges: &'a [Range<usize>],
+    nranks: usize,
+}
+
+impl Parts<'_> {
+    fn send_slot(&self, peer: usize) -> u64 {
+        self.stage + (SMALL * peer) as u64
+    }
+
+    fn recv_slot(&self, peer: usize) -> u64 {
+        self.stage + (SMALL * (self.nranks + peer)) as u64
+    }
+
+    /// Where the part for `peer` is sent from, and its length.
+    fn send_at(&self, peer: usize) -> (u64, usize) {
+        let r = &self.send_ranges[peer];
+        (if r.len() < SMALL { self.send_slot(peer) } else { self.send + r.start as u64 }, r.len())
+    }
+
+    fn recv_at(&self, peer: usize) -> (u64, usize) {
+        let r = &self.recv_ranges[peer];
+        (if r.len() < SMALL { self.recv_slot(peer) } else { self.recv + r.start as u64 }, r.len())
+    }
+
+    fn stage_short_sends(&self, stream: CUstream) -> Result<()> {
+        for (peer, r) in self.send_ranges.iter().enumerate().filter(|(_, r)| !r.is_empty() && r.len() < SMALL) {
+            // SAFETY: the range lies inside the send memory; the slot holds SMALL bytes.
+            unsafe { drv::memcpy_dtod_async(self.send_slot(peer), self.send + r.start as u64, r.len(), stream) }
+                .during("staging a short part")?;
+        }
+        Ok(())
+    }
+
+    fn unstage_short_receives(&self, stream: CUstream) -> Result<()> {
+        for (peer, r) in self.recv_ranges.iter().enumerate().filter(|(_, r)| !r.is_empty() && r.len() < SMALL) {
+            // SAFETY: as stage_short_sends, the other way.
+            unsafe { drv::memcpy_dtod_async(self.recv + r.start as u64, self.recv_slot(peer), r.len(), stream) }
+                .during("copying a short part out")?;
+        }
+        Ok(())
     }
 }
 
@@ -139,7 +205,13 @@ impl Link for NcclLink {
 
     fn all_gather(&self, local: &[u8]) -> Result<Vec<u8>> {
         self.refuse_if_failed()?;
-        let n = local.len();
+        // NCCL's low-latency protocol moves whole 8-byte words: each rank's part padded
+        // to one (compute-sanitizer saw it read past a 1-byte part's allocation).
+        let part = local.len();
+        let n = part.div_ceil(8) * 8;
+        let mut padded = local.to_vec();
+        padded.resize(n, 0);
+        let local = &padded[..];
         let mut all = vec![0u8; n * self.nranks];
         let state = self.shared.lock()?;
         let stream = state.stream;
@@ -159,30 +231,28 @@ impl Link for NcclLink {
             result?;
         }
         drop(state);
-        Ok(all)
+        Ok(all.chunks(n.max(1)).flat_map(|c| c[..part].to_vec()).collect())
     }
 
     fn all_to_all(&self, send: &Memory, send_ranges: &[Range<usize>], recv: &Memory, recv_ranges: &[Range<usize>])
         -> Result<()> {
+        self.refuse_if_failed()?;
         let (s, r) = (device_ptr(send)?, device_ptr(recv)?);
-        self.grouped("exchanging data", |stream| {
-            for peer in 0..self.nranks {
-                let (out, inc) = (&send_ranges[peer], &recv_ranges[peer]);
-                // SAFETY: the ranges lie inside `send` and `recv` (the caller's plan);
-                // NCCL pairs each send with the peer's matching receive.
-                unsafe {
-                    if !out.is_empty() {
-                        let p = (s + out.start as u64) as *const c_void;
-                        self.api.check((self.api.send)(p, out.len(), NCCL_UINT8, peer as i32, self.comm, stream as *mut c_void), "ncclSend")?;
-                    }
-                    if !inc.is_empty() {
-                        let p = (r + inc.start as u64) as *mut c_void;
-                        self.api.check((self.api.recv)(p, inc.len(), NCCL_UINT8, peer as i32, self.comm, stream as *mut c_void), "ncclRecv")?;
-                    }
-                }
-            }
-            Ok(())
-        })
+        let state = self.shared.lock()?;
+        let stream = state.stream;
+        let stage_bytes = 2 * SMALL * self.nranks;
+        // SAFETY: stream-ordered staging memory, freed in stream order after its copies.
+        let stage = unsafe { alloc_async(stream, stage_bytes, "staging of short parts") }?;
+        let parts = Parts { send: s, recv: r, stage, send_ranges, recv_ranges, nranks: self.nranks };
+        let exchanged = (|| {
+            parts.stage_short_sends(stream)?;
+            self.exchange(&parts, stream)?;
+            self.wait(stream, "exchanging data")?;
+            parts.unstage_short_receives(stream)
+        })();
+        // SAFETY: allocated above on this stream; its users are ordered before.
+        unsafe { free_async(stage, stage_bytes, stream) }?;
+        exchanged
     }
 
     fn fail(&self, _why: &str) {
