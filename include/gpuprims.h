@@ -61,14 +61,10 @@
   ((GPUPRIMS_VERSION_MAJOR << 16) | (GPUPRIMS_VERSION_MINOR << 8) | GPUPRIMS_VERSION_PATCH)
 
 
-#define NCCL_UINT8 1
-
 /*
  The bytes of a communicator id (an NCCL unique id on CUDA).
  */
-#define GPUPRIMS_COMM_ID_BYTES ID_BYTES
-
-#define ID_BYTES 128
+#define GPUPRIMS_COMM_ID_BYTES 128
 
 /*
  A typed array of `len` elements in a context's memory (device memory on CUDA).
@@ -179,12 +175,6 @@ typedef struct {
    */
   uint64_t bytes_held;
 } gpuprims_fault_counts;
-
-typedef int NcclResult;
-
-#define NCCL_SUCCESS 0
-
-#define NCCL_IN_PROGRESS 7
 
 
 

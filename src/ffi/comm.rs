@@ -22,7 +22,8 @@ pub struct gpuprims_comm {
 }
 
 /// The bytes of a communicator id (an NCCL unique id on CUDA).
-pub const GPUPRIMS_COMM_ID_BYTES: usize = ID_BYTES;
+pub const GPUPRIMS_COMM_ID_BYTES: usize = 128;
+const _: () = assert!(GPUPRIMS_COMM_ID_BYTES == ID_BYTES, "the ABI's id size is the links' id size");
 
 /// A communicator and the lock that keeps its calls one at a time (two exchanges in
 /// flight on one link would mix).

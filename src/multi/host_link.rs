@@ -14,7 +14,8 @@ use super::transport::Link;
 use crate::backend::Memory;
 use crate::error::{invalid, Error, Result};
 
-pub const ID_BYTES: usize = 128;
+/// The bytes of a communicator id (NCCL's unique id is 128).
+pub(crate) const ID_BYTES: usize = 128;
 
 /// What one rank shows the others during an exchange.
 enum Post {

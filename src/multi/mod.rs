@@ -19,7 +19,7 @@ mod transport;
 use std::sync::{Arc, Mutex};
 
 pub use agree::{Call, What};
-pub use host_link::ID_BYTES;
+pub(crate) use host_link::ID_BYTES;
 pub use reduce::{reduce, ReduceArgs};
 pub use scan::{scan, ScanArgs};
 pub use select::{select_kth, SelectArgs};

@@ -15,11 +15,11 @@ use once_cell::sync::OnceCell;
 
 use crate::error::{unsupported, Error, Result};
 
-pub type NcclComm = *mut c_void;
-pub type NcclResult = c_int;
-pub const NCCL_SUCCESS: NcclResult = 0;
-pub const NCCL_IN_PROGRESS: NcclResult = 7;
-pub const NCCL_UINT8: c_int = 1;
+pub(super) type NcclComm = *mut c_void;
+pub(super) type NcclResult = c_int;
+pub(super) const NCCL_SUCCESS: NcclResult = 0;
+pub(super) const NCCL_IN_PROGRESS: NcclResult = 7;
+pub(super) const NCCL_UINT8: c_int = 1;
 
 #[repr(C)]
 #[derive(Clone, Copy)]
