@@ -145,6 +145,19 @@ fn run_all<A: Send>(g: &Group, args: Vec<A>, part: impl Fn(&Comm, A) -> Result<(
     results.into_iter().collect::<Result<Vec<()>>>().map(|_| ())
 }
 
+/// run_all for an operation that gives every rank a value: rank 0's (they are equal).
+fn rank_zero_value<A: Send>(g: &Group, args: Vec<A>, part: impl Fn(&Comm, A) -> Result<u64> + Sync) -> Result<u64> {
+    let value = Mutex::new(0u64);
+    run_all(g, args, |c, a| {
+        let bits = part(c, a)?;
+        if c.rank() == 0 {
+            *value.lock().unwrap_or_else(|p| p.into_inner()) = bits;
+        }
+        Ok(())
+    })?;
+    Ok(value.into_inner().unwrap_or_else(|p| p.into_inner()))
+}
+
 /// Every device's checked arguments, or the first device's error.
 fn checked<'a, A>(g: &Group, check: impl Fn(usize, &Comm) -> Result<A>) -> Result<Vec<A>> {
     g.comms.iter().enumerate().map(|(i, c)| check(i, c).map_err(|e| on_device(i, e))).collect()
@@ -169,15 +182,8 @@ pub extern "C" fn gpuprims_group_reduce(
         let ins = buffers(r#in, g.comms.len(), "in", false)?;
         let args = checked(&g, |i, c| comm_args::reduce(&c.ctx, ins[i].as_deref().unwrap(), op))?;
         let size = args[0].input.dtype.size();
-        let value = Mutex::new(0u64);
-        run_all(&g, args, |c, a| {
-            let bits = crate::multi::reduce(c, Ok(a))?;
-            if c.rank() == 0 {
-                *value.lock().unwrap() = bits;
-            }
-            Ok(())
-        })?;
-        write_value(out, value.into_inner().unwrap(), size);
+        let bits = rank_zero_value(&g, args, |c, a| crate::multi::reduce(c, Ok(a)))?;
+        write_value(out, bits, size);
         Ok(())
     })
 }
@@ -260,15 +266,8 @@ pub extern "C" fn gpuprims_group_select_kth(
         let ins = buffers(r#in, g.comms.len(), "in", false)?;
         let args = checked(&g, |i, c| comm_args::select(&c.ctx, ins[i].as_deref().unwrap(), k))?;
         let size = args[0].input.dtype.size();
-        let value = Mutex::new(0u64);
-        run_all(&g, args, |c, a| {
-            let bits = crate::multi::select_kth(c, Ok(a))?;
-            if c.rank() == 0 {
-                *value.lock().unwrap() = bits;
-            }
-            Ok(())
-        })?;
-        write_value(out, value.into_inner().unwrap(), size);
+        let bits = rank_zero_value(&g, args, |c, a| crate::multi::select_kth(c, Ok(a)))?;
+        write_value(out, bits, size);
         Ok(())
     })
 }

@@ -133,3 +133,15 @@ pub fn agree(link: &dyn Link, call: Call, checks: Result<()>, extra: &[u8]) -> R
     }
     Ok((records.iter().map(|r| r.call).collect(), records.into_iter().map(|r| r.extra).collect()))
 }
+
+/// The agreement of an operation with no extra bytes: this rank's arguments (or their
+/// error, which every rank then returns) and every rank's shard length, in rank order.
+pub fn agree_on<A>(link: &dyn Link, args: Result<A>, call: impl FnOnce(&A) -> Call) -> Result<(A, Vec<u64>)> {
+    let (call, checks, args) = match args {
+        Ok(a) => (call(&a), Ok(()), Some(a)),
+        Err(e) => (Call::default(), Err(e), None),
+    };
+    let (calls, _) = agree(link, call, checks, &[])?;
+    let args = args.expect("the agreement fails when this rank's arguments did");
+    Ok((args, calls.iter().map(|c| c.len).collect()))
+}

@@ -5,7 +5,7 @@
 //! too much (a sample that misjudged, many equal keys), the digit rounds run over the
 //! whole shards instead: slower, never wrong.
 
-use super::agree::{agree, Call, What};
+use super::agree::{agree_on, Call, What};
 use super::keys::{bits_at, from_rank_key, key_mask, rank_key};
 use super::{Comm, Phases};
 use crate::backend::{Buffer, Memory};
@@ -21,17 +21,7 @@ pub struct SelectArgs<'a> {
 const SAMPLES: u64 = 1 << 16;
 
 pub fn select_kth(comm: &Comm, args: Result<SelectArgs>) -> Result<u64> {
-    let call = match &args {
-        Ok(a) => Call::new(What::SelectKth, a.input.dtype as u32, 0, 0, a.k, a.input.len as u64),
-        Err(_) => Call::default(),
-    };
-    let (checks, a) = match args {
-        Ok(a) => (Ok(()), Some(a)),
-        Err(e) => (Err(e), None),
-    };
-    let (calls, _) = agree(&*comm.link, call, checks, &[])?;
-    let a = a.expect("the agreement fails when this rank's arguments did");
-    let lens: Vec<u64> = calls.iter().map(|c| c.len).collect();
+    let (a, lens) = agree_on(&*comm.link, args, |a| Call::new(What::SelectKth, a.input.dtype as u32, 0, 0, a.k, a.input.len as u64))?;
     let total: u64 = lens.iter().sum();
     if a.k >= total {
         return Err(invalid(format!("k = {} is not below the {total} elements of all shards", a.k)));

@@ -10,7 +10,7 @@
 
 use std::ops::Range;
 
-use super::agree::{agree, Call, What};
+use super::agree::{agree_on, Call, What};
 use super::keys::key_mask;
 use super::select::gather_u64s;
 use super::{offsets, Comm, Phases};
@@ -25,17 +25,7 @@ pub struct SortArgs<'a> {
 }
 
 pub fn sort(comm: &Comm, args: Result<SortArgs>) -> Result<()> {
-    let call = match &args {
-        Ok(a) => Call::new(What::Sort, a.keys.dtype as u32, a.order as u32, a.values.map_or(0, |v| v.dtype as u32), 0, a.keys.len as u64),
-        Err(_) => Call::default(),
-    };
-    let (checks, a) = match args {
-        Ok(a) => (Ok(()), Some(a)),
-        Err(e) => (Err(e), None),
-    };
-    let (calls, _) = agree(&*comm.link, call, checks, &[])?;
-    let a = a.expect("the agreement fails when this rank's arguments did");
-    let lens: Vec<u64> = calls.iter().map(|c| c.len).collect();
+    let (a, lens) = agree_on(&*comm.link, args, |a| Call::new(What::Sort, a.keys.dtype as u32, a.order as u32, a.values.map_or(0, |v| v.dtype as u32), 0, a.keys.len as u64))?;
     if comm.nranks() == 1 {
         return local_sort(comm, &a.keys.memory, &a);
     }

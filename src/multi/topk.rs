@@ -7,7 +7,7 @@
 
 use std::ops::Range;
 
-use super::agree::{agree, Call, What};
+use super::agree::{agree_on, Call, What};
 use super::{offsets, Comm, Phases};
 use crate::backend::Buffer;
 use crate::dtype::{DType, Order};
@@ -22,17 +22,7 @@ pub struct TopkArgs<'a> {
 }
 
 pub fn topk(comm: &Comm, args: Result<TopkArgs>) -> Result<()> {
-    let call = match &args {
-        Ok(a) => Call::new(What::Topk, a.input.dtype as u32, a.order as u32, 0, a.k, a.input.len as u64),
-        Err(_) => Call::default(),
-    };
-    let (checks, a) = match args {
-        Ok(a) => (Ok(()), Some(a)),
-        Err(e) => (Err(e), None),
-    };
-    let (calls, _) = agree(&*comm.link, call, checks, &[])?;
-    let a = a.expect("the agreement fails when this rank's arguments did");
-    let lens: Vec<u64> = calls.iter().map(|c| c.len).collect();
+    let (a, lens) = agree_on(&*comm.link, args, |a| Call::new(What::Topk, a.input.dtype as u32, a.order as u32, 0, a.k, a.input.len as u64))?;
     let (starts, total) = offsets(&lens);
     if a.k > total {
         return Err(invalid(format!("k = {} is more than the {total} elements of all shards", a.k)));

@@ -8,11 +8,10 @@ use cudarc::driver::sys::{CUdeviceptr, CUstream};
 use super::context::CudaShared;
 use super::driver::DriverContext;
 use super::launch::{launch, Arg};
-use super::loader::ModuleSpec;
 use super::memory::{alloc_async, free_async, DeviceMemory};
 use super::modules::Module;
 use super::radix_sort::key_order;
-use super::select::KEY_VARIANTS;
+use super::multi_rank::{keyed_function, keyed_modules};
 use super::sources;
 use crate::dtype::{DType, Order};
 use crate::error::Result;
@@ -20,27 +19,8 @@ use crate::error::Result;
 const BLOCK: u32 = 256;
 const TILE: usize = 256 * 8;
 
-fn module(key_bytes: usize, float_keys: bool) -> ModuleSpec {
-    ModuleSpec {
-        source: sources::MULTI_MERGE,
-        options: vec![format!("-DGP_KEY_BYTES={key_bytes}"), format!("-DGP_KEY_FLOAT={}", float_keys as u32)],
-    }
-}
-
-fn variant(key_bytes: usize, float_keys: bool) -> u32 {
-    (key_bytes as u32) << 1 | float_keys as u32
-}
-
 pub fn modules() -> Vec<Module> {
-    KEY_VARIANTS
-        .into_iter()
-        .map(|(k, f)| Module {
-            source: sources::MULTI_MERGE,
-            variant: variant(k, f),
-            spec: module(k, f),
-            label: format!("keys {k}B{}", if f { " float" } else { "" }),
-        })
-        .collect()
+    keyed_modules(sources::MULTI_MERGE)
 }
 
 /// Keys and values of one side of the ping-pong.
@@ -153,9 +133,9 @@ pub fn merge_runs(
     out: &DeviceMemory,
     out_values: Option<&DeviceMemory>,
 ) -> Result<()> {
-    let (k, f) = (dtype.size(), dtype.is_float());
-    let kernel = shared.loader.function(sources::MULTI_MERGE, variant(k, f), "multi_merge", || module(k, f))?;
-    let bounds_f = shared.loader.function(sources::MULTI_MERGE, variant(k, f), "multi_merge_bounds", || module(k, f))?;
+    let k = dtype.size();
+    let kernel = keyed_function(shared, sources::MULTI_MERGE, dtype, "multi_merge")?;
+    let bounds_f = keyed_function(shared, sources::MULTI_MERGE, dtype, "multi_merge_bounds")?;
     let state = shared.lock()?;
     let total: usize = runs.iter().sum();
     let bounds_bytes = (total.div_ceil(TILE) + 2) * 8;

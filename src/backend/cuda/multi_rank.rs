@@ -13,7 +13,7 @@ use super::memory::{alloc_async, free_async, DeviceMemory};
 use super::modules::Module;
 use super::radix_sort::key_order;
 use super::select::KEY_VARIANTS;
-use super::sources;
+use super::sources::{self, Source};
 use crate::dtype::{DType, Order};
 use crate::error::Result;
 
@@ -21,32 +21,44 @@ const BLOCK: u32 = 256;
 /// multi_band's keys a block a step (BAND_BLOCK * BAND_ITEMS).
 const BAND_TILE: usize = 256 * 16;
 
-fn module(key_bytes: usize, float_keys: bool) -> ModuleSpec {
+/// The module of `source` for keys of one width (float or not): the multi-rank
+/// sources are instantiated by that alone (multi_merge.rs shares these helpers).
+pub(super) fn keyed_module(source: Source, key_bytes: usize, float_keys: bool) -> ModuleSpec {
     ModuleSpec {
-        source: sources::MULTI_RANK,
+        source,
         options: vec![format!("-DGP_KEY_BYTES={key_bytes}"), format!("-DGP_KEY_FLOAT={}", float_keys as u32)],
     }
 }
 
-fn variant(key_bytes: usize, float_keys: bool) -> u32 {
+fn keyed_variant(key_bytes: usize, float_keys: bool) -> u32 {
     (key_bytes as u32) << 1 | float_keys as u32
 }
 
-pub fn modules() -> Vec<Module> {
+/// Every key width's module of `source`.
+pub(super) fn keyed_modules(source: Source) -> Vec<Module> {
     KEY_VARIANTS
         .into_iter()
         .map(|(k, f)| Module {
-            source: sources::MULTI_RANK,
-            variant: variant(k, f),
-            spec: module(k, f),
+            source,
+            variant: keyed_variant(k, f),
+            spec: keyed_module(source, k, f),
             label: format!("keys {k}B{}", if f { " float" } else { "" }),
         })
         .collect()
 }
 
-fn function(shared: &CudaShared, dtype: DType, kernel: &'static str) -> Result<CUfunction> {
+/// `kernel` of `source`'s module for keys of `dtype`.
+pub(super) fn keyed_function(shared: &CudaShared, source: Source, dtype: DType, kernel: &'static str) -> Result<CUfunction> {
     let (k, f) = (dtype.size(), dtype.is_float());
-    shared.loader.function(sources::MULTI_RANK, variant(k, f), kernel, || module(k, f))
+    shared.loader.function(source, keyed_variant(k, f), kernel, || keyed_module(source, k, f))
+}
+
+pub fn modules() -> Vec<Module> {
+    keyed_modules(sources::MULTI_RANK)
+}
+
+fn function(shared: &CudaShared, dtype: DType, kernel: &'static str) -> Result<CUfunction> {
+    keyed_function(shared, sources::MULTI_RANK, dtype, kernel)
 }
 
 fn blocks(n: usize) -> u64 {

@@ -96,7 +96,7 @@ pub fn scan(
     seed: Option<u64>,
 ) -> Result<()> {
     let mut state = shared.lock()?;
-    scan_seeded_locked(shared, &mut state, input.ptr, output.ptr, dtype, len, op, mode, seed)
+    scan_locked(shared, &mut state, input.ptr, output.ptr, dtype, len, op, mode, seed)
 }
 
 /// The tagged words a scan of `len` elements of `dtype` publishes: each tile's
@@ -109,25 +109,11 @@ pub fn run_words(dtype: DType, len: usize) -> usize {
 }
 
 /// The scan of `len` elements at `input` into `output` (may be `input`), issued by a
-/// primitive that holds the state lock (the quicksort scans its bucket counts).
+/// primitive that holds the state lock (the quicksort scans its bucket counts), with
+/// `seed` (the accumulator's bits) combined in front of every element when given: the
+/// carry a multi-rank scan brings from the ranks before.
 #[allow(clippy::too_many_arguments)]
 pub fn scan_locked(
-    shared: &CudaShared,
-    state: &mut State,
-    input: CUdeviceptr,
-    output: CUdeviceptr,
-    dtype: DType,
-    len: usize,
-    op: Op,
-    mode: ScanMode,
-) -> Result<()> {
-    scan_seeded_locked(shared, state, input, output, dtype, len, op, mode, None)
-}
-
-/// `scan_locked` with `seed` (the accumulator's bits) combined in front of every
-/// element: the carry a multi-rank scan brings from the ranks before.
-#[allow(clippy::too_many_arguments)]
-fn scan_seeded_locked(
     shared: &CudaShared,
     state: &mut State,
     input: CUdeviceptr,

@@ -508,7 +508,7 @@ fn row_starts(call: &Call, state: &mut State, args: &RowArgs, s: &CheckScratch, 
         unsafe { launch(widen, blocks, CHECK_BLOCK, state.stream, &[Arg::ptr(args.ks), Arg::ptr(s.widened), Arg::size(nrows)])? };
         from = s.widened;
     }
-    scan::scan_locked(call.shared, state, from, s.bases, DType::U64, nrows, Op::Sum, ScanMode::Exclusive)
+    scan::scan_locked(call.shared, state, from, s.bases, DType::U64, nrows, Op::Sum, ScanMode::Exclusive, None)
 }
 
 /// The first bad row's error, or the ks' total against the output's length.

@@ -107,7 +107,7 @@ impl Sort<'_> {
     fn level(&self, state: &mut State, k: &LevelKernels, level: &Level) -> Result<LevelCounts> {
         let b = &self.buffers;
         self.split_and_count(k, level)?;
-        scan_locked(self.shared, state, b.counts, b.counts, DType::U32, level.tiles * BUCKETS + 1, Op::Sum, ScanMode::Exclusive)?;
+        scan_locked(self.shared, state, b.counts, b.counts, DType::U32, level.tiles * BUCKETS + 1, Op::Sum, ScanMode::Exclusive, None)?;
         self.scatter_and_list(k, level)?;
         let read_back = ReadBack::issue(self.stream)?;
         // Few segments: the sorts and copies go on grids for the most there can be
