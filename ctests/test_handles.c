@@ -39,9 +39,6 @@ typedef struct {
   int n;
 } bad_set;
 
-/* The kinds of handle, in the order of the bad sets. */
-enum { K_CTX, K_BUF, K_GRID, K_COMM, K_GROUP, K_KINDS };
-
 /* The buffers the calls take, all of one context. */
 typedef struct {
   gpuprims_buffer *in;    /* I32 x 8, IN_VALUES */
@@ -450,13 +447,13 @@ static void *freed_block(void) {
 
 typedef void (*bad_fn)(env_t *, const bad_set *);
 
-static const bad_fn BAD_FNS[K_KINDS] = {bad_contexts, bad_buffers, bad_grids, bad_comms, bad_groups};
-static const char *const KIND_NAME[K_KINDS] = {"context", "buffer", "grid", "comm", "group"};
-static const char *const LIVE_WHAT[K_KINDS] = {"a live context", "a live buffer", "a live grid", "a live comm",
+static const bad_fn BAD_FNS[TU_KINDS] = {bad_contexts, bad_buffers, bad_grids, bad_comms, bad_groups};
+static const char *const KIND_NAME[TU_KINDS] = {"context", "buffer", "grid", "comm", "group"};
+static const char *const LIVE_WHAT[TU_KINDS] = {"a live context", "a live buffer", "a live grid", "a live comm",
                                                "a live group"};
-static const char *const DEAD_WHAT[K_KINDS] = {"a destroyed context", "a destroyed buffer", "a destroyed grid",
+static const char *const DEAD_WHAT[TU_KINDS] = {"a destroyed context", "a destroyed buffer", "a destroyed grid",
                                                "a destroyed comm", "a destroyed group"};
-static const char *const STALE_WHAT[K_KINDS] = {
+static const char *const STALE_WHAT[TU_KINDS] = {
     "a destroyed context whose successor lives", "a destroyed buffer whose successor lives",
     "a destroyed grid whose successor lives", "a destroyed comm whose successor lives",
     "a destroyed group whose successor lives"};
@@ -467,30 +464,19 @@ static void *make_handle(int k, gpuprims_context *ctx) {
   gpuprims_life_grid *g = NULL;
   gpuprims_comm *m = NULL;
   switch (k) {
-    case K_CTX:
+    case TU_KCTX:
       TU_REQUIRE_OK(gpuprims_context_create(tu_backend_of(ctx), 0, &c));
       return c;
-    case K_BUF:
+    case TU_KBUF:
       return tu_buffer_from_host(ctx, GPUPRIMS_DTYPE_I32, IN_VALUES, 8);
-    case K_GRID:
+    case TU_KGRID:
       TU_REQUIRE_OK(gpuprims_life_create(ctx, 4, 4, GPUPRIMS_LIFE_TORUS, &g));
       return g;
-    case K_COMM:
+    case TU_KCOMM:
       TU_REQUIRE_OK(open_comm(ctx, &m));
       return m;
     default:
       return open_group();
-  }
-}
-
-/* The destroy of kind k, whatever h is. */
-static void destroy_as(int k, void *h) {
-  switch (k) {
-    case K_CTX: gpuprims_context_destroy((gpuprims_context *)h); break;
-    case K_BUF: gpuprims_buffer_destroy((gpuprims_buffer *)h); break;
-    case K_GRID: gpuprims_life_destroy((gpuprims_life_grid *)h); break;
-    case K_COMM: gpuprims_comm_destroy((gpuprims_comm *)h); break;
-    default: gpuprims_group_destroy((gpuprims_group *)h); break;
   }
 }
 
@@ -501,16 +487,16 @@ static void check_fresh(int k, void *h, gpuprims_backend backend) {
   gpuprims_backend b = 0;
   uint32_t rank = 7, nranks = 7;
   switch (k) {
-    case K_CTX:
+    case TU_KCTX:
       if (TU_EXPECT_OK(gpuprims_context_backend((gpuprims_context *)h, &b))) TU_CHECK(b == backend);
       break;
-    case K_BUF:
+    case TU_KBUF:
       if (TU_EXPECT_OK(gpuprims_buffer_len((gpuprims_buffer *)h, &n))) TU_CHECK(n == 8);
       break;
-    case K_GRID:
+    case TU_KGRID:
       if (TU_EXPECT_OK(gpuprims_life_population((gpuprims_life_grid *)h, &pop))) TU_CHECK(pop == 0);
       break;
-    case K_COMM:
+    case TU_KCOMM:
       if (TU_EXPECT_OK(gpuprims_comm_rank((gpuprims_comm *)h, &rank, &nranks))) TU_CHECK(rank == 0 && nranks == 1);
       break;
     default:
@@ -525,9 +511,9 @@ static void check_fresh(int k, void *h, gpuprims_backend backend) {
  */
 static void run_all(gpuprims_context *ctx, const char *label) {
   env_t e;
-  void *live[K_KINDS], *dead[K_KINDS], *stale[K_KINDS], *newer[K_KINDS];
+  void *live[TU_KINDS], *dead[TU_KINDS], *stale[TU_KINDS], *newer[TU_KINDS];
   gpuprims_backend backend = tu_backend_of(ctx);
-  bad_set common, sets[K_KINDS];
+  bad_set common, sets[TU_KINDS];
   int local = 42;
   unsigned char *tiny = (unsigned char *)tu_xmalloc(1);
   void *freed = freed_block();
@@ -537,22 +523,22 @@ static void run_all(gpuprims_context *ctx, const char *label) {
   printf("test_handles: %s\n", label);
   fflush(stdout);
   env_open(&e, ctx);
-  live[K_CTX] = ctx;
-  live[K_BUF] = e.b.in;
-  live[K_GRID] = e.grid;
-  live[K_COMM] = e.comm;
-  live[K_GROUP] = e.group;
+  live[TU_KCTX] = ctx;
+  live[TU_KBUF] = e.b.in;
+  live[TU_KGRID] = e.grid;
+  live[TU_KCOMM] = e.comm;
+  live[TU_KGROUP] = e.group;
 
   /* Destroyed handles of each kind; and stale ones: destroyed, then a newer handle of the
      same kind made (which may reuse what the stale one named). None of a kind that ctx
      has no live handle of (a comm on CUDA without NCCL). */
-  for (k = 0; k < K_KINDS; k++) {
+  for (k = 0; k < TU_KINDS; k++) {
     dead[k] = stale[k] = newer[k] = NULL;
     if (!live[k]) continue;
     dead[k] = make_handle(k, ctx);
-    destroy_as(k, dead[k]);
+    tu_destroy_as(k, dead[k]);
     stale[k] = make_handle(k, ctx);
-    destroy_as(k, stale[k]);
+    tu_destroy_as(k, stale[k]);
     newer[k] = make_handle(k, ctx);
     TU_CHECK(newer[k] != stale[k] && newer[k] != dead[k]);
   }
@@ -567,20 +553,20 @@ static void run_all(gpuprims_context *ctx, const char *label) {
 
   /* Each kind's set: the common values, its own destroyed and stale handles, and live and
      destroyed handles of every other kind. */
-  for (k = 0; k < K_KINDS; k++) {
+  for (k = 0; k < TU_KINDS; k++) {
     sets[k] = common;
     if (live[k]) {
       add_bad(&sets[k], DEAD_WHAT[k], dead[k]);
       add_bad(&sets[k], STALE_WHAT[k], stale[k]);
     }
-    for (o = 0; o < K_KINDS; o++) {
+    for (o = 0; o < TU_KINDS; o++) {
       if (o == k || !live[o]) continue;
       add_bad(&sets[k], LIVE_WHAT[o], live[o]);
       add_bad(&sets[k], DEAD_WHAT[o], dead[o]);
     }
   }
 
-  for (k = 0; k < K_KINDS; k++) {
+  for (k = 0; k < TU_KINDS; k++) {
     BAD_FNS[k](&e, &sets[k]);
     snprintf(when, sizeof when, "after bad %ss", KIND_NAME[k]);
     env_check(&e, when);
@@ -589,18 +575,18 @@ static void run_all(gpuprims_context *ctx, const char *label) {
   /* Destroying them again (each as the kind it is bad for: live handles of other kinds
      among them) is a no-op: it neither fails (the last error stays what it was) nor
      takes a live handle with it. */
-  TU_EXPECT_STATUS(gpuprims_buffer_len((gpuprims_buffer *)dead[K_BUF], NULL), GPUPRIMS_STATUS_INVALID_ARGUMENT);
+  TU_EXPECT_STATUS(gpuprims_buffer_len((gpuprims_buffer *)dead[TU_KBUF], NULL), GPUPRIMS_STATUS_INVALID_ARGUMENT);
   tu_last_error_text(before, sizeof before);
-  for (k = 0; k < K_KINDS; k++) {
-    for (i = 0; i < sets[k].n; i++) destroy_as(k, sets[k].v[i].p);
-    destroy_as(k, NULL);
+  for (k = 0; k < TU_KINDS; k++) {
+    for (i = 0; i < sets[k].n; i++) tu_destroy_as(k, sets[k].v[i].p);
+    tu_destroy_as(k, NULL);
   }
   tu_last_error_text(after, sizeof after);
   TU_CHECKF(strcmp(before, after) == 0, "a no-op destroy changed the last error from \"%s\" to \"%s\"", before, after);
   env_check(&e, "after destroying bad handles");
 
   /* The successors of the stale handles were never touched. */
-  for (k = 0; k < K_KINDS; k++)
+  for (k = 0; k < TU_KINDS; k++)
     if (newer[k]) check_fresh(k, newer[k], backend);
 
   /* NULL stays NULL_ARGUMENT. */
@@ -611,8 +597,8 @@ static void run_all(gpuprims_context *ctx, const char *label) {
   TU_EXPECT_STATUS(gpuprims_comm_rank(NULL, NULL, NULL), GPUPRIMS_STATUS_NULL_ARGUMENT);
   TU_EXPECT_STATUS(gpuprims_group_size(NULL, NULL), GPUPRIMS_STATUS_NULL_ARGUMENT);
 
-  for (k = 0; k < K_KINDS; k++)
-    if (newer[k]) destroy_as(k, newer[k]);
+  for (k = 0; k < TU_KINDS; k++)
+    if (newer[k]) tu_destroy_as(k, newer[k]);
   env_close(&e);
   free(tiny);
 }
