@@ -17,6 +17,7 @@ if(GPUPRIMS_BUILD_TESTS)
     "${_gpuprims_fuzz_dir}/fuzz_ops_buf.c"
     "${_gpuprims_fuzz_dir}/fuzz_ops_prim.c"
     "${_gpuprims_fuzz_dir}/fuzz_ops_life.c"
+    "${_gpuprims_fuzz_dir}/fuzz_ops_multi.c"
     "${_gpuprims_fuzz_dir}/fuzz_life_text.c")
   set_target_properties(gpuprims_fuzz_abi PROPERTIES
     OUTPUT_NAME fuzz_abi C_STANDARD 11 C_STANDARD_REQUIRED ON C_EXTENSIONS OFF)

@@ -18,6 +18,7 @@
  *   tu_index_buffer (offsets or ks as U32 or U64), tu_fill_row (a row's contents).
  * - tu_cuda_stream_create/_destroy: a caller's CUDA stream through the driver API loaded at
  *   run time (no CUDA headers), for gpuprims_context_set_stream.
+ * - tu_destroy_as: the destroy of a kind of handle (TU_KCTX ... TU_KGROUP), whatever it is given.
  *
  * Include this header first: it sets the POSIX feature level before any system header.
  */
@@ -1068,6 +1069,24 @@ static inline size_t tu_check_scan(gpuprims_dtype t, gpuprims_op op, gpuprims_sc
     case GPUPRIMS_DTYPE_F16:
     case GPUPRIMS_DTYPE_BF16: return tu_check_scan_half(t, op, mode, in, n, out, tol_factor, msg, ml);
     default: snprintf(msg, ml, "unknown dtype %u", (unsigned)t); return n ? n : 1;
+  }
+}
+
+/* ------------------------------------------------------------------------------------- */
+/* Handles of every kind                                                                  */
+/* ------------------------------------------------------------------------------------- */
+
+/* The kinds of handle. */
+enum { TU_KCTX, TU_KBUF, TU_KGRID, TU_KCOMM, TU_KGROUP, TU_KINDS };
+
+/* The destroy of `kind`, whatever h is (a destroyed or foreign handle: a no-op). */
+static inline void tu_destroy_as(int kind, void *h) {
+  switch (kind) {
+    case TU_KCTX: gpuprims_context_destroy((gpuprims_context *)h); break;
+    case TU_KBUF: gpuprims_buffer_destroy((gpuprims_buffer *)h); break;
+    case TU_KGRID: gpuprims_life_destroy((gpuprims_life_grid *)h); break;
+    case TU_KCOMM: gpuprims_comm_destroy((gpuprims_comm *)h); break;
+    default: gpuprims_group_destroy((gpuprims_group *)h); break;
   }
 }
 

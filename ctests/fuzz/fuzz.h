@@ -7,6 +7,7 @@
  *   fuzz_ops_buf.c  calls on contexts, buffers and the info functions
  *   fuzz_ops_prim.c calls of the primitives (reduce ... quicksort)
  *   fuzz_ops_life.c calls on Life grids, with a reference step
+ *   fuzz_ops_multi.c  communicators and groups, and their operations over ranks
  *   fuzz_life_text.c  rule and RLE texts: valid, malformed, mutated
  */
 #ifndef GPUPRIMS_FUZZ_H
@@ -16,12 +17,16 @@
 
 #include <stdarg.h>
 
-#define FZ_MAX_CTX 6    /* context records (live handles, or destroyed ones buffers keep alive) */
-#define FZ_LIVE_CTX 3   /* live context handles at most */
+#define FZ_MAX_CTX 16   /* context records (live handles, or destroyed ones that buffers, grids,
+                           comms and groups keep alive) */
+#define FZ_LIVE_CTX 3   /* live context handles at most, leaving out those of live groups */
 #define FZ_MAX_BUF 40   /* live buffers */
 #define FZ_MAX_GRID 6   /* live Life grids */
+#define FZ_MAX_COMM 3   /* live communicators (one rank each) */
+#define FZ_MAX_GROUP 2  /* live groups */
+#define FZ_MAX_RANKS 3  /* devices of a group */
 #define FZ_MAX_STALE 16 /* destroyed handles remembered, per kind */
-#define FZ_DESC 320     /* one call's description */
+#define FZ_DESC 640     /* one call's description */
 
 /* What out-parameters hold before a call: no length, count or dtype the library could
  * write (a text of 4242 bytes, say, is a real length). */
@@ -33,7 +38,8 @@
 #define FZ_OK FZ_S(OK)
 
 /* Handle kinds. */
-enum { FZ_KCTX = 0, FZ_KBUF = 1, FZ_KGRID = 2 };
+enum { FZ_KCTX = TU_KCTX, FZ_KBUF = TU_KBUF, FZ_KGRID = TU_KGRID, FZ_KCOMM = TU_KCOMM, FZ_KGROUP = TU_KGROUP,
+       FZ_KINDS = TU_KINDS };
 
 /* What a handle argument is. */
 enum { FZ_LIVE, FZ_NULL, FZ_STALE, FZ_WRONG_KIND, FZ_FORGED, FZ_GARBAGE };
@@ -53,6 +59,7 @@ typedef struct {
   int id;         /* for the log: ctx#id */
   gpuprims_backend backend;
   int32_t device; /* the ordinal it was opened with (CUDA: its device) */
+  int group;      /* 1 + the live group whose device's context it is (from gpuprims_group_context), else 0 */
 } fz_ctx;
 
 /* A buffer. Its contents live in the shadow of its owner (itself, unless it is a
@@ -85,6 +92,24 @@ typedef struct {
   unsigned char *cells; /* w * hgt, 0 or 1 */
 } fz_grid;
 
+/* A communicator of one rank (rank 0 of 1) on context record ctx. */
+typedef struct {
+  gpuprims_comm *h;
+  int live;
+  int id;
+  int ctx;
+} fz_comm;
+
+/* A group of n devices; device i's context is record ctx[i] (a handle of its own from
+ * gpuprims_group_context, which outlives the group unless destroyed). */
+typedef struct {
+  gpuprims_group *h;
+  int live;
+  int id;
+  int n;
+  int ctx[FZ_MAX_RANKS];
+} fz_group;
+
 typedef struct {
   tu_rng rng;
   uint64_t seed;
@@ -92,8 +117,10 @@ typedef struct {
   fz_ctx ctx[FZ_MAX_CTX];
   fz_buf buf[FZ_MAX_BUF];
   fz_grid grid[FZ_MAX_GRID];
-  void *stale[3][FZ_MAX_STALE];
-  int nstale[3];
+  fz_comm comm[FZ_MAX_COMM];
+  fz_group group[FZ_MAX_GROUP];
+  void *stale[FZ_KINDS][FZ_MAX_STALE];
+  int nstale[FZ_KINDS];
   int next_id;
   unsigned long op;         /* the fuzz call being made (0-based) */
   unsigned long lib_calls;  /* every library call, checks included */
@@ -139,11 +166,25 @@ fz_h fz_live_ctx(int c);
 fz_h fz_live_buf(int b);
 fz_h fz_live_grid(int g);
 fz_h fz_hostile(int kind);              /* NULL, stale, wrong kind, forged or garbage */
+void fz_destroy_as(int kind, void *h, const char *what); /* gpuprims_<kind>_destroy(h), logged (ended by the caller) */
+/* After a create: on failure the out-parameter (unless NULL was passed) still holds
+ * TU_SENTINEL_PTR, on OK a handle. Returns whether the call was OK. */
+int fz_created(gpuprims_status s, int no_out, const void *out, const char *fn);
 fz_h fz_maybe_hostile(int kind, fz_h live, unsigned pct);
 unsigned fz_handle_fault(const fz_h *a, int optional);
 void fz_remember_stale(int kind, void *p);
 int fz_ctx_add(gpuprims_context *h, int32_t device); /* records a new live context (queries its backend) */
 void fz_ctx_release_if_unused(int c);
+void fz_ctx_destroy(int c);             /* destroys the handle, logged; the record stays while used */
+/* Room for `records` more context records, and (ordinary) for one more live context
+ * outside groups: destroys contexts, and what keeps destroyed ones' records, as needed. */
+void fz_ctx_room(int records, int ordinary);
+int fz_pick_live(int kind);             /* a live record of `kind`, -1 when none */
+int fz_free_slot(int kind);             /* a free comm or group record (destroys one when all are taken) */
+fz_h fz_live_comm(int m);
+fz_h fz_live_group(int g);
+void fz_comm_destroy(int m);            /* logged */
+void fz_group_destroy(int g);           /* logged; its contexts' handles stay */
 int fz_buf_add(gpuprims_buffer *h, int ctx, gpuprims_dtype dt, size_t len, int owner, size_t off);
 void fz_buf_forget(int b);              /* after the handle was destroyed */
 void fz_buf_destroy(int b);             /* destroys (its views first), logged */
@@ -185,6 +226,32 @@ void fz_rank_ref(gpuprims_dtype t, const void *x, size_t n, size_t k, void *out)
 void fz_fmt_elems(gpuprims_dtype t, const void *p, size_t n, char *out, size_t len);
 uint64_t fz_get_index(gpuprims_dtype t, const void *p, size_t i);
 
+/* ---- fuzz_ops_prim.c: what the multi-rank ops share with the one-context ones ---- */
+uint32_t fz_pick_enum(uint32_t n_valid, unsigned bad_pct, int *bad); /* a valid value, or (bad_pct %) an unknown one */
+uint64_t fz_pick_rank(size_t n, int inclusive_end);                  /* mostly below n (or up to n), else past it */
+/* An output buffer of context c, dtype t, length n sharing no memory with the `avoid`
+ * buffers (mostly), else any live buffer; pinned. -1 when none. */
+int fz_pick_out(int c, gpuprims_dtype t, size_t n, const int *avoid, int n_avoid);
+fz_h fz_opt_buf_arg(int b, unsigned hostile_pct);     /* b's handle (hostile now and then); NULL when b < 0 */
+unsigned fz_ctx_fault(const fz_h *ca, int c, const fz_h *ba, int b); /* CONTEXT_MISMATCH: both live, b not of c */
+/* The faults of a call's buffers as each primitive checks them, against the call's
+ * context argument ca (record c; a comm or group's handle and a rank's context for the
+ * multi-rank calls): handles, contexts, dtypes, lengths, shared memory. */
+unsigned fz_one_out_faults(const fz_h *ca, int c, const fz_h *ia, int in, const fz_h *oa, int out);
+unsigned fz_scan_faults(const fz_h *ca, int c, const fz_h *ia, int in, const fz_h *oa, int out);
+unsigned fz_sort_faults(const fz_h *ca, int c, const fz_h *ka, int keys, const fz_h *va, int vals);
+unsigned fz_topk_faults(const fz_h *ca, int c, const fz_h *ia, int in, uint64_t k, uint64_t limit, const fz_h *va,
+                        int vals, const fz_h *xa, int idx);
+/* Results against the references (fn, what: the call, for messages; ranks: the ranks whose
+ * partials a float sum combined, 1 for one context). */
+void fz_check_reduce(gpuprims_dtype t, gpuprims_op op, const void *in, size_t n, int ranks, const void *got,
+                     const char *fn);
+void fz_check_rank(gpuprims_dtype t, const void *x, size_t n, size_t k, const void *got, const char *what);
+void fz_check_scan(gpuprims_dtype t, gpuprims_op op, gpuprims_scan_mode mode, const void *x, size_t n, int ranks,
+                   const void *got, const char *fn);
+void fz_check_topk(gpuprims_dtype t, const unsigned char *x, size_t n, uint64_t k, gpuprims_order order, int vals, int idx,
+                   const char *fn);
+
 /* ---- op families ---- */
 void fz_op_context_create(void);
 void fz_op_context_destroy(void);
@@ -200,6 +267,7 @@ void fz_op_buffer_write(void);
 void fz_op_buffer_read(void);
 void fz_op_buffer_copy(void);
 void fz_op_info(void);
+const char *fz_backend_words(gpuprims_backend b);
 void fz_op_fault(void);
 void fz_destroy_hostile(int kind);
 void fz_op_reduce(void);
@@ -211,6 +279,17 @@ void fz_op_topk(void);
 void fz_op_segmented_select(void);
 void fz_op_segmented_topk(void);
 void fz_op_sort(void);
+void fz_op_comm_create(void);
+void fz_op_comm_destroy(void);
+void fz_op_comm_query(void);
+void fz_op_group_create(void);
+void fz_op_group_destroy(void);
+void fz_op_group_query(void);
+void fz_op_multi_reduce(void);
+void fz_op_multi_scan(void);
+void fz_op_multi_sort(void);
+void fz_op_multi_select(void);
+void fz_op_multi_topk(void);
 void fz_op_life_create(void);
 void fz_op_life_destroy(void);
 void fz_op_life_rule(void);

@@ -8,12 +8,16 @@
  *     handles; unknown enum values and dtypes; mismatched contexts, dtypes and lengths;
  *     buffers that share memory where that is refused; ranks and ranges past the end;
  *     offsets that are no rows; malformed rule and RLE texts; sizes no allocation can
- *     serve, and 0 where that is refused);
+ *     serve, and 0 where that is refused; for communicators and groups, a device's
+ *     buffer of another device's context, NULL entries and arrays, ranks asked
+ *     different things, k past the total of all shards);
  *   - a failure leaves a message in gpuprims_last_error() that names the function;
  *   - a failure writes no out-parameter, no host array and no buffer (poisoned before,
  *     compared after); a destroy of a bad handle is a no-op that keeps the last error;
  *   - on OK, results at small sizes are right: compared with references computed here
- *     (reduce, scan, sorts, select, top-k, segmented select, Life steps, RLE, rules),
+ *     (reduce, scan, sorts, select, top-k, segmented select, Life steps, RLE, rules) and,
+ *     for the calls over a comm's or a group's ranks, with one context's call on the
+ *     shards one after another (reduce, select_kth, radix sort),
  *     floats as the tests compare them (NaN rules of the header; float sums within
  *     tolerance, not compared where a partial sum could overflow); and every live buffer
  *     and grid is read back now and then and must hold what the model says;
@@ -24,8 +28,10 @@
  * the caller's to get right on CUDA), gpuprims_buffer_wrap_device with a pointer that is
  * not device memory of a live buffer (CUDA), host arrays shorter than the length passed
  * with them where that length is in range (the caller's undefined behaviour, not a bug
- * of the library), and the test-only gpuprims_fault_inject with a valid spec (only
- * malformed ones: an armed fault would fail calls the fuzzer expects to pass).
+ * of the library), the test-only gpuprims_fault_inject with a valid spec (only
+ * malformed ones: an armed fault would fail calls the fuzzer expects to pass), and
+ * communicators of more than one rank (one thread makes every call: a lone rank would
+ * wait for the others; groups of up to three host devices cover several ranks).
  *
  * Environment:
  *   GPUPRIMS_FUZZ_SEED=<seed>     replays a run (the seed is printed at the start)
@@ -78,6 +84,17 @@ static const struct {
     {"life_rle_save", fz_op_life_rle_save, 2},
     {"life_step", fz_op_life_step, 3},
     {"life_query", fz_op_life_query, 2},
+    {"comm_create", fz_op_comm_create, 2},
+    {"comm_destroy", fz_op_comm_destroy, 1},
+    {"comm_query", fz_op_comm_query, 1},
+    {"group_create", fz_op_group_create, 1},
+    {"group_destroy", fz_op_group_destroy, 1},
+    {"group_query", fz_op_group_query, 2},
+    {"multi_reduce", fz_op_multi_reduce, 4},
+    {"multi_scan", fz_op_multi_scan, 3},
+    {"multi_sort", fz_op_multi_sort, 4},
+    {"multi_select", fz_op_multi_select, 3},
+    {"multi_topk", fz_op_multi_topk, 4},
 };
 
 static double now_s(void) {

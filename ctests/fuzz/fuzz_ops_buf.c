@@ -24,42 +24,11 @@ static size_t first_written(const unsigned char *p, size_t n) {
 /* Contexts                                                                               */
 /* ------------------------------------------------------------------------------------- */
 
-static const char *backend_words(gpuprims_backend b) {
+const char *fz_backend_words(gpuprims_backend b) {
   static char buf[32];
   if (b <= GPUPRIMS_BACKEND_HOST) return tu_backend_name(b);
   snprintf(buf, sizeof buf, "(backend)%lu", (unsigned long)b);
   return buf;
-}
-
-/* Room for one more live context: a free record, and fewer than FZ_LIVE_CTX live. */
-static void ctx_room(void) {
-  int c, live = 0, free_rec = 0;
-  for (c = 0; c < FZ_MAX_CTX; c++) {
-    live += fz.ctx[c].live;
-    free_rec += !fz.ctx[c].used;
-  }
-  if (live >= FZ_LIVE_CTX) {
-    do c = fz_pick_live_ctx();
-    while (c == fz_main_ctx());
-    fz_call("gpuprims_context_destroy(ctx#%d)", fz.ctx[c].id);
-    gpuprims_context_destroy(fz.ctx[c].h);
-    fz_done_void("(void)");
-    fz.ctx[c].live = 0;
-    fz_remember_stale(FZ_KCTX, fz.ctx[c].h);
-    fz_ctx_release_if_unused(c);
-    free_rec += !fz.ctx[c].used;
-  }
-  if (free_rec == 0) { /* every record is a destroyed context its buffers or grids keep: let one go */
-    int b, g;
-    for (c = 0; c < FZ_MAX_CTX && fz.ctx[c].live; c++) {
-    }
-    for (b = 0; b < FZ_MAX_BUF; b++)
-      if (fz.buf[b].live && fz.buf[b].ctx == c && fz.buf[b].owner != b) fz_buf_destroy(b);
-    for (b = 0; b < FZ_MAX_BUF; b++)
-      if (fz.buf[b].live && fz.buf[b].ctx == c) fz_buf_destroy(b);
-    for (g = 0; g < FZ_MAX_GRID; g++)
-      if (fz.grid[g].live && fz.grid[g].ctx == c) fz_grid_destroy(g);
-  }
 }
 
 void fz_op_context_create(void) {
@@ -82,8 +51,8 @@ void fz_op_context_create(void) {
   } else { /* CUDA without a device here, or another device ordinal */
     allowed = FZ_OK | FZ_S(NO_DEVICE) | (dev ? FZ_S(INVALID_ARGUMENT) : 0);
   }
-  if (allowed & FZ_OK) ctx_room();
-  fz_call("gpuprims_context_create(%s, %ld, %s)", backend_words(be), (long)dev, no_out ? "NULL" : "&out");
+  if (allowed & FZ_OK) fz_ctx_room(1, 1);
+  fz_call("gpuprims_context_create(%s, %ld, %s)", fz_backend_words(be), (long)dev, no_out ? "NULL" : "&out");
   s = fz_done(gpuprims_context_create(be, dev, no_out ? NULL : &out), allowed);
   if (s == GPUPRIMS_STATUS_OK) {
     if (out == NULL || out == TU_SENTINEL_PTR(gpuprims_context)) fz_fail("context_create said OK but wrote %p", (void *)out);
@@ -97,12 +66,7 @@ void fz_op_context_destroy(void) {
   int c = fz_pick_live_ctx(), live = 0, i;
   for (i = 0; i < FZ_MAX_CTX; i++) live += fz.ctx[i].live;
   if (live > 1 && fz_pct(60)) {
-    fz_call("gpuprims_context_destroy(ctx#%d)", fz.ctx[c].id);
-    gpuprims_context_destroy(fz.ctx[c].h);
-    fz_done_void("(void)");
-    fz.ctx[c].live = 0;
-    fz_remember_stale(FZ_KCTX, fz.ctx[c].h);
-    fz_ctx_release_if_unused(c);
+    fz_ctx_destroy(c);
     return;
   }
   fz_destroy_hostile(FZ_KCTX);
@@ -592,21 +556,14 @@ void fz_op_fault(void) {
   }
 }
 
-/* Destroys a hostile handle of `kind` (FZ_KCTX, FZ_KBUF, FZ_KGRID): a no-op, which must
+/* Destroys a hostile handle of `kind` (one of the FZ_K kinds): a no-op, which must
  * not change this thread's last error either. */
 void fz_destroy_hostile(int kind) {
-  static const char *names[] = {"context_destroy", "buffer_destroy", "life_destroy"};
   char before[256], after[256];
   fz_h a = fz_hostile(kind);
   tu_last_error_text(before, sizeof before);
-  fz_call("gpuprims_%s(%s)", names[kind], a.what);
-  if (kind == FZ_KCTX)
-    gpuprims_context_destroy((gpuprims_context *)a.p);
-  else if (kind == FZ_KBUF)
-    gpuprims_buffer_destroy((gpuprims_buffer *)a.p);
-  else
-    gpuprims_life_destroy((gpuprims_life_grid *)a.p);
+  fz_destroy_as(kind, a.p, a.what);
   fz_done_void("(void, a no-op)");
   tu_last_error_text(after, sizeof after);
-  if (strcmp(before, after) != 0) fz_fail("a no-op %s changed the last error to \"%s\"", names[kind], after);
+  if (strcmp(before, after) != 0) fz_fail("a no-op destroy of %s changed the last error to \"%s\"", a.what, after);
 }

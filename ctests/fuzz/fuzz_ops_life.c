@@ -146,11 +146,7 @@ void fz_op_life_create(void) {
   fz_call("gpuprims_life_create(%s, %llu, %llu, %s, %s)", ca.what, (unsigned long long)w, (unsigned long long)h,
           bad_b ? "(unknown boundary)" : bnd == GPUPRIMS_LIFE_TORUS ? "TORUS" : "DEAD", no_out ? "NULL" : "&out");
   s = fz_done(gpuprims_life_create((gpuprims_context *)ca.p, w, h, bnd, no_out ? NULL : &out), faults ? faults : FZ_OK);
-  if (s != GPUPRIMS_STATUS_OK) {
-    if (!no_out && out != TU_SENTINEL_PTR(gpuprims_life_grid)) fz_fail("a failed life_create wrote its out-parameter");
-    return;
-  }
-  if (out == NULL || out == TU_SENTINEL_PTR(gpuprims_life_grid)) fz_fail("life_create said OK but wrote %p", (void *)out);
+  if (!fz_created(s, no_out, out, "life_create")) return;
   memset(&fz.grid[g], 0, sizeof fz.grid[g]);
   fz.grid[g].h = out;
   fz.grid[g].live = 1;

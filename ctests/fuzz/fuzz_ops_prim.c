@@ -37,7 +37,7 @@ static fz_h ctx_for(int b, int *c) {
 
 /* An output buffer of context c, dtype t, length n that shares no memory with the
  * `avoid` buffers (most of the time), else any live buffer; pinned. -1 when none. */
-static int pick_out(int c, gpuprims_dtype t, size_t n, const int *avoid, int n_avoid) {
+int fz_pick_out(int c, gpuprims_dtype t, size_t n, const int *avoid, int n_avoid) {
   int b = -1;
   if (n < 100000 && fz_pct(85)) b = fz_find_or_make(c, t, n, avoid, n_avoid);
   if (b < 0) b = fz_pick_live_buf();
@@ -47,7 +47,7 @@ static int pick_out(int c, gpuprims_dtype t, size_t n, const int *avoid, int n_a
 static fz_h buf_arg(int b, unsigned hostile_pct) { return fz_maybe_hostile(FZ_KBUF, fz_live_buf(b), hostile_pct); }
 
 /* An optional buffer argument: NULL when b < 0. */
-static fz_h opt_buf_arg(int b, unsigned hostile_pct) {
+fz_h fz_opt_buf_arg(int b, unsigned hostile_pct) {
   fz_h a;
   if (b >= 0) return buf_arg(b, hostile_pct);
   a.p = NULL;
@@ -58,19 +58,19 @@ static fz_h opt_buf_arg(int b, unsigned hostile_pct) {
 }
 
 /* CONTEXT_MISMATCH when both are live and b is not of context c. */
-static unsigned ctx_fault(const fz_h *ca, int c, const fz_h *ba, int b) {
+unsigned fz_ctx_fault(const fz_h *ca, int c, const fz_h *ba, int b) {
   return (ca->cls == FZ_LIVE && ba->cls == FZ_LIVE && fz.buf[b].ctx != c) ? FZ_S(CONTEXT_MISMATCH) : 0;
 }
 
 static int live2(const fz_h *a, const fz_h *b) { return a->cls == FZ_LIVE && b->cls == FZ_LIVE; }
 
-static uint32_t pick_enum(uint32_t n_valid, unsigned bad_pct, int *bad) {
+uint32_t fz_pick_enum(uint32_t n_valid, unsigned bad_pct, int *bad) {
   *bad = fz_pct(bad_pct);
   return *bad ? fz_bad_enum() : (uint32_t)fz_below(n_valid);
 }
 
 /* A rank for a buffer of n elements: valid mostly, else n, a little past, or huge. */
-static uint64_t pick_rank(size_t n, int inclusive_end) {
+uint64_t fz_pick_rank(size_t n, int inclusive_end) {
   static const uint64_t huge[] = {UINT64_MAX, UINT64_MAX - 1, (uint64_t)1 << 32, (uint64_t)1 << 63};
   if (fz_pct(80) && (n > 0 || inclusive_end)) return fz_below((uint64_t)n + (inclusive_end ? 1 : 0));
   if (fz_pct(60)) return (uint64_t)n + (inclusive_end ? 1 : 0) + fz_below(3);
@@ -98,21 +98,31 @@ static void verify_unchanged(gpuprims_status s, int b) {
  * or n where that is larger. The tests' factor holds for their random data; here the
  * data are also all equal, sorted or a few values repeated, where a sequential sum (the
  * host backend's, in chunks of 2^16, and any scan's prefix) rounds the same way every
- * time and its error grows like n: n eps sum|x| bounds the error of every order. */
-static double sum_tol(size_t n) {
+ * time and its error grows like n: n eps sum|x| bounds the error of every order.
+ * Over several ranks (the multi-rank calls) each rank's partial is rounded to the element
+ * type before the partials combine (the header: "it may differ from one context's reduce
+ * in rounding"): test_multi's (4 ranks + 8) roundings of the element type more, counted
+ * twice (it scales them by sum|x| + |result|, this by sum|x| alone). eps is the element's
+ * but for the 16-bit floats, whose tolerance is in f32's eps (2^13 and 2^16 times
+ * smaller than theirs). */
+static double sum_tol(gpuprims_dtype t, size_t n, int ranks) {
   double d = tu_default_tol_factor(n);
-  return (double)n > d ? (double)n : d;
+  if (d < (double)n) d = (double)n;
+  if (ranks > 1)
+    d += 2.0 * (4.0 * ranks + 8.0) * (t == GPUPRIMS_DTYPE_F16 ? 8192.0 : t == GPUPRIMS_DTYPE_BF16 ? 65536.0 : 1.0);
+  return d;
 }
 
-/* Checks a reduction's result against the sequential reference. */
-static void check_reduce(gpuprims_dtype t, gpuprims_op op, const void *in, size_t n, const void *got, const char *fn) {
+/* Checks a reduction's result against the sequential reference (over `ranks` ranks). */
+void fz_check_reduce(gpuprims_dtype t, gpuprims_op op, const void *in, size_t n, int ranks, const void *got,
+                     const char *fn) {
   char msg[256];
   if (tu_dtype(t)->is_float && op == GPUPRIMS_OP_SUM && !fz_fsum_checkable(t, in, n)) {
     fz.unchecked_sums++;
     if (fz_has_nan(t, in, n) && !fz_has_nan(t, got, 1)) fz_fail("%s: SUM of input with a NaN is not NaN", fn);
     return;
   }
-  if (tu_check_reduce(t, op, in, n, got, sum_tol(n), msg, sizeof msg)) {
+  if (tu_check_reduce(t, op, in, n, got, sum_tol(t, n, ranks), msg, sizeof msg)) {
     char data[512];
     fz_fmt_elems(t, in, n, data, sizeof data);
     fz_fail("%s %s of %zu x %s: %s (input: %s)", fn, fz_op_name(op), n, tu_dtype_name(t), msg, data);
@@ -121,7 +131,7 @@ static void check_reduce(gpuprims_dtype t, gpuprims_op op, const void *in, size_
 }
 
 /* The rank-k element of x[0..n), compared with got (any NaN matches any NaN). */
-static void check_rank(gpuprims_dtype t, const void *x, size_t n, size_t k, const void *got, const char *what) {
+void fz_check_rank(gpuprims_dtype t, const void *x, size_t n, size_t k, const void *got, const char *what) {
   unsigned char want[8];
   fz_rank_ref(t, x, n, k, want);
   if (!fz_same_elem(t, want, got, 1)) {
@@ -139,7 +149,7 @@ static void check_rank(gpuprims_dtype t, const void *x, size_t n, size_t k, cons
 /* ------------------------------------------------------------------------------------- */
 
 static unsigned reduce_faults(const fz_h *ca, int c, const fz_h *ia, int in, gpuprims_op op, int bad_op) {
-  unsigned f = fz_handle_fault(ca, 0) | fz_handle_fault(ia, 0) | ctx_fault(ca, c, ia, in);
+  unsigned f = fz_handle_fault(ca, 0) | fz_handle_fault(ia, 0) | fz_ctx_fault(ca, c, ia, in);
   if (bad_op) f |= FZ_S(INVALID_ARGUMENT);
   if (ia->cls == FZ_LIVE && !bad_op && op != GPUPRIMS_OP_SUM && fz.buf[in].len == 0) f |= FZ_S(INVALID_ARGUMENT);
   return f;
@@ -147,7 +157,7 @@ static unsigned reduce_faults(const fz_h *ca, int c, const fz_h *ia, int in, gpu
 
 void fz_op_reduce(void) {
   int in = pick_in(), c, bad_op, no_out = fz_pct(5);
-  gpuprims_op op = pick_enum(3, 5, &bad_op);
+  gpuprims_op op = fz_pick_enum(3, 5, &bad_op);
   unsigned char out[16];
   size_t es, i;
   fz_h ca, ia;
@@ -169,7 +179,7 @@ void fz_op_reduce(void) {
   }
   for (i = es; i < sizeof out; i++)
     if (out[i] != POISON) fz_fail("reduce wrote %zu bytes, one %s is %zu", i + 1, tu_dtype_name(fz.buf[in].dt), es);
-  check_reduce(fz.buf[in].dt, op, fz_shadow(in), fz.buf[in].len, out, "reduce");
+  fz_check_reduce(fz.buf[in].dt, op, fz_shadow(in), fz.buf[in].len, 1, out, "reduce");
   if (fz_pct(15)) { /* "bitwise reproducible run to run on the same device and size" */
     unsigned char again[16];
     memset(again, POISON, sizeof again);
@@ -184,29 +194,35 @@ void fz_op_reduce(void) {
   }
 }
 
+/* The one-element `out` of a reduction into a buffer (in's dtype, in ca's context). */
+unsigned fz_one_out_faults(const fz_h *ca, int c, const fz_h *ia, int in, const fz_h *oa, int out) {
+  unsigned f = fz_handle_fault(oa, 0) | fz_ctx_fault(ca, c, oa, out);
+  if (live2(ia, oa) && fz.buf[out].dt != fz.buf[in].dt) f |= FZ_S(TYPE_MISMATCH);
+  if (oa->cls == FZ_LIVE && fz.buf[out].len != 1) f |= FZ_S(SIZE_MISMATCH);
+  return f;
+}
+
 void fz_op_reduce_to_buffer(void) {
   int in = pick_in(), c, bad_op, out;
-  gpuprims_op op = pick_enum(3, 5, &bad_op);
+  gpuprims_op op = fz_pick_enum(3, 5, &bad_op);
   fz_h ca, ia, oa;
   unsigned faults;
   unsigned char *x;
   gpuprims_status s;
   if (in < 0) return;
   ca = ctx_for(in, &c);
-  out = fz_pct(10) ? fz_pin(fz_pick_live_buf()) : pick_out(c, fz.buf[in].dt, 1, NULL, 0);
+  out = fz_pct(10) ? fz_pin(fz_pick_live_buf()) : fz_pick_out(c, fz.buf[in].dt, 1, NULL, 0);
   if (out < 0 || (fz_overlap(in, out) && !fz_same_range(in, out))) return; /* the header says nothing of partial overlap */
   ia = buf_arg(in, 5);
   oa = buf_arg(out, 5);
-  faults = reduce_faults(&ca, c, &ia, in, op, bad_op) | fz_handle_fault(&oa, 0) | ctx_fault(&ca, c, &oa, out);
-  if (live2(&ia, &oa) && fz.buf[out].dt != fz.buf[in].dt) faults |= FZ_S(TYPE_MISMATCH);
-  if (oa.cls == FZ_LIVE && fz.buf[out].len != 1) faults |= FZ_S(SIZE_MISMATCH);
+  faults = reduce_faults(&ca, c, &ia, in, op, bad_op) | fz_one_out_faults(&ca, c, &ia, in, &oa, out);
   x = snapshot(in);
   fz_call("gpuprims_reduce_to_buffer(%s, %s, %s, %s)", ca.what, ia.what, fz_op_name(op), oa.what);
   s = fz_done(gpuprims_reduce_to_buffer((gpuprims_context *)ca.p, (gpuprims_buffer *)ia.p, op, (gpuprims_buffer *)oa.p),
               faults ? faults : FZ_OK);
   if (s == GPUPRIMS_STATUS_OK) {
     fz_read_into(out, fz_shadow(out));
-    check_reduce(fz.buf[in].dt, op, x, fz.buf[in].len, fz_shadow(out), "reduce_to_buffer");
+    fz_check_reduce(fz.buf[in].dt, op, x, fz.buf[in].len, 1, fz_shadow(out), "reduce_to_buffer");
   }
   verify_unchanged(s, out);
   free(x);
@@ -216,44 +232,56 @@ void fz_op_reduce_to_buffer(void) {
 /* scan                                                                                   */
 /* ------------------------------------------------------------------------------------- */
 
+/* Scan's buffers: in and out of ca's context, out of in's dtype and length. */
+unsigned fz_scan_faults(const fz_h *ca, int c, const fz_h *ia, int in, const fz_h *oa, int out) {
+  unsigned f = fz_handle_fault(ca, 0) | fz_handle_fault(ia, 0) | fz_handle_fault(oa, 0) | fz_ctx_fault(ca, c, ia, in) |
+               fz_ctx_fault(ca, c, oa, out);
+  if (live2(ia, oa) && fz.buf[out].dt != fz.buf[in].dt) f |= FZ_S(TYPE_MISMATCH);
+  if (live2(ia, oa) && fz.buf[out].len != fz.buf[in].len) f |= FZ_S(SIZE_MISMATCH);
+  return f;
+}
+
+/* A scan's result `got` against the reference scan of x[0..n) (float sums within
+ * tolerance, over `ranks` ranks; not compared where a partial sum could overflow). */
+void fz_check_scan(gpuprims_dtype t, gpuprims_op op, gpuprims_scan_mode mode, const void *x, size_t n, int ranks,
+                   const void *got, const char *fn) {
+  char msg[256];
+  if (tu_dtype(t)->is_float && op == GPUPRIMS_OP_SUM && !fz_fsum_checkable(t, x, n)) {
+    fz.unchecked_sums++;
+  } else if (tu_check_scan(t, op, mode, x, n, got, sum_tol(t, n, ranks), msg, sizeof msg)) {
+    char data[512];
+    fz_fmt_elems(t, x, n, data, sizeof data);
+    fz_fail("%s %s %s of %zu x %s: %s (input: %s)", fn, fz_op_name(op), tu_mode_name(mode), n, tu_dtype_name(t), msg,
+            data);
+  } else {
+    fz.checked_results++;
+  }
+}
+
 void fz_op_scan(void) {
   int in = pick_in(), c, bad_op, bad_mode, out;
-  gpuprims_op op = pick_enum(3, 4, &bad_op);
-  gpuprims_scan_mode mode = pick_enum(2, 4, &bad_mode);
+  gpuprims_op op = fz_pick_enum(3, 4, &bad_op);
+  gpuprims_scan_mode mode = fz_pick_enum(2, 4, &bad_mode);
   fz_h ca, ia, oa;
   unsigned faults;
   unsigned char *x;
   gpuprims_status s;
   if (in < 0) return;
   ca = ctx_for(in, &c);
-  out = fz_pct(20) ? in : fz_pct(8) ? fz_pin(fz_pick_live_buf()) : pick_out(c, fz.buf[in].dt, fz.buf[in].len, &in, 1);
+  out = fz_pct(20) ? in : fz_pct(8) ? fz_pin(fz_pick_live_buf()) : fz_pick_out(c, fz.buf[in].dt, fz.buf[in].len, &in, 1);
   if (out < 0 || (fz_overlap(in, out) && !fz_same_range(in, out))) return;
   ia = buf_arg(in, 5);
   oa = buf_arg(out, 5);
-  faults = fz_handle_fault(&ca, 0) | fz_handle_fault(&ia, 0) | fz_handle_fault(&oa, 0) | ctx_fault(&ca, c, &ia, in) |
-           ctx_fault(&ca, c, &oa, out);
+  faults = fz_scan_faults(&ca, c, &ia, in, &oa, out);
   if (bad_op || bad_mode) faults |= FZ_S(INVALID_ARGUMENT);
-  if (live2(&ia, &oa) && fz.buf[out].dt != fz.buf[in].dt) faults |= FZ_S(TYPE_MISMATCH);
-  if (live2(&ia, &oa) && fz.buf[out].len != fz.buf[in].len) faults |= FZ_S(SIZE_MISMATCH);
   x = snapshot(in);
   fz_call("gpuprims_scan(%s, %s, %s, %s, %s)", ca.what, ia.what, oa.what, fz_op_name(op),
           bad_mode ? "(unknown mode)" : tu_mode_name(mode));
   s = fz_done(gpuprims_scan((gpuprims_context *)ca.p, (gpuprims_buffer *)ia.p, (gpuprims_buffer *)oa.p, op, mode),
               faults ? faults : FZ_OK);
   if (s == GPUPRIMS_STATUS_OK) {
-    gpuprims_dtype t = fz.buf[in].dt;
-    size_t n = fz.buf[in].len;
-    char msg[256];
     fz_read_into(out, fz_shadow(out));
-    if (tu_dtype(t)->is_float && op == GPUPRIMS_OP_SUM && !fz_fsum_checkable(t, x, n)) {
-      fz.unchecked_sums++;
-    } else if (tu_check_scan(t, op, mode, x, n, fz_shadow(out), sum_tol(n), msg, sizeof msg)) {
-      char data[512];
-      fz_fmt_elems(t, x, n, data, sizeof data);
-      fz_fail("scan %s %s of %zu x %s: %s (input: %s)", fz_op_name(op), tu_mode_name(mode), n, tu_dtype_name(t), msg, data);
-    } else {
-      fz.checked_results++;
-    }
+    fz_check_scan(fz.buf[in].dt, op, mode, x, fz.buf[in].len, 1, fz_shadow(out), "scan");
   }
   verify_unchanged(s, out);
   free(x);
@@ -274,8 +302,8 @@ void fz_op_select_kth(void) {
   if (in < 0) return;
   ca = ctx_for(in, &c);
   ia = buf_arg(in, 5);
-  k = pick_rank(fz.buf[in].len, 0);
-  faults = fz_handle_fault(&ca, 0) | fz_handle_fault(&ia, 0) | ctx_fault(&ca, c, &ia, in) | (no_out ? FZ_S(NULL_ARGUMENT) : 0);
+  k = fz_pick_rank(fz.buf[in].len, 0);
+  faults = fz_handle_fault(&ca, 0) | fz_handle_fault(&ia, 0) | fz_ctx_fault(&ca, c, &ia, in) | (no_out ? FZ_S(NULL_ARGUMENT) : 0);
   if (ia.cls == FZ_LIVE && k >= fz.buf[in].len) faults |= FZ_S(INVALID_ARGUMENT);
   es = fz.buf[in].es;
   memset(out, POISON, sizeof out);
@@ -284,7 +312,7 @@ void fz_op_select_kth(void) {
               faults ? faults : FZ_OK);
   for (i = s == GPUPRIMS_STATUS_OK ? es : 0; i < sizeof out; i++)
     if (out[i] != POISON) fz_fail("select_kth (%s) wrote out[%zu]", tu_status_name(s), i);
-  if (s == GPUPRIMS_STATUS_OK) check_rank(fz.buf[in].dt, fz_shadow(in), fz.buf[in].len, (size_t)k, out, "select_kth");
+  if (s == GPUPRIMS_STATUS_OK) fz_check_rank(fz.buf[in].dt, fz_shadow(in), fz.buf[in].len, (size_t)k, out, "select_kth");
 }
 
 void fz_op_select_kth_to_buffer(void) {
@@ -295,13 +323,13 @@ void fz_op_select_kth_to_buffer(void) {
   gpuprims_status s;
   if (in < 0) return;
   ca = ctx_for(in, &c);
-  out = fz_pct(8) ? in : fz_pct(8) ? fz_pin(fz_pick_live_buf()) : pick_out(c, fz.buf[in].dt, 1, &in, 1);
+  out = fz_pct(8) ? in : fz_pct(8) ? fz_pin(fz_pick_live_buf()) : fz_pick_out(c, fz.buf[in].dt, 1, &in, 1);
   if (out < 0) return;
   ia = buf_arg(in, 5);
   oa = buf_arg(out, 5);
-  k = pick_rank(fz.buf[in].len, 0);
-  faults = fz_handle_fault(&ca, 0) | fz_handle_fault(&ia, 0) | fz_handle_fault(&oa, 0) | ctx_fault(&ca, c, &ia, in) |
-           ctx_fault(&ca, c, &oa, out);
+  k = fz_pick_rank(fz.buf[in].len, 0);
+  faults = fz_handle_fault(&ca, 0) | fz_handle_fault(&ia, 0) | fz_handle_fault(&oa, 0) | fz_ctx_fault(&ca, c, &ia, in) |
+           fz_ctx_fault(&ca, c, &oa, out);
   if (ia.cls == FZ_LIVE && k >= fz.buf[in].len) faults |= FZ_S(INVALID_ARGUMENT);
   if (live2(&ia, &oa) && fz.buf[out].dt != fz.buf[in].dt) faults |= FZ_S(TYPE_MISMATCH);
   if (oa.cls == FZ_LIVE && fz.buf[out].len != 1) faults |= FZ_S(SIZE_MISMATCH);
@@ -311,7 +339,7 @@ void fz_op_select_kth_to_buffer(void) {
               faults ? faults : FZ_OK);
   if (s == GPUPRIMS_STATUS_OK) {
     fz_read_into(out, fz_shadow(out));
-    check_rank(fz.buf[in].dt, fz_shadow(in), fz.buf[in].len, (size_t)k, fz_shadow(out), "select_kth_to_buffer");
+    fz_check_rank(fz.buf[in].dt, fz_shadow(in), fz.buf[in].len, (size_t)k, fz_shadow(out), "select_kth_to_buffer");
   }
   verify_unchanged(s, out);
 }
@@ -320,46 +348,47 @@ void fz_op_select_kth_to_buffer(void) {
 /* topk                                                                                   */
 /* ------------------------------------------------------------------------------------- */
 
-static void check_topk(int in, const unsigned char *x, uint64_t k, gpuprims_order order, int vals, int idx) {
-  const fz_buf *b = &fz.buf[in];
-  size_t n = b->len, *perm = (size_t *)tu_xmalloc((n + 1) * sizeof(size_t)), j;
-  unsigned char *want = (unsigned char *)tu_xmalloc(n * b->es + 1);
-  unsigned char *got = (unsigned char *)tu_xmalloc((size_t)k * 8 + 1);
-  tu_sort_ref(b->dt, x, n, order, perm, NULL);
-  tu_gather(x, b->es, perm, (size_t)k, want);
-  fz_read_into(vals, got);
-  if ((j = tu_first_diff(got, want, b->es, (size_t)k)) < k) {
+/* What a top-k of x[0..n) wrote to the buffers vals and idx (-1: none), read back into
+ * their shadows, against the stable order (ties by index); fn names the call. */
+void fz_check_topk(gpuprims_dtype t, const unsigned char *x, size_t n, uint64_t k, gpuprims_order order, int vals, int idx,
+                   const char *fn) {
+  size_t es = tu_dtype_size(t), *perm = (size_t *)tu_xmalloc((n + 1) * sizeof(size_t)), j;
+  unsigned char *want = (unsigned char *)tu_xmalloc(n * es + 1);
+  const unsigned char *got = fz_shadow(vals);
+  tu_sort_ref(t, x, n, order, perm, NULL);
+  tu_gather(x, es, perm, (size_t)k, want);
+  fz_read_into(vals, fz_shadow(vals));
+  if ((j = tu_first_diff(got, want, es, (size_t)k)) < k) {
     char w[64], g[64];
-    tu_fmt_elem(b->dt, want + j * b->es, w, sizeof w);
-    tu_fmt_elem(b->dt, got + j * b->es, g, sizeof g);
-    fz_fail("topk k=%llu %s of %zu x %s: value %zu is %s, expected %s", (unsigned long long)k, tu_order_name(order), n,
-            tu_dtype_name(b->dt), j, g, w);
+    tu_fmt_elem(t, want + j * es, w, sizeof w);
+    tu_fmt_elem(t, got + j * es, g, sizeof g);
+    fz_fail("%s k=%llu %s of %zu x %s: value %zu is %s, expected %s", fn, (unsigned long long)k, tu_order_name(order), n,
+            tu_dtype_name(t), j, g, w);
   }
-  memcpy(fz_shadow(vals), got, (size_t)k * b->es);
   if (idx >= 0) {
-    fz_read_into(idx, got);
+    fz_read_into(idx, fz_shadow(idx));
+    got = fz_shadow(idx);
     for (j = 0; j < k; j++)
       if (tu_get_bits(8, got, j) != (uint64_t)perm[j])
-        fz_fail("topk k=%llu %s of %zu x %s: index %zu is %llu, expected %zu", (unsigned long long)k, tu_order_name(order),
-                n, tu_dtype_name(b->dt), j, (unsigned long long)tu_get_bits(8, got, j), perm[j]);
-    memcpy(fz_shadow(idx), got, (size_t)k * 8);
+        fz_fail("%s k=%llu %s of %zu x %s: index %zu is %llu, expected %zu", fn, (unsigned long long)k,
+                tu_order_name(order), n, tu_dtype_name(t), j, (unsigned long long)tu_get_bits(8, got, j), perm[j]);
   }
   fz.checked_results++;
   free(perm);
   free(want);
-  free(got);
 }
 
-static unsigned topk_faults(const fz_h *ca, int c, const fz_h *ia, int in, uint64_t k, const fz_h *va, int vals,
-                            const fz_h *xa, int idx) {
+/* Top-k's buffers (k past `limit` is INVALID_ARGUMENT: in's length, for one context). */
+unsigned fz_topk_faults(const fz_h *ca, int c, const fz_h *ia, int in, uint64_t k, uint64_t limit, const fz_h *va,
+                        int vals, const fz_h *xa, int idx) {
   unsigned f = fz_handle_fault(ca, 0) | fz_handle_fault(ia, 0) | fz_handle_fault(va, 0) | fz_handle_fault(xa, 1) |
-               ctx_fault(ca, c, ia, in) | ctx_fault(ca, c, va, vals);
-  if (ia->cls == FZ_LIVE && k > fz.buf[in].len) f |= FZ_S(INVALID_ARGUMENT);
+               fz_ctx_fault(ca, c, ia, in) | fz_ctx_fault(ca, c, va, vals);
+  if (ia->cls == FZ_LIVE && k > limit) f |= FZ_S(INVALID_ARGUMENT);
   if (live2(ia, va) && fz.buf[vals].dt != fz.buf[in].dt) f |= FZ_S(TYPE_MISMATCH);
   if (va->cls == FZ_LIVE && fz.buf[vals].len != k) f |= FZ_S(SIZE_MISMATCH);
   if (live2(ia, va) && fz_overlap(vals, in)) f |= FZ_S(INVALID_ARGUMENT);
   if (xa->cls == FZ_LIVE) {
-    f |= ctx_fault(ca, c, xa, idx);
+    f |= fz_ctx_fault(ca, c, xa, idx);
     if (fz.buf[idx].dt != GPUPRIMS_DTYPE_U64) f |= FZ_S(TYPE_MISMATCH);
     if (fz.buf[idx].len != k) f |= FZ_S(SIZE_MISMATCH);
     if ((ia->cls == FZ_LIVE && fz_overlap(idx, in)) || (va->cls == FZ_LIVE && fz_overlap(idx, vals)))
@@ -370,7 +399,7 @@ static unsigned topk_faults(const fz_h *ca, int c, const fz_h *ia, int in, uint6
 
 void fz_op_topk(void) {
   int in = pick_in(), c, bad_order, vals, idx = -1, avoid[2];
-  gpuprims_order order = pick_enum(2, 4, &bad_order);
+  gpuprims_order order = fz_pick_enum(2, 4, &bad_order);
   uint64_t k;
   fz_h ca, ia, va, xa;
   unsigned faults;
@@ -378,16 +407,16 @@ void fz_op_topk(void) {
   gpuprims_status s;
   if (in < 0) return;
   ca = ctx_for(in, &c);
-  k = pick_rank(fz.buf[in].len, 1);
+  k = fz_pick_rank(fz.buf[in].len, 1);
   avoid[0] = in;
-  vals = fz_pct(6) ? in : fz_pct(6) ? fz_pin(fz_pick_live_buf()) : pick_out(c, fz.buf[in].dt, (size_t)k, avoid, 1);
+  vals = fz_pct(6) ? in : fz_pct(6) ? fz_pin(fz_pick_live_buf()) : fz_pick_out(c, fz.buf[in].dt, (size_t)k, avoid, 1);
   if (vals < 0) return;
   avoid[1] = vals;
-  if (fz_pct(65)) idx = fz_pct(8) ? fz_pin(fz_pick_live_buf()) : pick_out(c, GPUPRIMS_DTYPE_U64, (size_t)k, avoid, 2);
+  if (fz_pct(65)) idx = fz_pct(8) ? fz_pin(fz_pick_live_buf()) : fz_pick_out(c, GPUPRIMS_DTYPE_U64, (size_t)k, avoid, 2);
   ia = buf_arg(in, 4);
   va = buf_arg(vals, 4);
-  xa = opt_buf_arg(idx, 4);
-  faults = topk_faults(&ca, c, &ia, in, k, &va, vals, &xa, idx) | (bad_order ? FZ_S(INVALID_ARGUMENT) : 0);
+  xa = fz_opt_buf_arg(idx, 4);
+  faults = fz_topk_faults(&ca, c, &ia, in, k, fz.buf[in].len, &va, vals, &xa, idx) | (bad_order ? FZ_S(INVALID_ARGUMENT) : 0);
   x = snapshot(in);
   fz_call("gpuprims_topk(%s, %s, %llu, %s, %s, %s)", ca.what, ia.what, (unsigned long long)k,
           bad_order ? "(unknown order)" : tu_order_name(order), va.what, xa.what);
@@ -395,7 +424,7 @@ void fz_op_topk(void) {
                             (gpuprims_buffer *)xa.p),
               faults ? faults : FZ_OK);
   if (s == GPUPRIMS_STATUS_OK && k > 0) {
-    check_topk(in, x, k, order, vals, xa.cls == FZ_LIVE ? idx : -1);
+    fz_check_topk(fz.buf[in].dt, x, fz.buf[in].len, k, order, vals, xa.cls == FZ_LIVE ? idx : -1, "topk");
   } else { /* a failure, or k = 0: nothing written */
     if (fz.buf[vals].live) fz_verify_buf(vals, "after topk that writes nothing");
     if (idx >= 0 && fz.buf[idx].live) fz_verify_buf(idx, "after topk that writes nothing");
@@ -467,7 +496,7 @@ static void check_rows(int vals, int offs, int ks, int out) {
     uint64_t k = ks >= 0 ? fz_get_index(fz.buf[ks].dt, fz_shadow(ks), r) : (e - b - 1) / 2;
     char what[96];
     snprintf(what, sizeof what, "segmented_select row %zu of %zu", r, nrows);
-    check_rank(fz.buf[vals].dt, fz_shadow(vals) + b * es, (size_t)(e - b), (size_t)k, fz_shadow(out) + r * es, what);
+    fz_check_rank(fz.buf[vals].dt, fz_shadow(vals) + b * es, (size_t)(e - b), (size_t)k, fz_shadow(out) + r * es, what);
   }
 }
 
@@ -501,12 +530,12 @@ static int segsel_pick(segsel_t *a) {
   avoid[1] = a->offs;
   avoid[2] = a->ks;
   a->out = fz_pct(6) ? avoid[fz_below(with_ks ? 3 : 2)]
-         : fz_pct(6) ? fz_pin(fz_pick_live_buf()) : pick_out(a->c, fz.buf[a->vals].dt, nrows, avoid, 3);
+         : fz_pct(6) ? fz_pin(fz_pick_live_buf()) : fz_pick_out(a->c, fz.buf[a->vals].dt, nrows, avoid, 3);
   if (a->out < 0 || a->offs < 0) return 0;
   a->va = buf_arg(a->vals, 4);
   a->oa = buf_arg(a->offs, 4);
   a->xa = buf_arg(a->out, 4);
-  a->ka = opt_buf_arg(a->ks, 4);
+  a->ka = fz_opt_buf_arg(a->ks, 4);
   return 1;
 }
 
@@ -529,9 +558,9 @@ static unsigned segsel_shape_faults(const segsel_t *a) {
 
 static unsigned segsel_faults(const segsel_t *a) {
   unsigned f = fz_handle_fault(&a->ca, 0) | fz_handle_fault(&a->va, 0) | fz_handle_fault(&a->oa, 0) |
-               fz_handle_fault(&a->ka, 1) | fz_handle_fault(&a->xa, 0) | ctx_fault(&a->ca, a->c, &a->va, a->vals) |
-               ctx_fault(&a->ca, a->c, &a->oa, a->offs) | ctx_fault(&a->ca, a->c, &a->xa, a->out);
-  if (a->ka.cls == FZ_LIVE) f |= ctx_fault(&a->ca, a->c, &a->ka, a->ks);
+               fz_handle_fault(&a->ka, 1) | fz_handle_fault(&a->xa, 0) | fz_ctx_fault(&a->ca, a->c, &a->va, a->vals) |
+               fz_ctx_fault(&a->ca, a->c, &a->oa, a->offs) | fz_ctx_fault(&a->ca, a->c, &a->xa, a->out);
+  if (a->ka.cls == FZ_LIVE) f |= fz_ctx_fault(&a->ca, a->c, &a->ka, a->ks);
   if (a->oa.cls == FZ_LIVE) f |= segsel_shape_faults(a);
   if (live2(&a->va, &a->xa) && fz.buf[a->out].dt != fz.buf[a->vals].dt) f |= FZ_S(TYPE_MISMATCH);
   if (a->xa.cls == FZ_LIVE &&
@@ -597,7 +626,7 @@ static int segtopk_pick(segtopk_t *a) {
   a->ca = ctx_for(a->vals, &a->c);
   if (!fz.ctx[a->c].live) return 0;
   n = fz.buf[a->vals].len;
-  a->order = pick_enum(2, 4, &a->bad_order);
+  a->order = fz_pick_enum(2, 4, &a->bad_order);
   if (ragged) {
     nrows = fz_pct(10) ? 0 : (size_t)fz_below((n < 24 ? n : 24) + 1);
     off = (uint64_t *)tu_xmalloc((nrows + 1) * sizeof(uint64_t));
@@ -631,15 +660,15 @@ static int segtopk_pick(segtopk_t *a) {
   free(kv);
   avoid[0] = a->vals, avoid[1] = a->offs, avoid[2] = a->ks, avoid[3] = -1;
   a->out = fz_pct(5) ? avoid[fz_below(3)] : fz_pct(5) ? fz_pin(fz_pick_live_buf())
-         : pick_out(a->c, fz.buf[a->vals].dt, total, avoid, 3);
+         : fz_pick_out(a->c, fz.buf[a->vals].dt, total, avoid, 3);
   if (a->out < 0) a->out = a->vals;
   avoid[3] = a->out;
-  if (fz_pct(60)) a->idx = fz_pct(6) ? fz_pin(fz_pick_live_buf()) : pick_out(a->c, GPUPRIMS_DTYPE_U64, total, avoid, 4);
+  if (fz_pct(60)) a->idx = fz_pct(6) ? fz_pin(fz_pick_live_buf()) : fz_pick_out(a->c, GPUPRIMS_DTYPE_U64, total, avoid, 4);
   a->va = buf_arg(a->vals, 4);
-  a->oa = opt_buf_arg(a->offs, 4);
-  a->ka = opt_buf_arg(a->ks, 4);
+  a->oa = fz_opt_buf_arg(a->offs, 4);
+  a->ka = fz_opt_buf_arg(a->ks, 4);
   a->xa = buf_arg(a->out, 4);
-  a->ia = opt_buf_arg(a->idx, 4);
+  a->ia = fz_opt_buf_arg(a->idx, 4);
   return 1;
 }
 
@@ -670,7 +699,7 @@ static unsigned segtopk_faults(const segtopk_t *a) {
                (a->bad_order ? FZ_S(INVALID_ARGUMENT) : 0);
   int i, j, shaped = a->va.cls == FZ_LIVE;
   size_t nrows = 0;
-  for (i = 0; i < 5; i++) f |= ctx_fault(&a->ca, a->c, bufs[i], idx[i]);
+  for (i = 0; i < 5; i++) f |= fz_ctx_fault(&a->ca, a->c, bufs[i], idx[i]);
   if ((a->oa.cls == FZ_LIVE) != (a->row_len == 0) || (a->ka.cls == FZ_LIVE && a->k != 0)) f |= FZ_S(INVALID_ARGUMENT);
   if (a->oa.cls == FZ_LIVE) {
     if (!is_index(fz.buf[a->offs].dt)) f |= FZ_S(TYPE_MISMATCH), shaped = 0;
@@ -806,9 +835,20 @@ static void check_sort(int keys, const unsigned char *k0, int vals, const unsign
   free(wv);
 }
 
+/* A sort's keys and values (NULL allowed) of ca's context: values apart from keys, of their length. */
+unsigned fz_sort_faults(const fz_h *ca, int c, const fz_h *ka, int keys, const fz_h *va, int vals) {
+  unsigned f = fz_handle_fault(ca, 0) | fz_handle_fault(ka, 0) | fz_handle_fault(va, 1) | fz_ctx_fault(ca, c, ka, keys);
+  if (va->cls == FZ_LIVE) {
+    f |= fz_ctx_fault(ca, c, va, vals);
+    if (ka->cls == FZ_LIVE && fz_overlap(keys, vals)) f |= FZ_S(INVALID_ARGUMENT);
+    if (ka->cls == FZ_LIVE && fz.buf[vals].len != fz.buf[keys].len) f |= FZ_S(SIZE_MISMATCH);
+  }
+  return f;
+}
+
 void fz_op_sort(void) {
   int keys = pick_in(), c, bad_order, vals = -1, quick = fz_pct(50);
-  gpuprims_order order = pick_enum(2, 4, &bad_order);
+  gpuprims_order order = fz_pick_enum(2, 4, &bad_order);
   fz_h ca, ka, va;
   unsigned faults;
   unsigned char *k0, *v0 = NULL;
@@ -816,18 +856,12 @@ void fz_op_sort(void) {
   if (keys < 0) return;
   ca = ctx_for(keys, &c);
   if (fz_pct(60)) {
-    vals = fz_pct(6) ? keys : fz_pct(8) ? fz_pin(fz_pick_live_buf()) : pick_out(c, fz_rand_dtype()->id, fz.buf[keys].len, &keys, 1);
+    vals = fz_pct(6) ? keys : fz_pct(8) ? fz_pin(fz_pick_live_buf()) : fz_pick_out(c, fz_rand_dtype()->id, fz.buf[keys].len, &keys, 1);
     if (vals < 0) return;
   }
   ka = buf_arg(keys, 4);
-  va = opt_buf_arg(vals, 4);
-  faults = fz_handle_fault(&ca, 0) | fz_handle_fault(&ka, 0) | fz_handle_fault(&va, 1) | ctx_fault(&ca, c, &ka, keys) |
-           (bad_order ? FZ_S(INVALID_ARGUMENT) : 0);
-  if (va.cls == FZ_LIVE) {
-    faults |= ctx_fault(&ca, c, &va, vals);
-    if (ka.cls == FZ_LIVE && fz_overlap(keys, vals)) faults |= FZ_S(INVALID_ARGUMENT);
-    if (ka.cls == FZ_LIVE && fz.buf[vals].len != fz.buf[keys].len) faults |= FZ_S(SIZE_MISMATCH);
-  }
+  va = fz_opt_buf_arg(vals, 4);
+  faults = fz_sort_faults(&ca, c, &ka, keys, &va, vals) | (bad_order ? FZ_S(INVALID_ARGUMENT) : 0);
   k0 = snapshot(keys);
   if (vals >= 0) v0 = snapshot(vals);
   fz_call("gpuprims_%s(%s, %s, %s, %s)", quick ? "quicksort" : "radix_sort", ca.what, ka.what, va.what,

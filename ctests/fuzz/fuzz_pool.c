@@ -1,6 +1,7 @@
 /*
  * fuzz_pool.c: the live handles the fuzzer holds and what it knows of them (a shadow
- * of every buffer's contents and of every grid's cells and rule), and the hostile
+ * of every buffer's contents and of every grid's cells and rule; the context records
+ * of communicators and of a group's devices), and the hostile
  * values handed out in their place: NULL, destroyed handles, handles of another kind,
  * forged values of the right kind byte (src/ffi/handles.rs: kind | generation | slot)
  * and plain garbage (small integers, a local's and a heap block's address, a freed
@@ -13,6 +14,22 @@ static int garbage_int;
 static void *garbage_heap, *garbage_freed;
 
 int fz_new_id(void) { return ++fz.next_id; }
+
+static const char *const DESTROY_FN[FZ_KINDS] = {"gpuprims_context_destroy", "gpuprims_buffer_destroy",
+                                                 "gpuprims_life_destroy", "gpuprims_comm_destroy",
+                                                 "gpuprims_group_destroy"};
+
+void fz_destroy_as(int kind, void *h, const char *what) {
+  fz_call("%s(%s)", DESTROY_FN[kind], what);
+  tu_destroy_as(kind, h);
+}
+
+/* Destroys live handle h of `kind` (logged) and remembers it among the destroyed. */
+static void destroy_live(int kind, void *h, const char *what) {
+  fz_destroy_as(kind, h, what);
+  fz_done_void("(void)");
+  fz_remember_stale(kind, h);
+}
 
 /* ------------------------------------------------------------------------------------- */
 /* Contexts                                                                               */
@@ -35,6 +52,14 @@ int fz_ctx_add(gpuprims_context *h, int32_t device) {
   return c;
 }
 
+/* Whether group g has record c as a device's context. */
+static int group_uses(int g, int c) {
+  int i;
+  for (i = 0; fz.group[g].live && i < fz.group[g].n; i++)
+    if (fz.group[g].ctx[i] == c) return 1;
+  return 0;
+}
+
 void fz_ctx_release_if_unused(int c) {
   int i;
   if (c < 0 || !fz.ctx[c].used || fz.ctx[c].live) return;
@@ -42,7 +67,57 @@ void fz_ctx_release_if_unused(int c) {
     if (fz.buf[i].live && fz.buf[i].ctx == c) return;
   for (i = 0; i < FZ_MAX_GRID; i++)
     if (fz.grid[i].live && fz.grid[i].ctx == c) return;
+  for (i = 0; i < FZ_MAX_COMM; i++)
+    if (fz.comm[i].live && fz.comm[i].ctx == c) return;
+  for (i = 0; i < FZ_MAX_GROUP; i++)
+    if (group_uses(i, c)) return;
   fz.ctx[c].used = 0;
+}
+
+void fz_ctx_destroy(int c) {
+  destroy_live(FZ_KCTX, fz.ctx[c].h, fz_live_ctx(c).what);
+  fz.ctx[c].live = 0;
+  fz_ctx_release_if_unused(c);
+}
+
+/* Frees record c (whose handle is destroyed): destroys the buffers (views first), grids,
+ * comms and groups that keep it. */
+static void ctx_evict(int c) {
+  int i;
+  for (i = 0; i < FZ_MAX_BUF; i++)
+    if (fz.buf[i].live && fz.buf[i].ctx == c && fz.buf[i].owner != i) fz_buf_destroy(i);
+  for (i = 0; i < FZ_MAX_BUF; i++)
+    if (fz.buf[i].live && fz.buf[i].ctx == c) fz_buf_destroy(i);
+  for (i = 0; i < FZ_MAX_GRID; i++)
+    if (fz.grid[i].live && fz.grid[i].ctx == c) fz_grid_destroy(i);
+  for (i = 0; i < FZ_MAX_COMM; i++)
+    if (fz.comm[i].live && fz.comm[i].ctx == c) fz_comm_destroy(i);
+  for (i = 0; i < FZ_MAX_GROUP; i++)
+    if (group_uses(i, c)) fz_group_destroy(i);
+}
+
+/* A live context other than the main one, to destroy: outside groups when `ordinary`. */
+static int ctx_victim(int ordinary) {
+  int c, n = 0, pick[FZ_MAX_CTX];
+  for (c = 0; c < FZ_MAX_CTX; c++)
+    if (fz.ctx[c].live && c != fz_main_ctx() && (!ordinary || !fz.ctx[c].group)) pick[n++] = c;
+  if (n == 0) fz_fail("internal: no context to make room with");
+  return pick[fz_below((uint64_t)n)];
+}
+
+void fz_ctx_room(int records, int ordinary) {
+  int c, live = 0, free_rec = 0;
+  for (c = 0; c < FZ_MAX_CTX; c++) live += fz.ctx[c].live && !fz.ctx[c].group;
+  for (; ordinary && live >= FZ_LIVE_CTX; live--) fz_ctx_destroy(ctx_victim(1));
+  for (;;) {
+    for (free_rec = 0, c = 0; c < FZ_MAX_CTX; c++) free_rec += !fz.ctx[c].used;
+    if (free_rec >= records) return;
+    /* every record is taken: let a destroyed context's go (destroy a live one first if none is) */
+    for (c = 0; c < FZ_MAX_CTX && (!fz.ctx[c].used || fz.ctx[c].live); c++) {
+    }
+    if (c == FZ_MAX_CTX) fz_ctx_destroy(c = ctx_victim(0));
+    ctx_evict(c);
+  }
 }
 
 int fz_ctx_is_cuda(int c) { return fz.ctx[c].backend == GPUPRIMS_BACKEND_CUDA; }
@@ -132,12 +207,9 @@ void fz_buf_destroy(int b) {
   for (v = 0; v < FZ_MAX_BUF; v++)
     if (v != b && fz.buf[v].live && fz.buf[v].owner == b) fz_buf_destroy(v); /* views first */
   tu_last_error_text(before, sizeof before);
-  fz_call("gpuprims_buffer_destroy(%s)", fz_live_buf(b).what);
-  gpuprims_buffer_destroy(fz.buf[b].h);
-  fz_done_void("(void)");
+  destroy_live(FZ_KBUF, fz.buf[b].h, fz_live_buf(b).what);
   tu_last_error_text(after, sizeof after);
   if (strcmp(before, after) != 0) fz_fail("buffer_destroy changed the last error to \"%s\"", after);
-  fz_remember_stale(FZ_KBUF, fz.buf[b].h);
   fz_buf_forget(b);
 }
 
@@ -276,10 +348,7 @@ fz_h fz_live_grid(int g) {
 
 void fz_grid_destroy(int g) {
   int c = fz.grid[g].ctx;
-  fz_call("gpuprims_life_destroy(%s)", fz_live_grid(g).what);
-  gpuprims_life_destroy(fz.grid[g].h);
-  fz_done_void("(void)");
-  fz_remember_stale(FZ_KGRID, fz.grid[g].h);
+  destroy_live(FZ_KGRID, fz.grid[g].h, fz_live_grid(g).what);
   free(fz.grid[g].cells);
   memset(&fz.grid[g], 0, sizeof fz.grid[g]);
   fz_ctx_release_if_unused(c);
@@ -294,6 +363,59 @@ int fz_grid_slot(void) {
   return g;
 }
 
+int fz_created(gpuprims_status s, int no_out, const void *out, const char *fn) {
+  if (s != GPUPRIMS_STATUS_OK) {
+    if (!no_out && out != TU_SENTINEL_PTR(void)) fz_fail("a failed %s wrote its out-parameter (%p)", fn, out);
+    return 0;
+  }
+  if (out == NULL || out == TU_SENTINEL_PTR(void)) fz_fail("%s said OK but wrote %p", fn, out);
+  return 1;
+}
+
+/* ------------------------------------------------------------------------------------- */
+/* Communicators and groups                                                              */
+/* ------------------------------------------------------------------------------------- */
+
+fz_h fz_live_comm(int m) {
+  fz_h a;
+  a.p = fz.comm[m].h;
+  a.cls = FZ_LIVE;
+  a.idx = m;
+  snprintf(a.what, sizeof a.what, "comm#%d[rank 0 of 1, ctx#%d]", fz.comm[m].id, fz.ctx[fz.comm[m].ctx].id);
+  return a;
+}
+
+fz_h fz_live_group(int g) {
+  fz_h a;
+  int i, at;
+  a.p = fz.group[g].h;
+  a.cls = FZ_LIVE;
+  a.idx = g;
+  at = snprintf(a.what, sizeof a.what, "group#%d[ctx", fz.group[g].id);
+  for (i = 0; i < fz.group[g].n; i++)
+    at += snprintf(a.what + at, sizeof a.what - (size_t)at, "%s#%d", i ? ", ctx" : "", fz.ctx[fz.group[g].ctx[i]].id);
+  snprintf(a.what + at, sizeof a.what - (size_t)at, "]");
+  return a;
+}
+
+void fz_comm_destroy(int m) {
+  int c = fz.comm[m].ctx;
+  destroy_live(FZ_KCOMM, fz.comm[m].h, fz_live_comm(m).what);
+  memset(&fz.comm[m], 0, sizeof fz.comm[m]);
+  fz_ctx_release_if_unused(c);
+}
+
+void fz_group_destroy(int g) {
+  fz_group x = fz.group[g];
+  int i;
+  destroy_live(FZ_KGROUP, x.h, fz_live_group(g).what);
+  memset(&fz.group[g], 0, sizeof fz.group[g]);
+  for (i = 0; i < x.n; i++) { /* the handles from gpuprims_group_context stay usable */
+    fz.ctx[x.ctx[i]].group = 0;
+    fz_ctx_release_if_unused(x.ctx[i]);
+  }
+}
+
 /* ------------------------------------------------------------------------------------- */
 /* Hostile handles                                                                        */
 /* ------------------------------------------------------------------------------------- */
@@ -305,29 +427,63 @@ void fz_remember_stale(int kind, void *p) {
     fz.stale[kind][fz_below(FZ_MAX_STALE)] = p;
 }
 
-static const char *kind_name(int kind) { return kind == FZ_KCTX ? "context" : kind == FZ_KBUF ? "buffer" : "grid"; }
+static const char *kind_name(int kind) {
+  static const char *names[FZ_KINDS] = {"context", "buffer", "grid", "comm", "group"};
+  return names[kind];
+}
+
+/* The handle of record i of `kind`, NULL unless it is live. */
+static void *live_handle(int kind, int i) {
+  switch (kind) {
+    case FZ_KCTX: return fz.ctx[i].live ? (void *)fz.ctx[i].h : NULL;
+    case FZ_KBUF: return fz.buf[i].live ? (void *)fz.buf[i].h : NULL;
+    case FZ_KGRID: return fz.grid[i].live ? (void *)fz.grid[i].h : NULL;
+    case FZ_KCOMM: return fz.comm[i].live ? (void *)fz.comm[i].h : NULL;
+    default: return fz.group[i].live ? (void *)fz.group[i].h : NULL;
+  }
+}
+
+static int records_of(int kind) {
+  static const int n[FZ_KINDS] = {FZ_MAX_CTX, FZ_MAX_BUF, FZ_MAX_GRID, FZ_MAX_COMM, FZ_MAX_GROUP};
+  return n[kind];
+}
+
+int fz_pick_live(int kind) {
+  int i, n = 0, pick[FZ_MAX_BUF]; /* no kind has more records than buffers */
+  for (i = 0; i < records_of(kind); i++)
+    if (live_handle(kind, i)) pick[n++] = i;
+  return n ? pick[fz_below((uint64_t)n)] : -1;
+}
+
+int fz_free_slot(int kind) {
+  int i;
+  for (i = 0; i < records_of(kind); i++)
+    if (!live_handle(kind, i)) return i;
+  i = (int)fz_below((uint64_t)records_of(kind));
+  if (kind == FZ_KCOMM)
+    fz_comm_destroy(i);
+  else
+    fz_group_destroy(i);
+  return i;
+}
 
 /* Is v the value of a live handle of any kind? */
 static int is_live_value(uintptr_t v) {
-  int i;
-  for (i = 0; i < FZ_MAX_CTX; i++)
-    if (fz.ctx[i].live && (uintptr_t)fz.ctx[i].h == v) return 1;
-  for (i = 0; i < FZ_MAX_BUF; i++)
-    if (fz.buf[i].live && (uintptr_t)fz.buf[i].h == v) return 1;
-  for (i = 0; i < FZ_MAX_GRID; i++)
-    if (fz.grid[i].live && (uintptr_t)fz.grid[i].h == v) return 1;
+  int k, i;
+  for (k = 0; k < FZ_KINDS; k++)
+    for (i = 0; i < records_of(k); i++)
+      if (live_handle(k, i) && (uintptr_t)live_handle(k, i) == v) return 1;
   return 0;
 }
 
 /* A live handle of `kind` (NULL when there is none). */
 static void *some_live(int kind) {
-  int i = kind == FZ_KCTX ? fz_pick_live_ctx() : kind == FZ_KBUF ? fz_pick_live_buf() : fz_pick_live_grid();
-  if (i < 0) return NULL;
-  return kind == FZ_KCTX ? (void *)fz.ctx[i].h : kind == FZ_KBUF ? (void *)fz.buf[i].h : (void *)fz.grid[i].h;
+  int i = fz_pick_live(kind);
+  return i < 0 ? NULL : live_handle(kind, i);
 }
 
 static fz_h wrong_kind(int kind, fz_h a) {
-  int other = (kind + 1 + (int)fz_below(2)) % 3;
+  int other = (kind + 1 + (int)fz_below(FZ_KINDS - 1)) % FZ_KINDS;
   void *p = NULL;
   if (fz_pct(70)) p = some_live(other);
   if (p) {
@@ -343,7 +499,7 @@ static fz_h wrong_kind(int kind, fz_h a) {
 }
 
 static fz_h forged(int kind, fz_h a) {
-  static const uintptr_t kind_byte[3] = {0xC1, 0xB1, 0xA1};
+  static const uintptr_t kind_byte[FZ_KINDS] = {0xC1, 0xB1, 0xA1, 0xD1, 0xE1};
   uintptr_t v;
   void *live = some_live(kind);
   int tries = 0;
@@ -446,6 +602,10 @@ void fz_pool_init(void) {
 
 void fz_pool_teardown(void) {
   int i;
+  for (i = 0; i < FZ_MAX_COMM; i++)
+    if (fz.comm[i].live) fz_comm_destroy(i);
+  for (i = 0; i < FZ_MAX_GROUP; i++)
+    if (fz.group[i].live) fz_group_destroy(i);
   for (i = 0; i < FZ_MAX_BUF; i++)
     if (fz.buf[i].live && fz.buf[i].owner != i) fz_buf_destroy(i);
   for (i = 0; i < FZ_MAX_BUF; i++)
@@ -453,11 +613,7 @@ void fz_pool_teardown(void) {
   for (i = 0; i < FZ_MAX_GRID; i++)
     if (fz.grid[i].live) fz_grid_destroy(i);
   for (i = 0; i < FZ_MAX_CTX; i++) {
-    if (fz.ctx[i].live) {
-      fz_call("gpuprims_context_destroy(ctx#%d)", fz.ctx[i].id);
-      gpuprims_context_destroy(fz.ctx[i].h);
-      fz_done_void("(void)");
-    }
+    if (fz.ctx[i].live) destroy_live(FZ_KCTX, fz.ctx[i].h, fz_live_ctx(i).what);
     fz.ctx[i].used = fz.ctx[i].live = 0;
   }
   free(garbage_heap);

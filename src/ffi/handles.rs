@@ -18,10 +18,11 @@
 //!  +------------+------------------------+-----------------------------+
 //! ```
 //!
-//! - The kind byte (0xC1 context, 0xB1 buffer, 0xA1 Life grid) has its top bit set, so
-//!   the value is never NULL, never a user-space address (those are below 2^47, or 2^56
-//!   with 5-level paging, on x86-64 and AArch64) and never a handle of another kind: a
-//!   buffer passed for a context is told apart by its value alone.
+//! - The kind byte (0xC1 context, 0xB1 buffer, 0xA1 Life grid, 0xD1 communicator, 0xE1
+//!   group) has its top bit set, so the value is never NULL, never a user-space address
+//!   (those are below 2^47, or 2^56 with 5-level paging, on x86-64 and AArch64) and never
+//!   a handle of another kind: a buffer passed for a context is told apart by its value
+//!   alone.
 //! - The slot index says where in that kind's table (a [`Registry`]) the value lives.
 //! - The generation says which of the values that slot has held over time this handle
 //!   names. Destroying a handle empties its slot; the next handle put in that slot gets
