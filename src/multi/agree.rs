@@ -59,14 +59,9 @@ impl Call {
     }
 
     fn describe(&self) -> String {
-        format!(
-            "{} (dtype {}, mode {:#x}, detail {}, k {})",
-            What::name(self.what),
-            self.dtype,
-            self.mode,
-            self.detail,
-            self.k
-        )
+        let dtype = |raw: u32| crate::dtype::DType::from_raw(raw).map_or_else(|_| format!("dtype {raw}"), |d| d.name().to_string());
+        let values = if self.detail == 0 { String::new() } else { format!(", values {}", dtype(self.detail)) };
+        format!("{} of {}{values} (op/order/mode {:#x}, k {})", What::name(self.what), dtype(self.dtype), self.mode, self.k)
     }
 }
 
