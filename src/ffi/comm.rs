@@ -115,12 +115,6 @@ pub extern "C" fn gpuprims_comm_rank(comm: *const gpuprims_comm, rank: *mut u32,
     })
 }
 
-/// A buffer argument that may fail without ending the call: its error becomes this
-/// rank's part of the agreement.
-pub(crate) fn buffer_arg(p: *const gpuprims_buffer, arg: &str) -> Result<super::handles::Held<'static, Buffer>> {
-    try_ref(p, arg)
-}
-
 pub(crate) fn optional_buffer(p: *const gpuprims_buffer, arg: &str) -> Result<Option<super::handles::Held<'static, Buffer>>> {
     if p.is_null() {
         Ok(None)
@@ -160,7 +154,7 @@ pub extern "C" fn gpuprims_comm_reduce(
 ) -> gpuprims_status {
     guard("gpuprims_comm_reduce", || {
         with_comm(comm, |c| {
-            let input = buffer_arg(r#in, "in");
+            let input = try_ref(r#in, "in");
             let args = err_clone(&input).and_then(|i| require(out, "out").and_then(|_| comm_args::reduce(&c.ctx, i, op)));
             let bits = multi::reduce(c, args)?;
             write_value(out, bits, input?.dtype.size());
@@ -180,7 +174,7 @@ pub extern "C" fn gpuprims_comm_reduce_to_buffer(
 ) -> gpuprims_status {
     guard("gpuprims_comm_reduce_to_buffer", || {
         with_comm(comm, |c| {
-            let (input, output) = (buffer_arg(r#in, "in"), buffer_arg(out, "out"));
+            let (input, output) = (try_ref(r#in, "in"), try_ref(out, "out"));
             let args = err_clone(&input).and_then(|i| {
                 let o = err_clone(&output)?;
                 comm_args::one_element_out(&c.ctx, i, o)?;
@@ -208,7 +202,7 @@ pub extern "C" fn gpuprims_comm_scan(
 ) -> gpuprims_status {
     guard("gpuprims_comm_scan", || {
         with_comm(comm, |c| {
-            let (input, output) = (buffer_arg(r#in, "in"), buffer_arg(out, "out"));
+            let (input, output) = (try_ref(r#in, "in"), try_ref(out, "out"));
             let args = err_clone(&input).and_then(|i| comm_args::scan(&c.ctx, i, err_clone(&output)?, op, mode));
             multi::scan(c, args)
         })
@@ -228,7 +222,7 @@ pub extern "C" fn gpuprims_comm_radix_sort(
 ) -> gpuprims_status {
     guard("gpuprims_comm_radix_sort", || {
         with_comm(comm, |c| {
-            let (k, v) = (buffer_arg(keys, "keys"), optional_buffer(values, "values"));
+            let (k, v) = (try_ref(keys, "keys"), optional_buffer(values, "values"));
             let args = err_clone(&k).and_then(|k| comm_args::sort(&c.ctx, k, err_clone(&v)?.as_deref(), order));
             multi::sort(c, args)
         })
@@ -247,7 +241,7 @@ pub extern "C" fn gpuprims_comm_select_kth(
 ) -> gpuprims_status {
     guard("gpuprims_comm_select_kth", || {
         with_comm(comm, |c| {
-            let input = buffer_arg(r#in, "in");
+            let input = try_ref(r#in, "in");
             let args = err_clone(&input).and_then(|i| require(out, "out").and_then(|_| comm_args::select(&c.ctx, i, k)));
             let bits = multi::select_kth(c, args)?;
             write_value(out, bits, input?.dtype.size());
@@ -272,7 +266,7 @@ pub extern "C" fn gpuprims_comm_topk(
 ) -> gpuprims_status {
     guard("gpuprims_comm_topk", || {
         with_comm(comm, |c| {
-            let (input, values) = (buffer_arg(r#in, "in"), buffer_arg(out_values, "out_values"));
+            let (input, values) = (try_ref(r#in, "in"), try_ref(out_values, "out_values"));
             let indices = optional_buffer(out_indices, "out_indices");
             let args = err_clone(&input).and_then(|i| {
                 comm_args::topk(&c.ctx, i, k, order, err_clone(&values)?, err_clone(&indices)?.as_deref())

@@ -5,9 +5,9 @@
 
 use std::sync::Arc;
 
-use super::{aliased, same_context, same_dtype};
+use super::{same_context, same_dtype};
 use crate::backend::{Buffer, ContextShared};
-use crate::dtype::{DType, Op, Order, ScanMode};
+use crate::dtype::{Op, Order, ScanMode};
 use crate::error::{invalid, Error, Result};
 use crate::multi::{ReduceArgs, ScanArgs, SelectArgs, SortArgs, TopkArgs};
 
@@ -34,6 +34,7 @@ pub(crate) fn one_element_out(ctx: &Arc<ContextShared>, input: &Buffer, out: &Bu
     Ok(())
 }
 
+/// gpuprims_scan's checks (it calls this too).
 pub(crate) fn scan<'a>(ctx: &Arc<ContextShared>, input: &'a Buffer, output: &'a Buffer, op: u32, mode: u32)
     -> Result<ScanArgs<'a>> {
     let op = op_of(op)?;
@@ -47,19 +48,10 @@ pub(crate) fn scan<'a>(ctx: &Arc<ContextShared>, input: &'a Buffer, output: &'a 
     Ok(ScanArgs { input, output, op, mode })
 }
 
+/// The in-place sorts' checks (super::sort::checked_sort_args).
 pub(crate) fn sort<'a>(ctx: &Arc<ContextShared>, keys: &'a Buffer, values: Option<&'a Buffer>, order: u32)
     -> Result<SortArgs<'a>> {
-    let order = order_of(order)?;
-    same_context(ctx, keys, "keys")?;
-    if let Some(v) = values {
-        same_context(ctx, v, "values")?;
-        if v.len != keys.len {
-            return Err(Error::SizeMismatch(format!("values has {} elements, keys has {}", v.len, keys.len)));
-        }
-        if aliased(v, keys) {
-            return Err(invalid("values shares memory with keys"));
-        }
-    }
+    let (order, _) = super::sort::checked_sort_args(ctx, keys, values, order)?;
     Ok(SortArgs { keys, values, order })
 }
 
@@ -68,6 +60,8 @@ pub(crate) fn select<'a>(ctx: &Arc<ContextShared>, input: &'a Buffer, k: u64) ->
     Ok(SelectArgs { input, k })
 }
 
+/// gpuprims_topk's checks but k against the length, which a multi-rank call makes
+/// against the union (super::select::checked_topk_outputs).
 pub(crate) fn topk<'a>(
     ctx: &Arc<ContextShared>,
     input: &'a Buffer,
@@ -77,26 +71,6 @@ pub(crate) fn topk<'a>(
     out_indices: Option<&'a Buffer>,
 ) -> Result<TopkArgs<'a>> {
     let order = order_of(order)?;
-    same_context(ctx, input, "in")?;
-    same_context(ctx, out_values, "out_values")?;
-    same_dtype(out_values, "out_values", input, "in")?;
-    if out_values.len as u64 != k {
-        return Err(Error::SizeMismatch(format!("out_values has {} elements, k is {k}", out_values.len)));
-    }
-    if aliased(out_values, input) {
-        return Err(invalid("out_values shares memory with in"));
-    }
-    if let Some(ix) = out_indices {
-        same_context(ctx, ix, "out_indices")?;
-        if ix.dtype != DType::U64 {
-            return Err(Error::TypeMismatch(format!("out_indices holds {}, must hold u64", ix.dtype.name())));
-        }
-        if ix.len as u64 != k {
-            return Err(Error::SizeMismatch(format!("out_indices has {} elements, k is {k}", ix.len)));
-        }
-        if aliased(ix, input) || aliased(ix, out_values) {
-            return Err(invalid("out_indices shares memory with in or out_values"));
-        }
-    }
+    super::select::checked_topk_outputs(ctx, input, k, out_values, out_indices, None)?;
     Ok(TopkArgs { input, k, order, out_values, out_indices })
 }

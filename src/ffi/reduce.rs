@@ -4,10 +4,10 @@ use std::ffi::c_void;
 use std::sync::Arc;
 
 use super::types::*;
-use super::{guard, require, same_context, same_dtype, try_ref};
+use super::{guard, require, same_context, try_ref};
 use crate::backend::{Buffer, ContextShared};
 use crate::dtype::Op;
-use crate::error::{invalid, Error, Result};
+use crate::error::{invalid, Result};
 
 /// The checks both reduce entry points share: the op, the context, and that MIN/MAX
 /// of nothing is undefined.
@@ -62,11 +62,7 @@ pub extern "C" fn gpuprims_reduce_to_buffer(
         let input = try_ref(r#in, "in")?;
         let output = try_ref(out, "out")?;
         let op = checked_op(&c, &input, op)?;
-        same_context(&c, &output, "out")?;
-        same_dtype(&output, "out", &input, "in")?;
-        if output.len != 1 {
-            return Err(Error::SizeMismatch(format!("out has {} elements, must have 1", output.len)));
-        }
+        super::comm_args::one_element_out(&c, &input, &output)?;
         c.backend.reduce_to(&input.memory, input.dtype, input.len, op, &output.memory)
     })
 }

@@ -1,9 +1,8 @@
 //! gpuprims_scan.
 
 use super::types::*;
-use super::{guard, same_context, same_dtype, try_ref};
-use crate::dtype::{Op, ScanMode};
-use crate::error::{invalid, Error};
+use super::{comm_args, guard, try_ref};
+use crate::multi::ScanArgs;
 
 /// Prefix scan of `in` into `out` with `op` (SUM, MIN, MAX), inclusive or exclusive
 /// (an exclusive scan starts from the identity: 0 for SUM, the type's largest value
@@ -23,17 +22,7 @@ pub extern "C" fn gpuprims_scan(
         let c = try_ref(ctx, "ctx")?;
         let input = try_ref(r#in, "in")?;
         let output = try_ref(out, "out")?;
-        let op = Op::from_raw(op).map_err(|e| invalid(format!("op: {e}")))?;
-        let mode = ScanMode::from_raw(mode).map_err(|e| invalid(format!("mode: {e}")))?;
-        same_context(&c, &input, "in")?;
-        same_context(&c, &output, "out")?;
-        same_dtype(&output, "out", &input, "in")?;
-        if input.len != output.len {
-            return Err(Error::SizeMismatch(format!(
-                "out has {} elements, in has {}",
-                output.len, input.len
-            )));
-        }
+        let ScanArgs { op, mode, .. } = comm_args::scan(&c, &input, &output, op, mode)?;
         if input.len == 0 {
             return Ok(());
         }

@@ -101,30 +101,7 @@ pub extern "C" fn gpuprims_topk(
         let values = try_ref(out_values, "out_values")?;
         let indices = if out_indices.is_null() { None } else { Some(try_ref(out_indices, "out_indices")?) };
         let order = Order::from_raw(order).map_err(|e| invalid(format!("order: {e}")))?;
-        same_context(&c, &input, "in")?;
-        same_context(&c, &values, "out_values")?;
-        if k > input.len as u64 {
-            return Err(invalid(format!("k = {k}, but in has only {} elements", input.len)));
-        }
-        same_dtype(&values, "out_values", &input, "in")?;
-        if values.len as u64 != k {
-            return Err(Error::SizeMismatch(format!("out_values has {} elements, k is {k}", values.len)));
-        }
-        if aliased(&values, &input) {
-            return Err(invalid("out_values shares memory with in"));
-        }
-        if let Some(ix) = indices.as_deref() {
-            same_context(&c, ix, "out_indices")?;
-            if ix.dtype != DType::U64 {
-                return Err(Error::TypeMismatch(format!("out_indices holds {}, must hold u64", ix.dtype.name())));
-            }
-            if ix.len as u64 != k {
-                return Err(Error::SizeMismatch(format!("out_indices has {} elements, k is {k}", ix.len)));
-            }
-            if aliased(ix, &input) || aliased(ix, &values) {
-                return Err(invalid("out_indices shares memory with in or out_values"));
-            }
-        }
+        checked_topk_outputs(&c, &input, k, &values, indices.as_deref(), Some(input.len))?;
         if k == 0 {
             return Ok(());
         }
@@ -342,4 +319,42 @@ pub extern "C" fn gpuprims_segmented_topk(
         let dest = TopkOut { values: &out.memory, indices: indices.as_deref().map(|b| &b.memory), len: out.len };
         c.backend.segmented_topk(&input.memory, input.dtype, input.len, &rows, &each, order, &dest)
     })
+}
+
+/// gpuprims_topk's checks of its buffers (the multi-rank top-k makes them too):
+/// contexts, k against `len` when given (a multi-rank call checks the union's), the
+/// outputs' dtypes and lengths, and that the three buffers share no memory.
+pub(crate) fn checked_topk_outputs(
+    ctx: &Arc<ContextShared>,
+    input: &Buffer,
+    k: u64,
+    values: &Buffer,
+    indices: Option<&Buffer>,
+    len: Option<usize>,
+) -> Result<()> {
+    same_context(ctx, input, "in")?;
+    same_context(ctx, values, "out_values")?;
+    if let Some(len) = len.filter(|&l| k > l as u64) {
+        return Err(invalid(format!("k = {k}, but in has only {len} elements")));
+    }
+    same_dtype(values, "out_values", input, "in")?;
+    if values.len as u64 != k {
+        return Err(Error::SizeMismatch(format!("out_values has {} elements, k is {k}", values.len)));
+    }
+    if aliased(values, input) {
+        return Err(invalid("out_values shares memory with in"));
+    }
+    if let Some(ix) = indices {
+        same_context(ctx, ix, "out_indices")?;
+        if ix.dtype != DType::U64 {
+            return Err(Error::TypeMismatch(format!("out_indices holds {}, must hold u64", ix.dtype.name())));
+        }
+        if ix.len as u64 != k {
+            return Err(Error::SizeMismatch(format!("out_indices has {} elements, k is {k}", ix.len)));
+        }
+        if aliased(ix, input) || aliased(ix, values) {
+            return Err(invalid("out_indices shares memory with in or out_values"));
+        }
+    }
+    Ok(())
 }

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 /// The checks every in-place sort makes before any work: the order, the contexts, and
 /// that values (when given) are another buffer of the keys' length.
-fn checked_sort_args<'a>(
+pub(crate) fn checked_sort_args<'a>(
     ctx: &Arc<ContextShared>,
     keys: &'a Buffer,
     values: Option<&'a Buffer>,

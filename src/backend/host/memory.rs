@@ -111,3 +111,13 @@ pub fn scratch_vec<T>(len: usize, what: &str) -> Result<Vec<T>> {
     v.try_reserve_exact(len).map_err(|_| Error::OutOfMemory(failed()))?;
     Ok(v)
 }
+
+/// Tests' host memory holding `xs` (the host primitives' unit tests build their inputs
+/// with it).
+#[cfg(test)]
+pub(crate) fn memory_of<T: Copy>(xs: &[T]) -> crate::backend::Memory {
+    let mem = HostMemory::zeroed(std::mem::size_of_val(xs)).unwrap();
+    // SAFETY: a fresh allocation of exactly xs' bytes.
+    unsafe { mem.typed_mut::<T>(xs.len()).copy_from_slice(xs) };
+    crate::backend::Memory::Host(mem)
+}

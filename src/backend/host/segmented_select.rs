@@ -73,14 +73,8 @@ pub(super) fn segmented_select(values: &HostMemory, dtype: DType, len: usize, ro
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::backend::Memory;
+    use crate::backend::host::memory::memory_of as memory;
 
-    fn memory<T: Copy>(xs: &[T]) -> Memory {
-        let mem = HostMemory::zeroed(std::mem::size_of_val(xs)).unwrap();
-        // SAFETY: a fresh allocation of exactly xs' bytes.
-        unsafe { mem.typed_mut::<T>(xs.len()).copy_from_slice(xs) };
-        Memory::Host(mem)
-    }
 
     fn run(values: &[f32], offsets: &[u32], ranks: Option<&[u64]>) -> Result<Vec<f32>> {
         let nrows = offsets.len() - 1;

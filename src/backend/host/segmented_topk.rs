@@ -161,14 +161,8 @@ fn top_of_row<T: Element>(row: &[T], pairs: &mut [(u64, usize)], order: Order, v
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::backend::Memory;
+    use crate::backend::host::memory::memory_of as memory;
 
-    fn memory<T: Copy>(xs: &[T]) -> Memory {
-        let mem = HostMemory::zeroed(std::mem::size_of_val(xs)).unwrap();
-        // SAFETY: a fresh allocation of exactly xs' bytes.
-        unsafe { mem.typed_mut::<T>(xs.len()).copy_from_slice(xs) };
-        Memory::Host(mem)
-    }
 
     /// Ragged rows (offsets u32) with per-row ks (u64) or one k: the values' bits and
     /// the indices, poison where nothing was written.
