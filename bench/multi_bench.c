@@ -5,7 +5,8 @@
  *   sort u32/u32 pairs, 2^30 in all,
  *   sort weak scaling: 2^28 u32 keys on each GPU (one GPU: its 2^28),
  *   reduce sum f32, 2^32 in all,
- *   select_kth (the median) and top-k k = 100 (with indices), f32, 2^32 in all.
+ *   select_kth (the median) and top-k k = 100 (with indices), f32, 2^32 in all,
+ *   reduce, top-k and sort of 2^20 in all: the cost of a call beyond its work.
  * Each timing is wall clock around the call and a synchronize of every context, median
  * of a few runs after one untimed run. GPUPRIMS_BENCH_MULTI_SHIFT=s makes every size
  * 2^s times smaller (a quick look). speedup = one GPU's ms / the group's (weak scaling:
@@ -224,6 +225,10 @@ static const row_def ROWS[] = {
     {"reduce sum f32", OP_REDUCE, 32, 0},
     {"select_kth f32 (median)", OP_SELECT, 32, 0},
     {"topk f32 k=100", OP_TOPK, 32, 0},
+    /* Small calls: what a call costs beyond its work (plans, threads, waits). */
+    {"reduce sum f32, small", OP_REDUCE, 20, 0},
+    {"topk f32 k=100, small", OP_TOPK, 20, 0},
+    {"sort u32 keys, small", OP_SORT, 20, 0},
 };
 
 /* Host data, made once: u32 random bits (the sorts), f32 uniform in [-1, 1) (the rest). */

@@ -14,7 +14,7 @@ use super::types::*;
 use super::{comm_args, destroy_handle, guard, into_handle, require, try_ref, write_out, Castable, Kind, Registry};
 use crate::backend::{BackendKind, Buffer};
 use crate::error::{invalid, Result};
-use crate::multi::Comm;
+use crate::multi::{Comm, RankThreads};
 
 /// Several devices of this process and a communicator joining them.
 pub struct gpuprims_group {
@@ -23,6 +23,8 @@ pub struct gpuprims_group {
 
 pub struct Group {
     comms: Vec<Comm>,
+    /// A thread a device, each running that device's part of every call.
+    threads: RankThreads,
     one_call: Mutex<()>,
 }
 
@@ -71,14 +73,9 @@ pub extern "C" fn gpuprims_group_create(
                 return Err(invalid("devices: a CUDA device is listed twice (NCCL takes one rank a device)"));
             }
         }
-        let id = contexts[0].backend.new_comm_id()?;
-        let n = contexts.len();
-        let comms = std::thread::scope(|s| {
-            let joins: Vec<_> =
-                contexts.iter().enumerate().map(|(r, c)| s.spawn({ let id = &id; move || Comm::join(Arc::clone(c), id, r, n) })).collect();
-            joins.into_iter().map(|j| j.join().expect("joining a rank panicked")).collect::<Result<Vec<_>>>()
-        })?;
-        write_out(out, into_handle::<gpuprims_group>(Group { comms, one_call: Mutex::new(()) })?);
+        let comms = Comm::join_group(&contexts)?;
+        let threads = RankThreads::new(comms.len())?;
+        write_out(out, into_handle::<gpuprims_group>(Group { comms, threads, one_call: Mutex::new(()) })?);
         Ok(())
     })
 }
@@ -133,16 +130,14 @@ fn buffers(p: *const *const gpuprims_buffer, n: usize, arg: &str, optional: bool
         .collect()
 }
 
-/// Runs `part` for every device on a thread of its own and returns the lowest
-/// device's error, if any. `checks` ran first, on every device, before any work.
+/// Runs `part` for every device on its thread and returns the lowest device's error,
+/// if any. `checks` ran first, on every device, before any work.
 fn run_all<A: Send>(g: &Group, args: Vec<A>, part: impl Fn(&Comm, A) -> Result<()> + Sync) -> Result<()> {
     let _one = g.one_call.lock().unwrap_or_else(|p| p.into_inner());
-    let results: Vec<Result<()>> = std::thread::scope(|s| {
-        let part = &part;
-        let joins: Vec<_> = g.comms.iter().zip(args).map(|(c, a)| s.spawn(move || part(c, a))).collect();
-        joins.into_iter().map(|j| j.join().unwrap_or_else(|_| Err(crate::error::internal("a device's part panicked")))).collect()
-    });
-    results.into_iter().collect::<Result<Vec<()>>>().map(|_| ())
+    let part = &part;
+    let parts: Vec<Box<dyn FnOnce() -> Result<()> + Send + '_>> =
+        g.comms.iter().zip(args).map(|(c, a)| Box::new(move || part(c, a)) as _).collect();
+    g.threads.run(parts).into_iter().collect::<Result<Vec<()>>>().map(|_| ())
 }
 
 /// run_all for an operation that gives every rank a value: rank 0's (they are equal).

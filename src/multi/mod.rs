@@ -8,7 +8,9 @@
 
 pub mod agree;
 pub mod host_link;
+mod in_process;
 pub mod keys;
+mod rank_threads;
 mod reduce;
 mod scan;
 mod select;
@@ -19,12 +21,15 @@ mod transport;
 use std::sync::{Arc, Mutex};
 
 pub use agree::{Call, What};
+use host_link::HostLink;
+use in_process::InProcessLink;
 pub(crate) use host_link::ID_BYTES;
 pub use reduce::{reduce, ReduceArgs};
 pub use scan::{scan, ScanArgs};
 pub use select::{select_kth, SelectArgs};
 pub use sort::{sort, SortArgs};
 pub use topk::{topk, TopkArgs};
+pub use rank_threads::RankThreads;
 pub use transport::Link;
 
 use crate::backend::{ContextShared, Memory};
@@ -45,6 +50,27 @@ impl Comm {
     pub fn join(ctx: Arc<ContextShared>, id: &[u8], rank: usize, nranks: usize) -> Result<Comm> {
         let link = ctx.backend.link(id, rank, nranks)?;
         Ok(Comm { ctx, link, kept: Mutex::new(Vec::new()) })
+    }
+
+    /// `nranks` ranks of one process on `contexts` (one a rank), joined at once: the
+    /// data goes through each backend's link, the plans through host memory.
+    pub fn join_group(contexts: &[Arc<ContextShared>]) -> Result<Vec<Comm>> {
+        let n = contexts.len();
+        let id = contexts[0].backend.new_comm_id()?;
+        // Every rank's link joins in a collective of its own: one thread a rank.
+        let links = std::thread::scope(|s| {
+            let joins: Vec<_> = contexts.iter().enumerate().map(|(r, c)| s.spawn({ let id = &id; move || c.backend.link(id, r, n) })).collect();
+            joins.into_iter().map(|j| j.join().unwrap_or_else(|_| Err(crate::error::internal("joining a rank panicked")))).collect::<Result<Vec<_>>>()
+        })?;
+        let plans = HostLink::clique(n);
+        Ok(contexts
+            .iter()
+            .zip(links.into_iter().zip(plans))
+            .map(|(ctx, (data, plans))| {
+                let link: Box<dyn Link> = Box::new(InProcessLink { data, plans });
+                Comm { ctx: Arc::clone(ctx), link, kept: Mutex::new(Vec::new()) }
+            })
+            .collect())
     }
 
     pub fn rank(&self) -> usize {
