@@ -9,7 +9,8 @@
  *   reduce, top-k and sort of 2^20 in all: the cost of a call beyond its work.
  * Each timing is wall clock around the call and a synchronize of every context, median
  * of a few runs after one untimed run. GPUPRIMS_BENCH_MULTI_SHIFT=s makes every size
- * 2^s times smaller (a quick look). speedup = one GPU's ms / the group's (weak scaling:
+ * 2^s times smaller (a quick look); GPUPRIMS_BENCH_MULTI_ROWS=text runs only the rows
+ * whose label contains text. speedup = one GPU's ms / the group's (weak scaling:
  * the group's ms / one GPU's, which should stay near 1).
  *
  * Checks: the group's reduce within a float tolerance of one GPU's, select_kth and top-k
@@ -308,6 +309,7 @@ int multi_tour(const char *only, int reps) {
   int ngpus = 0, shift = 0, failures = 0, sizes[2], nsizes = 0, s;
   size_t r;
   const char *env = getenv("GPUPRIMS_BENCH_MULTI_SHIFT");
+  const char *rows = getenv("GPUPRIMS_BENCH_MULTI_ROWS"); /* only rows whose label has this */
   uint32_t *keys = NULL, *floats = NULL;
   gpuprims_context *probe = NULL;
   if (only && !strstr(only, "multi")) return 0;
@@ -347,6 +349,7 @@ int multi_tour(const char *only, int reps) {
         failures++;
         continue;
       }
+      if (rows && !strstr(ROWS[r].label, rows)) continue;
       failures += run_row(&ROWS[r], &one, &group, data, shift, reps);
     }
     close_gpus(&group);

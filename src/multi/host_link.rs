@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use once_cell::sync::Lazy;
 
-use super::transport::Link;
+use super::transport::{Link, Transfer};
 use crate::backend::Memory;
 use crate::error::{invalid, Error, Result};
 
@@ -164,6 +164,28 @@ impl HostLink {
         st.posts[self.rank] = None;
         got
     }
+
+    /// One array's part of an all-to-all.
+    fn transfer(&self, send: &Memory, send_ranges: &[Range<usize>], recv: &Memory, recv_ranges: &[Range<usize>]) -> Result<()> {
+        let base = SendPtr(send.as_host()?.ptr());
+        let recv = recv.as_host()?;
+        let rank = self.rank;
+        self.exchange(Post::Ranges { base, ranges: send_ranges.to_vec() }, "exchange data", |posts| {
+            for (i, p) in posts.iter().enumerate() {
+                let Some(Post::Ranges { base, ranges }) = p else {
+                    return Err(Error::Internal(format!("rank {i} posted no ranges")));
+                };
+                let (from, to) = (ranges[rank].clone(), recv_ranges[i].clone());
+                if from.len() != to.len() || to.end > recv.len_bytes() {
+                    return Err(Error::Internal(format!("rank {i} sends {} bytes, rank {rank} expects {}", from.len(), to.len())));
+                }
+                // SAFETY: rank i's send memory is live until the second barrier, and
+                // `to` lies inside this rank's receive memory, which nothing else writes.
+                unsafe { std::ptr::copy_nonoverlapping(base.0.add(from.start), recv.ptr().add(to.start), from.len()) };
+            }
+            Ok(())
+        })
+    }
 }
 
 impl Link for HostLink {
@@ -188,26 +210,8 @@ impl Link for HostLink {
         })
     }
 
-    fn all_to_all(&self, send: &Memory, send_ranges: &[Range<usize>], recv: &Memory, recv_ranges: &[Range<usize>])
-        -> Result<()> {
-        let base = SendPtr(send.as_host()?.ptr());
-        let recv = recv.as_host()?;
-        let rank = self.rank;
-        self.exchange(Post::Ranges { base, ranges: send_ranges.to_vec() }, "exchange data", |posts| {
-            for (i, p) in posts.iter().enumerate() {
-                let Some(Post::Ranges { base, ranges }) = p else {
-                    return Err(Error::Internal(format!("rank {i} posted no ranges")));
-                };
-                let (from, to) = (ranges[rank].clone(), recv_ranges[i].clone());
-                if from.len() != to.len() || to.end > recv.len_bytes() {
-                    return Err(Error::Internal(format!("rank {i} sends {} bytes, rank {rank} expects {}", from.len(), to.len())));
-                }
-                // SAFETY: rank i's send memory is live until the second barrier, and
-                // `to` lies inside this rank's receive memory, which nothing else writes.
-                unsafe { std::ptr::copy_nonoverlapping(base.0.add(from.start), recv.ptr().add(to.start), from.len()) };
-            }
-            Ok(())
-        })
+    fn all_to_all(&self, transfers: &[Transfer]) -> Result<()> {
+        transfers.iter().try_for_each(|t| self.transfer(t.send, t.send_ranges, t.recv, t.recv_ranges))
     }
 
     fn fail(&self, why: &str) {

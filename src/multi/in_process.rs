@@ -4,11 +4,8 @@
 //! NCCL costs a copy to the device, a collective and a copy back, tens of microseconds
 //! that a call with several plan rounds pays each round.
 
-use std::ops::Range;
-
 use super::host_link::HostLink;
-use super::transport::Link;
-use crate::backend::Memory;
+use super::transport::{Link, Transfer};
 use crate::error::Result;
 
 pub struct InProcessLink {
@@ -29,9 +26,8 @@ impl Link for InProcessLink {
         self.plans.all_gather(local)
     }
 
-    fn all_to_all(&self, send: &Memory, send_ranges: &[Range<usize>], recv: &Memory, recv_ranges: &[Range<usize>])
-        -> Result<()> {
-        self.data.all_to_all(send, send_ranges, recv, recv_ranges)
+    fn all_to_all(&self, transfers: &[Transfer]) -> Result<()> {
+        self.data.all_to_all(transfers)
     }
 
     fn fail(&self, why: &str) {

@@ -30,7 +30,7 @@ pub use select::{select_kth, SelectArgs};
 pub use sort::{sort, SortArgs};
 pub use topk::{topk, TopkArgs};
 pub use rank_threads::RankThreads;
-pub use transport::Link;
+pub use transport::{Link, Transfer};
 
 use crate::backend::{ContextShared, Memory};
 use crate::dtype::DType;

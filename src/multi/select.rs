@@ -92,10 +92,18 @@ fn sample_bracket(comm: &Comm, a: &SelectArgs, lens: &[u64], total: u64) -> Resu
     let n = keys.len() as u64;
     let at = (a.k as u128 * n as u128 / total as u128) as u64;
     let margin = 4 * (n as f64).sqrt() as u64 + 16;
-    // Two selections, not a sort: the host's part stays well under the device's pass.
-    let mut nth = |i: u64| *keys.select_nth_unstable(i as usize).1;
-    let lo = if at >= margin { nth(at - margin) } else { 0 };
-    let hi = if at + margin < n { nth(at + margin) } else { key_mask(dtype) };
+    // Two selections, not a sort, the second among the keys above the first's place
+    // only: the host's part stays well under the device's pass.
+    let (mut rest, mut skipped) = (&mut keys[..], 0u64);
+    let lo = if at >= margin {
+        let i = (at - margin) as usize;
+        let (_, &mut lo, above) = rest.select_nth_unstable(i);
+        (rest, skipped) = (above, i as u64 + 1);
+        lo
+    } else {
+        0
+    };
+    let hi = if at + margin < n { *rest.select_nth_unstable((at + margin - skipped) as usize).1 } else { key_mask(dtype) };
     Ok((lo, hi, 2 * margin + 1))
 }
 

@@ -13,7 +13,7 @@ use std::ops::Range;
 use super::agree::{agree_on, Call, What};
 use super::keys::key_mask;
 use super::select::gather_u64s;
-use super::{offsets, Comm, Phases};
+use super::{offsets, Comm, Phases, Transfer};
 use crate::backend::{Buffer, Memory, RunsIn, SortValues};
 use crate::dtype::Order;
 use crate::error::{Error, Result};
@@ -137,7 +137,8 @@ fn count_before(comm: &Comm, a: &SortArgs, probes: &[u64]) -> Result<Vec<u64>> {
     comm.ctx.backend.count_before(&a.keys.memory, a.keys.dtype, a.keys.len, a.order, probes)
 }
 
-/// Sends each rank its runs: keys, then values. Returns the bytes sent to other ranks.
+/// Sends each rank its runs, keys and values in one exchange. Returns the bytes sent to
+/// other ranks.
 fn exchange(comm: &Comm, a: &SortArgs, cuts: &[Vec<u64>], into: &Received) -> Result<usize> {
     let me = comm.rank();
     let ranges = |width: usize| -> (Vec<Range<usize>>, Vec<Range<usize>>) {
@@ -158,13 +159,14 @@ fn exchange(comm: &Comm, a: &SortArgs, cuts: &[Vec<u64>], into: &Received) -> Re
     };
     let (send, recv) = ranges(a.keys.dtype.size());
     check_total(&recv, a.keys.bytes())?;
-    comm.link.all_to_all(&a.keys.memory, &send, &into.keys, &recv)?;
     let mut sent = to_others(&send);
-    if let (Some(v), Some(mem)) = (a.values, &into.values) {
-        let (send, recv) = ranges(v.dtype.size());
-        comm.link.all_to_all(&v.memory, &send, mem, &recv)?;
-        sent += to_others(&send);
+    let mut transfers = vec![Transfer { send: &a.keys.memory, send_ranges: &send, recv: &into.keys, recv_ranges: &recv }];
+    let value_ranges = a.values.map(|v| ranges(v.dtype.size()));
+    if let (Some(v), Some(mem), Some((send, recv))) = (a.values, &into.values, &value_ranges) {
+        transfers.push(Transfer { send: &v.memory, send_ranges: send, recv: mem, recv_ranges: recv });
+        sent += to_others(send);
     }
+    comm.link.all_to_all(&transfers)?;
     Ok(sent)
 }
 

@@ -8,7 +8,7 @@
 use std::ops::Range;
 
 use super::agree::{agree_on, Call, What};
-use super::{offsets, Comm, Phases};
+use super::{offsets, Comm, Phases, Transfer};
 use crate::backend::Buffer;
 use crate::dtype::{DType, Order};
 use crate::error::{invalid, Result};
@@ -55,8 +55,11 @@ fn best_of_all(comm: &Comm, a: &TopkArgs, lens: &[u64], starts: &[u64]) -> Resul
         let mut at = 0;
         each.iter().map(|&n| { let r = at..at + n * width; at += n * width; r }).collect()
     };
-    comm.link.all_to_all(&vals, &send(w), &all_vals, &recv(w))?;
-    comm.link.all_to_all(&idx, &send(8), &all_idx, &recv(8))?;
+    let (send_vals, recv_vals, send_idx, recv_idx) = (send(w), recv(w), send(8), recv(8));
+    comm.link.all_to_all(&[
+        Transfer { send: &vals, send_ranges: &send_vals, recv: &all_vals, recv_ranges: &recv_vals },
+        Transfer { send: &idx, send_ranges: &send_idx, recv: &all_idx, recv_ranges: &recv_idx },
+    ])?;
     phases.mark("all-gather")?;
     let k = a.k as usize;
     backend.topk(&all_vals, dtype, all, k, a.order, &a.out_values.memory, Some(&picked))?;

@@ -8,16 +8,24 @@ use std::ops::Range;
 use crate::backend::Memory;
 use crate::error::Result;
 
+/// One array's part of an all-to-all.
+pub struct Transfer<'a> {
+    pub send: &'a Memory,
+    pub send_ranges: &'a [Range<usize>],
+    pub recv: &'a Memory,
+    pub recv_ranges: &'a [Range<usize>],
+}
+
 pub trait Link: Send + Sync {
     fn rank(&self) -> usize;
     fn nranks(&self) -> usize;
     /// Every rank's `local` (the same length on every rank), in rank order. Waits.
     fn all_gather(&self, local: &[u8]) -> Result<Vec<u8>>;
-    /// Sends bytes `send_ranges[j]` of `send` to rank j and receives rank i's into bytes
+    /// Every transfer's parts at once (one NCCL group on CUDA): bytes
+    /// `send_ranges[j]` of `send` go to rank j, and rank i's arrive in bytes
     /// `recv_ranges[i]` of `recv` (the sizes agree pairwise; the rank's own range is
     /// copied locally). In stream order on CUDA; `send` and `recv` do not overlap.
-    fn all_to_all(&self, send: &Memory, send_ranges: &[Range<usize>], recv: &Memory, recv_ranges: &[Range<usize>])
-        -> Result<()>;
+    fn all_to_all(&self, transfers: &[Transfer]) -> Result<()>;
     /// Ends this rank's part after a failure past the agreement: the other ranks' waits
     /// on it end with an error rather than hang, and the link refuses later work.
     fn fail(&self, why: &str);

@@ -20,7 +20,7 @@ use super::nccl::{nccl, Nccl, NcclComm, NcclResult, NcclUniqueId, NCCL_IN_PROGRE
 use crate::backend::Memory;
 use crate::error::{invalid, Error, Result};
 use crate::multi::host_link::timeout;
-use crate::multi::{Link, ID_BYTES};
+use crate::multi::{Link, Transfer, ID_BYTES};
 
 pub fn new_comm_id() -> Result<Vec<u8>> {
     let api = nccl()?;
@@ -70,7 +70,8 @@ impl NcclLink {
     /// Waits for `stream` while watching NCCL's asynchronous error and the deadline;
     /// aborts the communicator when either ends the wait.
     fn wait(&self, stream: CUstream, what: &str) -> Result<()> {
-        let deadline = Instant::now() + timeout();
+        let started = Instant::now();
+        let deadline = started + timeout();
         loop {
             // SAFETY: a live stream.
             match unsafe { sys::cuStreamQuery(stream) } {
@@ -95,7 +96,11 @@ impl NcclLink {
                     timeout().as_secs()
                 )));
             }
-            std::thread::yield_now();
+            if *POLL_US > 0 && started.elapsed().as_micros() > 100 {
+                std::thread::sleep(std::time::Duration::from_micros(*POLL_US));
+            } else {
+                std::thread::yield_now();
+            }
         }
     }
 
@@ -106,13 +111,15 @@ impl NcclLink {
         }
     }
 
-    /// Every send and receive of `parts` between ncclGroupStart and ncclGroupEnd.
-    fn exchange(&self, parts: &Parts, stream: CUstream) -> Result<()> {
+    /// Every send and receive of every transfer's `parts` to and from the other ranks,
+    /// in one ncclGroupStart/ncclGroupEnd (the rank's own parts are copied by `copy_own`).
+    fn exchange(&self, all: &[Parts], stream: CUstream) -> Result<()> {
         let api = self.api;
         // SAFETY: group calls bracket the sends and receives.
         api.check(unsafe { (api.group_start)() }, "ncclGroupStart")?;
         let mut issued = Ok(());
-        for peer in 0..self.nranks {
+        // Every rank issues the transfers in the same order, so NCCL pairs them.
+        for (parts, peer) in all.iter().flat_map(|p| (0..self.nranks).filter(|&r| p.through_nccl(r)).map(move |r| (p, r))) {
             let (out, inc) = (parts.send_at(peer), parts.recv_at(peer));
             // SAFETY: the ranges lie inside the send and receive memory or the staging
             // area (the caller's plan); NCCL pairs each send with the peer's receive.
@@ -135,6 +142,16 @@ impl NcclLink {
     }
 }
 
+/// Knob multi.own_by_copy=0: the rank's own part goes through NCCL's send to itself
+/// (to compare). By default it is a device copy on the side stream, beside NCCL's
+/// transfers: NCCL gives a send to oneself a share of its channels like any peer's.
+static OWN_BY_COPY: once_cell::sync::Lazy<bool> = once_cell::sync::Lazy::new(|| super::tuning::knob("multi.own_by_copy", 1) != 0);
+
+/// Knob multi.poll_us: microseconds between polls of a wait after its first 100 µs
+/// (default 20; 0 polls back to back, yielding), so that waiting ranks' threads leave
+/// the driver to the ranks still issuing work.
+static POLL_US: once_cell::sync::Lazy<u64> = once_cell::sync::Lazy::new(|| super::tuning::knob("multi.poll_us", 20) as u64);
+
 /// NCCL's kernels move whole words: a part of a few bytes would be read past its end
 /// (compute-sanitizer saw ncclDevKernel_SendRecv read 4 bytes of a 1-byte buffer). Parts
 /// shorter than this go through a staging area instead, a slot a peer each way.
@@ -149,6 +166,8 @@ struct Parts<'a> {
     send_ranges: &'a [Range<usize>],
     recv_ranges: &'a [Range<usize>],
     nranks: usize,
+    /// The rank's own part when it is copied beside NCCL rather than sent through it.
+    own_by_copy: Option<usize>,
 }
 
 impl Parts<'_> {
@@ -171,8 +190,24 @@ impl Parts<'_> {
         (if r.len() < SMALL { self.recv_slot(peer) } else { self.recv + r.start as u64 }, r.len())
     }
 
+    fn through_nccl(&self, peer: usize) -> bool {
+        self.own_by_copy != Some(peer)
+    }
+
+    /// Copies the rank's own part on `side`, a stream beside NCCL's.
+    fn copy_own(&self, side: CUstream, rank: usize) -> Result<()> {
+        let (from, to) = (&self.send_ranges[rank], &self.recv_ranges[rank]);
+        if !from.is_empty() {
+            // SAFETY: both ranges lie inside the send and receive memory (the plan),
+            // which do not overlap; the caller joins `side` before later work.
+            unsafe { drv::memcpy_dtod_async(self.recv + to.start as u64, self.send + from.start as u64, from.len(), side) }
+                .during("copying the rank's own part")?;
+        }
+        Ok(())
+    }
+
     fn stage_short_sends(&self, stream: CUstream) -> Result<()> {
-        for (peer, r) in self.send_ranges.iter().enumerate().filter(|(_, r)| !r.is_empty() && r.len() < SMALL) {
+        for (peer, r) in self.send_ranges.iter().enumerate().filter(|&(p, r)| self.through_nccl(p) && !r.is_empty() && r.len() < SMALL) {
             // SAFETY: the range lies inside the send memory; the slot holds SMALL bytes.
             unsafe { drv::memcpy_dtod_async(self.send_slot(peer), self.send + r.start as u64, r.len(), stream) }
                 .during("staging a short part")?;
@@ -181,7 +216,7 @@ impl Parts<'_> {
     }
 
     fn unstage_short_receives(&self, stream: CUstream) -> Result<()> {
-        for (peer, r) in self.recv_ranges.iter().enumerate().filter(|(_, r)| !r.is_empty() && r.len() < SMALL) {
+        for (peer, r) in self.recv_ranges.iter().enumerate().filter(|&(p, r)| self.through_nccl(p) && !r.is_empty() && r.len() < SMALL) {
             // SAFETY: as stage_short_sends, the other way.
             unsafe { drv::memcpy_dtod_async(self.recv + r.start as u64, self.recv_slot(peer), r.len(), stream) }
                 .during("copying a short part out")?;
@@ -234,24 +269,47 @@ impl Link for NcclLink {
         Ok(all.chunks(n.max(1)).flat_map(|c| c[..part].to_vec()).collect())
     }
 
-    fn all_to_all(&self, send: &Memory, send_ranges: &[Range<usize>], recv: &Memory, recv_ranges: &[Range<usize>])
-        -> Result<()> {
+    fn all_to_all(&self, transfers: &[Transfer]) -> Result<()> {
         self.refuse_if_failed()?;
-        let (s, r) = (device_ptr(send)?, device_ptr(recv)?);
-        let state = self.shared.lock()?;
+        let ends = transfers.iter().map(|t| Ok((device_ptr(t.send)?, device_ptr(t.recv)?))).collect::<Result<Vec<_>>>()?;
+        let mut state = self.shared.lock()?;
         let stream = state.stream;
         let stage_bytes = 2 * SMALL * self.nranks;
+        let all_stage_bytes = stage_bytes * transfers.len().max(1);
         // SAFETY: stream-ordered staging memory, freed in stream order after its copies.
-        let stage = unsafe { alloc_async(stream, stage_bytes, "staging of short parts") }?;
-        let parts = Parts { send: s, recv: r, stage, send_ranges, recv_ranges, nranks: self.nranks };
+        let stage = unsafe { alloc_async(stream, all_stage_bytes, "staging of short parts") }?;
+        let own_by_copy = OWN_BY_COPY.then_some(self.rank);
+        let all: Vec<Parts> = transfers
+            .iter()
+            .zip(ends)
+            .enumerate()
+            .map(|(i, (t, (send, recv)))| Parts {
+                send,
+                recv,
+                stage: stage + (i * stage_bytes) as u64,
+                send_ranges: t.send_ranges,
+                recv_ranges: t.recv_ranges,
+                nranks: self.nranks,
+                own_by_copy,
+            })
+            .collect();
         let exchanged = (|| {
-            parts.stage_short_sends(stream)?;
-            self.exchange(&parts, stream)?;
+            all.iter().try_for_each(|p| p.stage_short_sends(stream))?;
+            if let Some(me) = own_by_copy {
+                let side = state.side_stream()?;
+                side.fork(stream)?;
+                all.iter().try_for_each(|p| p.copy_own(side.stream, me))?;
+            }
+            let sent = self.exchange(&all, stream);
+            if own_by_copy.is_some() {
+                state.side_stream()?.join(stream)?; // joined even when NCCL refused
+            }
+            sent?;
             self.wait(stream, "exchanging data")?;
-            parts.unstage_short_receives(stream)
+            all.iter().try_for_each(|p| p.unstage_short_receives(stream))
         })();
         // SAFETY: allocated above on this stream; its users are ordered before.
-        unsafe { free_async(stage, stage_bytes, stream) }?;
+        unsafe { free_async(stage, all_stage_bytes, stream) }?;
         exchanged
     }
 
