@@ -4,6 +4,10 @@
 // ncclSend/ncclRecv, as gpuprims' NCCL link does. Prints, per size, the time and the
 // bytes a rank sends to others per second. No NCCL header needed (the few entry points
 // are declared here). NVLink multicast stays off.
+//   A2A_POOL=1     buffers from the device's stream-ordered pool (cudaMallocAsync), as
+//                  gpuprims allocates, instead of cudaMalloc;
+//   A2A_THREADS=1  a thread a rank, each issuing its own group on its communicator, as
+//                  gpuprims' group does, instead of one thread grouping every rank.
 //
 //   nvcc -O2 -o /tmp/a2a scripts/probes/nccl-alltoall.cu -ldl && NCCL_NVLS_ENABLE=0 /tmp/a2a [MiB a rank ...]
 #include <cuda_runtime.h>
@@ -11,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <algorithm>
+#include <thread>
 #include <vector>
 
 typedef void *comm_t;
@@ -31,28 +36,67 @@ static void load(void) {
   *(void **)&recv = dlsym(h, "ncclRecv");
 }
 
+static int n;
+static std::vector<comm_t> comms;
+static std::vector<char *> sendb, recvb;
+static std::vector<cudaStream_t> streams;
+
+/* Rank r's sends and receives to every other rank (inside a group). */
+static void issue(int r, size_t part) {
+  for (int p = 0; p < n; p++) {
+    if (p == r) continue;
+    send(sendb[r] + p * part, part, UINT8, p, comms[r], streams[r]);
+    recv(recvb[r] + p * part, part, UINT8, p, comms[r], streams[r]);
+  }
+}
+
+static void one_exchange(size_t part, bool threads) {
+  if (!threads) {
+    group_start();
+    for (int r = 0; r < n; r++) issue(r, part);
+    group_end();
+    return;
+  }
+  std::vector<std::thread> t;
+  for (int r = 0; r < n; r++)
+    t.emplace_back([r, part] {
+      cudaSetDevice(r);
+      group_start();
+      issue(r, part);
+      group_end();
+      cudaStreamSynchronize(streams[r]);
+    });
+  for (auto &x : t) x.join();
+}
+
 int main(int argc, char **argv) {
   setenv("NCCL_NVLS_ENABLE", "0", 0);
   load();
-  int n = 0;
+  bool pool = getenv("A2A_POOL") && atoi(getenv("A2A_POOL")), threads = getenv("A2A_THREADS") && atoi(getenv("A2A_THREADS"));
   cudaGetDeviceCount(&n);
   std::vector<int> devs(n);
   for (int i = 0; i < n; i++) devs[i] = i;
-  std::vector<comm_t> comms(n);
+  comms.resize(n);
   if (init_all(comms.data(), n, devs.data()) != 0) { fprintf(stderr, "ncclCommInitAll failed\n"); return 1; }
   std::vector<size_t> mibs;
   for (int i = 1; i < argc; i++) mibs.push_back(strtoull(argv[i], 0, 10));
   if (mibs.empty()) mibs = {64, 256, 1024, 2048};
   size_t most = *std::max_element(mibs.begin(), mibs.end()) << 20;
-  std::vector<char *> sendb(n), recvb(n);
-  std::vector<cudaStream_t> streams(n);
+  sendb.resize(n), recvb.resize(n), streams.resize(n);
   for (int r = 0; r < n; r++) {
     cudaSetDevice(r);
-    cudaMalloc(&sendb[r], most);
-    cudaMalloc(&recvb[r], most);
     cudaStreamCreate(&streams[r]);
+    if (pool) {
+      cudaMallocAsync((void **)&sendb[r], most, streams[r]);
+      cudaMallocAsync((void **)&recvb[r], most, streams[r]);
+      cudaStreamSynchronize(streams[r]);
+    } else {
+      cudaMalloc(&sendb[r], most);
+      cudaMalloc(&recvb[r], most);
+    }
   }
-  printf("%d GPUs, grouped ncclSend/ncclRecv to every peer\n", n);
+  printf("%d GPUs, grouped ncclSend/ncclRecv to every peer; %s memory, %s\n", n, pool ? "pool" : "cudaMalloc",
+         threads ? "a thread a rank" : "one thread");
   for (size_t mib : mibs) {
     size_t bytes = mib << 20, part = bytes / n;
     double best = 1e30;
@@ -63,14 +107,7 @@ int main(int argc, char **argv) {
       cudaEventCreate(&t0);
       cudaEventCreate(&t1);
       cudaEventRecord(t0, streams[0]);
-      group_start();
-      for (int r = 0; r < n; r++)
-        for (int p = 0; p < n; p++) {
-          if (p == r) continue;
-          send(sendb[r] + p * part, part, UINT8, p, comms[r], streams[r]);
-          recv(recvb[r] + p * part, part, UINT8, p, comms[r], streams[r]);
-        }
-      group_end();
+      one_exchange(part, threads);
       for (int r = 1; r < n; r++) { cudaSetDevice(r); cudaStreamSynchronize(streams[r]); }
       cudaSetDevice(0);
       cudaEventRecord(t1, streams[0]);

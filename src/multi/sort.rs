@@ -160,10 +160,10 @@ fn exchange(comm: &Comm, a: &SortArgs, cuts: &[Vec<u64>], into: &Received) -> Re
     let (send, recv) = ranges(a.keys.dtype.size());
     check_total(&recv, a.keys.bytes())?;
     let mut sent = to_others(&send);
-    let mut transfers = vec![Transfer { send: &a.keys.memory, send_ranges: &send, recv: &into.keys, recv_ranges: &recv }];
+    let mut transfers = vec![Transfer { send: &a.keys.memory, send_ranges: &send, recv: &into.keys, recv_ranges: &recv, unit: a.keys.dtype.size() }];
     let value_ranges = a.values.map(|v| ranges(v.dtype.size()));
     if let (Some(v), Some(mem), Some((send, recv))) = (a.values, &into.values, &value_ranges) {
-        transfers.push(Transfer { send: &v.memory, send_ranges: send, recv: mem, recv_ranges: recv });
+        transfers.push(Transfer { send: &v.memory, send_ranges: send, recv: mem, recv_ranges: recv, unit: v.dtype.size() });
         sent += to_others(send);
     }
     comm.link.all_to_all(&transfers)?;

@@ -57,8 +57,8 @@ fn best_of_all(comm: &Comm, a: &TopkArgs, lens: &[u64], starts: &[u64]) -> Resul
     };
     let (send_vals, recv_vals, send_idx, recv_idx) = (send(w), recv(w), send(8), recv(8));
     comm.link.all_to_all(&[
-        Transfer { send: &vals, send_ranges: &send_vals, recv: &all_vals, recv_ranges: &recv_vals },
-        Transfer { send: &idx, send_ranges: &send_idx, recv: &all_idx, recv_ranges: &recv_idx },
+        Transfer { send: &vals, send_ranges: &send_vals, recv: &all_vals, recv_ranges: &recv_vals, unit: w },
+        Transfer { send: &idx, send_ranges: &send_idx, recv: &all_idx, recv_ranges: &recv_idx, unit: 8 },
     ])?;
     phases.mark("all-gather")?;
     let k = a.k as usize;

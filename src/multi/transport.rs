@@ -14,6 +14,8 @@ pub struct Transfer<'a> {
     pub send_ranges: &'a [Range<usize>],
     pub recv: &'a Memory,
     pub recv_ranges: &'a [Range<usize>],
+    /// The element's bytes (1, 2, 4 or 8): every range starts and ends on whole elements.
+    pub unit: usize,
 }
 
 pub trait Link: Send + Sync {

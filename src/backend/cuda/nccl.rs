@@ -20,6 +20,10 @@ pub(super) type NcclResult = c_int;
 pub(super) const NCCL_SUCCESS: NcclResult = 0;
 pub(super) const NCCL_IN_PROGRESS: NcclResult = 7;
 pub(super) const NCCL_UINT8: c_int = 1;
+pub(super) const NCCL_UINT32: c_int = 3;
+pub(super) const NCCL_UINT64: c_int = 5;
+/// NCCL has no 16-bit integer type; a send moves bits alike whatever the type.
+pub(super) const NCCL_FLOAT16: c_int = 6;
 
 #[repr(C)]
 #[derive(Clone, Copy)]

@@ -16,7 +16,9 @@ use cudarc::driver::sys::{self, CUstream};
 use super::context::CudaShared;
 use super::driver::DriverContext;
 use super::memory::{alloc_async, free_async};
-use super::nccl::{nccl, Nccl, NcclComm, NcclResult, NcclUniqueId, NCCL_IN_PROGRESS, NCCL_SUCCESS, NCCL_UINT8};
+use super::nccl::{
+    nccl, Nccl, NcclComm, NcclResult, NcclUniqueId, NCCL_FLOAT16, NCCL_IN_PROGRESS, NCCL_SUCCESS, NCCL_UINT32, NCCL_UINT64, NCCL_UINT8,
+};
 use crate::backend::Memory;
 use crate::error::{invalid, Error, Result};
 use crate::multi::host_link::timeout;
@@ -121,14 +123,19 @@ impl NcclLink {
         // Every rank issues the transfers in the same order, so NCCL pairs them.
         for (parts, peer) in all.iter().flat_map(|p| (0..self.nranks).filter(|&r| p.through_nccl(r)).map(move |r| (p, r))) {
             let (out, inc) = (parts.send_at(peer), parts.recv_at(peer));
+            let (kind, unit) = parts.nccl_type();
+            if out.1 % unit != 0 || inc.1 % unit != 0 {
+                issued = issued.and(Err(crate::error::internal(format!("a part of {} or {} bytes is not whole {unit}-byte elements", out.1, inc.1))));
+                continue;
+            }
             // SAFETY: the ranges lie inside the send and receive memory or the staging
             // area (the caller's plan); NCCL pairs each send with the peer's receive.
             issued = issued.and_then(|_| unsafe {
                 if out.1 > 0 {
-                    api.check((api.send)(out.0 as *const c_void, out.1, NCCL_UINT8, peer as i32, self.comm, stream as *mut c_void), "ncclSend")?;
+                    api.check((api.send)(out.0 as *const c_void, out.1 / unit, kind, peer as i32, self.comm, stream as *mut c_void), "ncclSend")?;
                 }
                 if inc.1 > 0 {
-                    api.check((api.recv)(inc.0 as *mut c_void, inc.1, NCCL_UINT8, peer as i32, self.comm, stream as *mut c_void), "ncclRecv")?;
+                    api.check((api.recv)(inc.0 as *mut c_void, inc.1 / unit, kind, peer as i32, self.comm, stream as *mut c_void), "ncclRecv")?;
                 }
                 Ok(())
             });
@@ -146,6 +153,9 @@ impl NcclLink {
 /// (to compare). By default it is a device copy on the side stream, beside NCCL's
 /// transfers: NCCL gives a send to oneself a share of its channels like any peer's.
 static OWN_BY_COPY: once_cell::sync::Lazy<bool> = once_cell::sync::Lazy::new(|| super::tuning::knob("multi.own_by_copy", 1) != 0);
+
+/// Knob multi.element_types=0: every part moves as NCCL bytes (to compare).
+static ELEMENT_TYPES: once_cell::sync::Lazy<bool> = once_cell::sync::Lazy::new(|| super::tuning::knob("multi.element_types", 1) != 0);
 
 /// Knob multi.poll_us: microseconds between polls of a wait after its first 100 µs
 /// (default 20; 0 polls back to back, yielding), so that waiting ranks' threads leave
@@ -168,6 +178,8 @@ struct Parts<'a> {
     nranks: usize,
     /// The rank's own part when it is copied beside NCCL rather than sent through it.
     own_by_copy: Option<usize>,
+    /// The element's bytes: every range is whole elements.
+    unit: usize,
 }
 
 impl Parts<'_> {
@@ -188,6 +200,19 @@ impl Parts<'_> {
     fn recv_at(&self, peer: usize) -> (u64, usize) {
         let r = &self.recv_ranges[peer];
         (if r.len() < SMALL { self.recv_slot(peer) } else { self.recv + r.start as u64 }, r.len())
+    }
+
+    /// The NCCL type the parts move in, and its bytes: the element's width. Every
+    /// part's address and length are whole elements (the staging slots are 16-byte
+    /// words), and NCCL copies a part whose address is not a whole 16-byte word in
+    /// pieces of its type: bytes would be the slowest way.
+    fn nccl_type(&self) -> (std::ffi::c_int, usize) {
+        match if *ELEMENT_TYPES { self.unit } else { 1 } {
+            8 => (NCCL_UINT64, 8),
+            4 => (NCCL_UINT32, 4),
+            2 => (NCCL_FLOAT16, 2),
+            _ => (NCCL_UINT8, 1),
+        }
     }
 
     fn through_nccl(&self, peer: usize) -> bool {
@@ -291,6 +316,7 @@ impl Link for NcclLink {
                 recv_ranges: t.recv_ranges,
                 nranks: self.nranks,
                 own_by_copy,
+                unit: t.unit,
             })
             .collect();
         let exchanged = (|| {
