@@ -4,7 +4,8 @@
 // again would cost a whole radix sort.
 //
 // multi_merge: run A (keys[a_at .. a_at + na)) before run B (keys[b_at .. b_at + nb)) on
-// equal keys, into out[a_at ..] (the two runs lie side by side, A first). A block takes
+// equal keys, into out[out_at .. out_at + na + nb) (the runs as received may lie apart:
+// each starts where its sender's part lay in a 16-byte word). A block takes
 // a tile of the output: multi_merge_bounds has found where each tile starts in A and B
 // by merge path (a binary search along the tile's diagonal), the block loads those keys
 // into shared memory whole, each thread merges ITEMS outputs from there (a merge path of
@@ -67,7 +68,7 @@ extern "C" __global__ void multi_merge_bounds(const K *keys, usize a_at, usize n
 
 extern "C" __global__ void __launch_bounds__(BLOCK)
 multi_merge(const K *keys, usize a_at, usize na, usize b_at, usize nb, u32 key_order, const void *values, u32 value_bytes,
-            K *out, void *out_values, const usize *bounds) {
+            K *out, void *out_values, const usize *bounds, usize out_at) {
     gp::wait_for_prior_grids();
     __shared__ K tile_keys[TILE];
     __shared__ u64 stage[TILE];  // the outputs' values on their way out (any width)
@@ -103,14 +104,14 @@ multi_merge(const K *keys, usize a_at, usize na, usize b_at, usize nb, u32 key_o
     for (int j = 0; j < ITEMS; ++j)
         if (first + j < count) tile_keys[first + j] = got[j];
     __syncthreads();
-    for (u32 x = threadIdx.x; x < count; x += BLOCK) out[a_at + d0 + x] = tile_keys[x];
+    for (u32 x = threadIdx.x; x < count; x += BLOCK) out[out_at + d0 + x] = tile_keys[x];
 
-    const usize a_from = a_at + i0, b_from = b_at + j0, out_at = a_at + d0;
+    const usize a_from = a_at + i0, b_from = b_at + j0, to = out_at + d0;
     switch (value_bytes) {
-        case 1: move_values(values, out_values, a_from, b_from, na_tile, src, first, count, out_at, (u8 *)stage); break;
-        case 2: move_values(values, out_values, a_from, b_from, na_tile, src, first, count, out_at, (u16 *)stage); break;
-        case 4: move_values(values, out_values, a_from, b_from, na_tile, src, first, count, out_at, (u32 *)stage); break;
-        case 8: move_values(values, out_values, a_from, b_from, na_tile, src, first, count, out_at, (u64 *)stage); break;
+        case 1: move_values(values, out_values, a_from, b_from, na_tile, src, first, count, to, (u8 *)stage); break;
+        case 2: move_values(values, out_values, a_from, b_from, na_tile, src, first, count, to, (u16 *)stage); break;
+        case 4: move_values(values, out_values, a_from, b_from, na_tile, src, first, count, to, (u32 *)stage); break;
+        case 8: move_values(values, out_values, a_from, b_from, na_tile, src, first, count, to, (u64 *)stage); break;
         default: break;
     }
 }

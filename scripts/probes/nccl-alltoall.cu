@@ -7,7 +7,9 @@
 //   A2A_POOL=1     buffers from the device's stream-ordered pool (cudaMallocAsync), as
 //                  gpuprims allocates, instead of cudaMalloc;
 //   A2A_THREADS=1  a thread a rank, each issuing its own group on its communicator, as
-//                  gpuprims' group does, instead of one thread grouping every rank.
+//                  gpuprims' group does, instead of one thread grouping every rank;
+//   A2A_SKEW=b     every part sent from b bytes past a 16-byte word and received 2b
+//                  bytes past one (a sort's parts start wherever its splitters fall).
 //
 //   nvcc -O2 -o /tmp/a2a scripts/probes/nccl-alltoall.cu -ldl && NCCL_NVLS_ENABLE=0 /tmp/a2a [MiB a rank ...]
 #include <cuda_runtime.h>
@@ -37,6 +39,7 @@ static void load(void) {
 }
 
 static int n;
+static size_t skew;
 static std::vector<comm_t> comms;
 static std::vector<char *> sendb, recvb;
 static std::vector<cudaStream_t> streams;
@@ -45,8 +48,8 @@ static std::vector<cudaStream_t> streams;
 static void issue(int r, size_t part) {
   for (int p = 0; p < n; p++) {
     if (p == r) continue;
-    send(sendb[r] + p * part, part, UINT8, p, comms[r], streams[r]);
-    recv(recvb[r] + p * part, part, UINT8, p, comms[r], streams[r]);
+    send(sendb[r] + p * part + skew, part - 2 * skew, UINT8, p, comms[r], streams[r]);
+    recv(recvb[r] + p * part + 2 * skew, part - 2 * skew, UINT8, p, comms[r], streams[r]);
   }
 }
 
@@ -73,6 +76,7 @@ int main(int argc, char **argv) {
   setenv("NCCL_NVLS_ENABLE", "0", 0);
   load();
   bool pool = getenv("A2A_POOL") && atoi(getenv("A2A_POOL")), threads = getenv("A2A_THREADS") && atoi(getenv("A2A_THREADS"));
+  skew = getenv("A2A_SKEW") ? strtoull(getenv("A2A_SKEW"), 0, 10) : 0;
   cudaGetDeviceCount(&n);
   std::vector<int> devs(n);
   for (int i = 0; i < n; i++) devs[i] = i;
@@ -95,8 +99,8 @@ int main(int argc, char **argv) {
       cudaMalloc(&recvb[r], most);
     }
   }
-  printf("%d GPUs, grouped ncclSend/ncclRecv to every peer; %s memory, %s\n", n, pool ? "pool" : "cudaMalloc",
-         threads ? "a thread a rank" : "one thread");
+  printf("%d GPUs, grouped ncclSend/ncclRecv to every peer; %s memory, %s, parts %zu bytes off a 16-byte word\n", n,
+         pool ? "pool" : "cudaMalloc", threads ? "a thread a rank" : "one thread", skew);
   for (size_t mib : mibs) {
     size_t bytes = mib << 20, part = bytes / n;
     double best = 1e30;

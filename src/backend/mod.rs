@@ -163,7 +163,7 @@ pub trait Backend: Send + Sync {
     /// Counts of the 8-bit digit at `shift` of the ascending rank keys that agree with
     /// `prefix` on every bit above the digit (256 counts). Waits.
     fn digit_counts(&self, input: &Memory, dtype: DType, len: usize, prefix: u64, shift: u32) -> Result<Vec<u64>>;
-    /// The sorted runs of `runs` (keys in `order`, one after another) merged into one
+    /// The sorted runs of `runs` (keys in `order`) merged into one
     /// sorted run at `out`, stably (an earlier run's key first among equals), values
     /// along into `out_values`. The runs' memory may be overwritten. In stream order.
     fn merge_runs(&self, runs: RunsIn, dtype: DType, order: Order, out: &Memory, out_values: Option<&Memory>) -> Result<()>;
@@ -174,13 +174,13 @@ pub trait Backend: Send + Sync {
 }
 
 /// Where a selected element goes.
-/// Sorted runs lying one after another: their keys, their values (and the values'
-/// dtype), and each run's length.
+/// Sorted runs in order, apart or not: their keys, their values (and the values'
+/// dtype), and each run's (start, length) in elements, the same for keys and values.
 #[derive(Clone, Copy)]
 pub struct RunsIn<'a> {
     pub keys: &'a Memory,
     pub values: Option<(&'a Memory, DType)>,
-    pub lens: &'a [usize],
+    pub runs: &'a [(usize, usize)],
 }
 
 pub enum SelectOut<'a> {

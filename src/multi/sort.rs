@@ -15,7 +15,7 @@ use super::keys::key_mask;
 use super::select::gather_u64s;
 use super::{offsets, Comm, Phases, Transfer};
 use crate::backend::{Buffer, Memory, RunsIn, SortValues};
-use crate::dtype::Order;
+use crate::dtype::{DType, Order};
 use crate::error::{Error, Result};
 
 pub struct SortArgs<'a> {
@@ -36,9 +36,10 @@ pub fn sort(comm: &Comm, args: Result<SortArgs>) -> Result<()> {
         phases.mark("local sort")?;
         let cuts = splitters(comm, &a, &lens)?;
         phases.mark("splitters")?;
-        let sent = exchange(comm, &a, &cuts, &received)?;
+        let layout = Layout::new(&cuts, comm.rank(), &a);
+        let sent = exchange(comm, &a, &layout, &received)?;
         phases.mark("exchange")?;
-        received.merge_into(comm, &a, &cuts)?;
+        received.merge_into(comm, &a, &layout)?;
         phases.mark("merge")?;
         let gbs = sent as f64 / (phases.ms("exchange") * 1e6);
         phases.report("sort", &format!(" ({sent} bytes sent to other ranks: {gbs:.1} GB/s)"));
@@ -46,7 +47,8 @@ pub fn sort(comm: &Comm, args: Result<SortArgs>) -> Result<()> {
     })
 }
 
-/// Memory for what this rank receives: as many keys (and values) as it holds.
+/// Memory for what this rank receives: as many keys (and values) as it holds, and room
+/// for the layout's gaps.
 struct Received {
     keys: Memory,
     values: Option<Memory>,
@@ -54,19 +56,76 @@ struct Received {
 
 impl Received {
     fn allocate(comm: &Comm, a: &SortArgs) -> Result<Received> {
-        let keys = comm.scratch(0, a.keys.dtype, a.keys.len)?;
-        let values = a.values.map(|v| comm.scratch(1, v.dtype, v.len)).transpose()?;
+        let room = a.keys.len + Layout::most_gaps(comm.nranks(), a);
+        let keys = comm.scratch(0, a.keys.dtype, room)?;
+        let values = a.values.map(|v| comm.scratch(1, v.dtype, room)).transpose()?;
         Ok(Received { keys, values })
     }
 
-    /// The received runs (one from each rank, in rank order) merged into the caller's
-    /// keys and values.
-    fn merge_into(&self, comm: &Comm, a: &SortArgs, cuts: &[Vec<u64>]) -> Result<()> {
-        let me = comm.rank();
-        let lens: Vec<usize> = cuts.iter().map(|c| (c[me + 1] - c[me]) as usize).collect();
+    /// The received runs (one from each rank, in rank order, where `layout` put them)
+    /// merged into the caller's keys and values.
+    fn merge_into(&self, comm: &Comm, a: &SortArgs, layout: &Layout) -> Result<()> {
         let values = self.values.as_ref().zip(a.values.map(|v| v.dtype));
-        let runs = RunsIn { keys: &self.keys, values, lens: &lens };
+        let runs = RunsIn { keys: &self.keys, values, runs: &layout.runs };
         comm.ctx.backend.merge_runs(runs, a.keys.dtype, a.order, &a.keys.memory, a.values.map(|v| &v.memory))
+    }
+}
+
+/// Where each rank's part goes and lands, in elements. NCCL moves a part whose ends are
+/// not on 16-byte words at half its rate on 4 GPUs (scripts/probes/nccl-alltoall.cu,
+/// A2A_SKEW), and a sort's parts start wherever its splitters fall. So each part is
+/// sent from the word its first element lies in (the `head` elements before it come
+/// along), and lands at the same place within a word of the received memory: every
+/// part starts on a word at both ends. The runs then lie apart by less than two words.
+struct Layout {
+    /// To each rank j: elements send[j] of the sorted shard (heads included).
+    send: Vec<Range<usize>>,
+    /// From each rank i: elements recv[i] of the received memory (heads included).
+    recv: Vec<Range<usize>>,
+    /// Each received run's (start, length), heads excluded.
+    runs: Vec<(usize, usize)>,
+}
+
+impl Layout {
+    /// Elements a word for the narrower of keys and values: a position that is the
+    /// sender's modulo this is in the same place within a word for both.
+    fn word(a: &SortArgs) -> usize {
+        16 / a.values.map_or(a.keys.dtype.size(), |v| v.dtype.size().min(a.keys.dtype.size()))
+    }
+
+    fn most_gaps(nranks: usize, a: &SortArgs) -> usize {
+        2 * Self::word(a) * nranks
+    }
+
+    fn new(cuts: &[Vec<u64>], me: usize, a: &SortArgs) -> Layout {
+        let word = Self::word(a);
+        let head = |at: usize| at % word;
+        let send = cuts[me]
+            .windows(2)
+            .map(|c| {
+                let (from, to) = (c[0] as usize, c[1] as usize);
+                if from == to { from..to } else { from - head(from)..to }
+            })
+            .collect();
+        let (mut recv, mut runs, mut at) = (Vec::new(), Vec::new(), 0usize);
+        for c in cuts {
+            let (from, n) = (c[me] as usize, (c[me + 1] - c[me]) as usize);
+            if n == 0 {
+                recv.push(at..at);
+                runs.push((at, 0));
+                continue;
+            }
+            let start = at.next_multiple_of(word) + head(from);
+            recv.push(start - head(from)..start + n);
+            runs.push((start, n));
+            at = start + n;
+        }
+        Layout { send, recv, runs }
+    }
+
+    /// The ranges in bytes, for elements of `width` bytes.
+    fn bytes(ranges: &[Range<usize>], width: usize) -> Vec<Range<usize>> {
+        ranges.iter().map(|r| r.start * width..r.end * width).collect()
     }
 }
 
@@ -139,43 +198,29 @@ fn count_before(comm: &Comm, a: &SortArgs, probes: &[u64]) -> Result<Vec<u64>> {
 
 /// Sends each rank its runs, keys and values in one exchange. Returns the bytes sent to
 /// other ranks.
-fn exchange(comm: &Comm, a: &SortArgs, cuts: &[Vec<u64>], into: &Received) -> Result<usize> {
+fn exchange(comm: &Comm, a: &SortArgs, layout: &Layout, into: &Received) -> Result<usize> {
     let me = comm.rank();
-    let ranges = |width: usize| -> (Vec<Range<usize>>, Vec<Range<usize>>) {
-        let send = cuts[me].windows(2).map(|c| c[0] as usize * width..c[1] as usize * width).collect();
-        let mut at = 0;
-        let recv = cuts
-            .iter()
-            .map(|c| {
-                let n = (c[me + 1] - c[me]) as usize * width;
-                at += n;
-                at - n..at
-            })
-            .collect();
-        (send, recv)
-    };
-    let to_others = |send: &[Range<usize>]| -> usize {
-        send.iter().enumerate().filter(|(r, _)| *r != me).map(|(_, s)| s.len()).sum()
-    };
-    let (send, recv) = ranges(a.keys.dtype.size());
-    check_total(&recv, a.keys.bytes())?;
-    let mut sent = to_others(&send);
-    let mut transfers = vec![Transfer { send: &a.keys.memory, send_ranges: &send, recv: &into.keys, recv_ranges: &recv, unit: a.keys.dtype.size() }];
-    let value_ranges = a.values.map(|v| ranges(v.dtype.size()));
-    if let (Some(v), Some(mem), Some((send, recv))) = (a.values, &into.values, &value_ranges) {
-        transfers.push(Transfer { send: &v.memory, send_ranges: send, recv: mem, recv_ranges: recv, unit: v.dtype.size() });
-        sent += to_others(send);
+    check_total(&layout.runs, a.keys.len)?;
+    let to_others: usize = layout.send.iter().enumerate().filter(|(r, _)| *r != me).map(|(_, s)| s.len()).sum();
+    let width = |d: DType| d.size();
+    let (ks, kr) = (Layout::bytes(&layout.send, width(a.keys.dtype)), Layout::bytes(&layout.recv, width(a.keys.dtype)));
+    let mut transfers = vec![Transfer { send: &a.keys.memory, send_ranges: &ks, recv: &into.keys, recv_ranges: &kr, unit: width(a.keys.dtype) }];
+    let mut sent = to_others * width(a.keys.dtype);
+    let value_ranges = a.values.map(|v| (Layout::bytes(&layout.send, v.dtype.size()), Layout::bytes(&layout.recv, v.dtype.size())));
+    if let (Some(v), Some(mem), Some((vs, vr))) = (a.values, &into.values, &value_ranges) {
+        transfers.push(Transfer { send: &v.memory, send_ranges: vs, recv: mem, recv_ranges: vr, unit: v.dtype.size() });
+        sent += to_others * v.dtype.size();
     }
     comm.link.all_to_all(&transfers)?;
     Ok(sent)
 }
 
 /// What a rank receives is what it gave, or the splitters are wrong.
-fn check_total(recv: &[Range<usize>], bytes: usize) -> Result<()> {
-    let got = recv.last().map_or(0, |r| r.end);
-    if got == bytes {
+fn check_total(runs: &[(usize, usize)], len: usize) -> Result<()> {
+    let got: usize = runs.iter().map(|r| r.1).sum();
+    if got == len {
         Ok(())
     } else {
-        Err(Error::Internal(format!("sort: this rank would receive {got} bytes but holds {bytes}")))
+        Err(Error::Internal(format!("sort: this rank would receive {got} elements but holds {len}")))
     }
 }

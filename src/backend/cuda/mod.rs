@@ -256,7 +256,7 @@ impl Backend for CudaBackend {
         let values = runs.values.map(|(m, _)| m.as_device()).transpose()?;
         let value_bytes = runs.values.map_or(0, |(_, d)| d.size());
         let out_values = out_values.map(|m| m.as_device()).transpose()?;
-        multi_merge::merge_runs(&self.shared, runs.keys.as_device()?, values, dtype, value_bytes, order, runs.lens, out.as_device()?, out_values)
+        multi_merge::merge_runs(&self.shared, runs.keys.as_device()?, values, dtype, value_bytes, order, runs.runs, out.as_device()?, out_values)
     }
 
     fn add_u64(&self, mem: &Memory, len: usize, value: u64) -> Result<()> {

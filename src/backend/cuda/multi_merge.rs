@@ -43,27 +43,30 @@ struct Merge {
 }
 
 impl Merge {
-    /// One pass: adjacent runs merged pairwise from `from` into `to`; a last run without
-    /// a partner copied. Returns the runs after it.
+    /// One pass: adjacent runs (start, length) merged pairwise from `from` into `to`,
+    /// one after another from 0; a last run without a partner copied. Returns the runs
+    /// after it.
     fn pass(&self, runs: &[(usize, usize)], from: Side, to: Side) -> Result<Vec<(usize, usize)>> {
         let mut next = Vec::with_capacity(runs.len().div_ceil(2));
+        let mut out_at = 0;
         for pair in runs.chunks(2) {
             match *pair {
-                [(a_at, na), (b_at, nb)] => {
-                    self.merge(from, to, (a_at, na), (b_at, nb))?;
-                    next.push((a_at, na + nb));
+                [a, b] => {
+                    self.merge(from, to, a, b, out_at)?;
+                    next.push((out_at, a.1 + b.1));
                 }
                 [(at, n)] => {
-                    self.copy(from, to, at, n)?;
-                    next.push((at, n));
+                    self.copy(from, to, at, out_at, n)?;
+                    next.push((out_at, n));
                 }
                 _ => unreachable!("chunks of two"),
             }
+            out_at += next.last().map_or(0, |r| r.1);
         }
         Ok(next)
     }
 
-    fn merge(&self, from: Side, to: Side, (a_at, na): (usize, usize), (b_at, nb): (usize, usize)) -> Result<()> {
+    fn merge(&self, from: Side, to: Side, (a_at, na): (usize, usize), (b_at, nb): (usize, usize), out_at: usize) -> Result<()> {
         let n = na + nb;
         if n == 0 {
             return Ok(());
@@ -94,24 +97,25 @@ impl Merge {
             Arg::ptr(to.keys),
             Arg::ptr(to.values),
             Arg::ptr(self.bounds),
+            Arg::size(out_at),
         ];
         // SAFETY: arguments match multi_merge(keys, a_at, na, b_at, nb, key_order, values,
-        // value_bytes, out, out_values, bounds); both runs and the output range lie inside
-        // the two sides' memory (the caller's runs cover it exactly).
+        // value_bytes, out, out_values, bounds, out_at); both runs lie inside `from`'s
+        // memory and the output range inside `to`'s (the caller's runs).
         unsafe { launch(self.f, tiles as u64, BLOCK, self.stream, &args) }
     }
 
-    fn copy(&self, from: Side, to: Side, at: usize, n: usize) -> Result<()> {
+    fn copy(&self, from: Side, to: Side, at: usize, to_at: usize, n: usize) -> Result<()> {
         if n == 0 {
             return Ok(());
         }
         let (k, v) = (self.key_bytes, self.value_bytes);
-        // SAFETY: the range lies inside both sides' memory.
+        // SAFETY: the ranges lie inside their sides' memory.
         unsafe {
-            drv::memcpy_dtod_async(to.keys + (at * k) as u64, from.keys + (at * k) as u64, n * k, self.stream)
+            drv::memcpy_dtod_async(to.keys + (to_at * k) as u64, from.keys + (at * k) as u64, n * k, self.stream)
                 .during("copying a run")?;
             if v > 0 {
-                drv::memcpy_dtod_async(to.values + (at * v) as u64, from.values + (at * v) as u64, n * v, self.stream)
+                drv::memcpy_dtod_async(to.values + (to_at * v) as u64, from.values + (at * v) as u64, n * v, self.stream)
                     .during("copying a run's values")?;
             }
         }
@@ -119,8 +123,9 @@ impl Merge {
     }
 }
 
-/// The runs (lengths, one after another at `keys`) merged stably into `out`, values
-/// along; `keys` and `values` serve as the other buffer and are overwritten.
+/// The runs ((start, length) in elements at `keys`, in order, apart or not) merged
+/// stably into `out`, values along; `keys` and `values` serve as the other buffer and
+/// are overwritten.
 #[allow(clippy::too_many_arguments)]
 pub fn merge_runs(
     shared: &CudaShared,
@@ -129,7 +134,7 @@ pub fn merge_runs(
     dtype: DType,
     value_bytes: usize,
     order: Order,
-    runs: &[usize],
+    runs: &[(usize, usize)],
     out: &DeviceMemory,
     out_values: Option<&DeviceMemory>,
 ) -> Result<()> {
@@ -137,7 +142,7 @@ pub fn merge_runs(
     let kernel = keyed_function(shared, sources::MULTI_MERGE, dtype, "multi_merge")?;
     let bounds_f = keyed_function(shared, sources::MULTI_MERGE, dtype, "multi_merge_bounds")?;
     let state = shared.lock()?;
-    let total: usize = runs.iter().sum();
+    let total: usize = runs.iter().map(|r| r.1).sum();
     let bounds_bytes = (total.div_ceil(TILE) + 2) * 8;
     // SAFETY: stream-ordered, freed on the same stream after the merges that use it.
     let bounds = unsafe { alloc_async(state.stream, bounds_bytes, "merge tile boundaries") }?;
@@ -151,7 +156,7 @@ pub fn merge_runs(
 /// The pairwise passes, ending in `out`.
 fn merge_passes(
     merge: &Merge,
-    runs: &[usize],
+    runs: &[(usize, usize)],
     keys: &DeviceMemory,
     values: Option<&DeviceMemory>,
     out: &DeviceMemory,
@@ -159,17 +164,19 @@ fn merge_passes(
 ) -> Result<()> {
     let input = Side { keys: keys.ptr, values: values.map_or(0, |m| m.ptr) };
     let output = Side { keys: out.ptr, values: out_values.map_or(0, |m| m.ptr) };
-    let mut at = 0;
-    let mut list: Vec<(usize, usize)> = runs.iter().map(|&n| { at += n; (at - n, n) }).collect();
+    let total: usize = runs.iter().map(|r| r.1).sum();
+    let mut list = runs.to_vec();
     let passes = (runs.len().max(1) as u32).next_power_of_two().trailing_zeros();
-    // An odd count of passes ends in `out`; an even one ends where it began, then copies.
+    // An odd count of passes ends in `out`; an even one ends where it began, then copies
+    // (the first pass packs the runs, so a copy is of one run from 0; one run alone is
+    // copied from where it lies).
     let (mut from, mut to) = (input, output);
     for _ in 0..passes {
         list = merge.pass(&list, from, to)?;
         std::mem::swap(&mut from, &mut to);
     }
     if passes % 2 == 0 {
-        merge.copy(input, output, 0, at)?;
+        merge.copy(input, output, list.first().map_or(0, |r| r.0), 0, total)?;
     }
     Ok(())
 }

@@ -221,7 +221,7 @@ impl Backend for HostBackend {
     fn merge_runs(&self, runs: RunsIn, dtype: DType, order: Order, out: &Memory, out_values: Option<&Memory>) -> Result<()> {
         let values = runs.values.map(|(m, d)| m.as_host().map(|h| (h, d))).transpose()?;
         let out_values = out_values.map(|m| m.as_host()).transpose()?;
-        multi_rank::merge_runs(runs.keys.as_host()?, values, dtype, order, runs.lens, out.as_host()?, out_values)
+        multi_rank::merge_runs(runs.keys.as_host()?, values, dtype, order, runs.runs, out.as_host()?, out_values)
     }
 
     fn add_u64(&self, mem: &Memory, len: usize, value: u64) -> Result<()> {

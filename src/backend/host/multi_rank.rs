@@ -83,24 +83,27 @@ pub(super) fn gather_u64(src: &HostMemory, positions: &HostMemory, len: usize, d
     Ok(())
 }
 
-/// The runs merged stably: a stable sort of the concatenation by rank key keeps an
-/// earlier run's key first among equals, which is all a merge of sorted runs promises.
+/// The runs ((start, length) in elements, in order) merged stably: a stable sort of
+/// their elements in run order by rank key keeps an earlier run's key first among
+/// equals, which is all a merge of sorted runs promises.
 pub(super) fn merge_runs(
     keys: &HostMemory,
     values: Option<(&HostMemory, DType)>,
     dtype: DType,
     order: Order,
-    lens: &[usize],
+    runs: &[(usize, usize)],
     out: &HostMemory,
     out_values: Option<&HostMemory>,
 ) -> Result<()> {
-    let n: usize = lens.iter().sum();
-    let ks = keys_of(keys, dtype, n, order);
-    let mut perm: Vec<usize> = (0..n).collect();
+    let end = runs.iter().map(|&(at, n)| at + n).max().unwrap_or(0);
+    let ks = keys_of(keys, dtype, end, order);
+    let mut perm: Vec<usize> = runs.iter().flat_map(|&(at, n)| at..at + n).collect();
+    let n = perm.len();
     perm.sort_by_key(|&i| ks[i]);
     let gather = |from: &HostMemory, to: &HostMemory, w: usize| {
-        // SAFETY: both hold n elements of width w; they are different memory.
-        let (src, dst) = unsafe { (&from.bytes()[..n * w], &mut to.bytes_mut()[..n * w]) };
+        // SAFETY: `from` holds the runs (up to `end` elements) and `to` n elements of
+        // width w; they are different memory.
+        let (src, dst) = unsafe { (&from.bytes()[..end * w], &mut to.bytes_mut()[..n * w]) };
         for (x, &p) in perm.iter().enumerate() {
             dst[x * w..(x + 1) * w].copy_from_slice(&src[p * w..(p + 1) * w]);
         }
