@@ -16,7 +16,24 @@ import numpy as np
 import gpuprims as gp
 from gpuprims import _abi, _streams
 
-_addresses = itertools.count(0x7F0000000000, 1 << 20)
+
+class _Pool:
+    """Made-up device addresses, reused once freed (as PyTorch's caching allocator and
+    CuPy's memory pool reuse theirs: the package's wrapper cache depends on it)."""
+
+    def __init__(self):
+        self._fresh = itertools.count(0x7F0000000000, 1 << 20)
+        self._free = {}
+
+    def alloc(self, nbytes):
+        free = self._free.get(nbytes)
+        return free.pop() if free else next(self._fresh)
+
+    def release(self, ptr, nbytes):
+        self._free.setdefault(nbytes, []).append(ptr)
+
+
+_pool = _Pool()
 
 # --- torch ----------------------------------------------------------------------------------
 
@@ -26,6 +43,7 @@ torch = types.ModuleType("torch")
 class _TorchDtype:
     def __init__(self, name):
         self.name = name
+        self.itemsize = 1 if name == "bool" else np.dtype(name.replace("bfloat", "float")).itemsize
 
     def __repr__(self):
         return f"torch.{self.name}"
@@ -58,8 +76,12 @@ class Tensor:
     def __init__(self, shape, dtype=torch.float32, device="cuda", contiguous=True):
         self.shape = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
         self.dtype, self.device, self._contiguous = dtype, _TorchDevice(device), contiguous
-        self._ptr = next(_addresses)
+        self._nbytes = self.numel() * dtype.itemsize
+        self._ptr = _pool.alloc(self._nbytes)
         self.recorded = []
+
+    def __del__(self):
+        _pool.release(self._ptr, self._nbytes)
 
     def dim(self):
         return len(self.shape)
@@ -119,8 +141,12 @@ class ndarray:
         self.shape = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
         self.dtype = np.dtype(dtype)
         self.flags = types.SimpleNamespace(c_contiguous=contiguous)
-        self.data = types.SimpleNamespace(ptr=next(_addresses))
+        self._nbytes = self.size * self.dtype.itemsize
+        self.data = types.SimpleNamespace(ptr=_pool.alloc(self._nbytes))
         self.device = types.SimpleNamespace(id=device)
+
+    def __del__(self):
+        _pool.release(self.data.ptr, self._nbytes)
 
     @property
     def ndim(self):
@@ -149,7 +175,7 @@ class CudaInterfaceArray:
 
     def __init__(self, n, dtype="float32", strides=None, stream=None):
         self.n, self.typestr, self.strides, self.stream = n, np.dtype(dtype).str, strides, stream
-        self.ptr = next(_addresses)
+        self.ptr = _pool.alloc(n * np.dtype(dtype).itemsize)
 
     @property
     def __cuda_array_interface__(self):

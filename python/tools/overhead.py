@@ -101,7 +101,7 @@ def host_rows():
     hx, hv, hi, hk = (wrapped(ctx, a.ctypes.data, a.size, code, w)
                       for a, code in ((x, F32), (vals, F32), (idx, U64), (keys, F32)))
     _alive.append(keys)  # the raw sort's buffer wraps its memory
-    _context._defaults[("auto", 0)] = ctx  # host arrays' default context: this one
+    _context.DEFAULTS["auto", 0] = ctx  # host arrays' default context: this one
     return [("numpy", *case) for case in cases(x, vals, idx, ctx, hx, hv, hi, hk)]
 
 
@@ -109,7 +109,7 @@ def standin_rows():
     """The CUDA path on stand-ins, the library stubbed out (see the module's doc)."""
     standins.install()
     ctx = standins.fake_cuda_context()
-    _context._defaults[("cuda", 0)] = ctx
+    _context.DEFAULTS["cuda", 0] = ctx
     standins.stub_library(lib)
     torch, cupy = sys.modules["torch"], sys.modules["cupy"]
     made = {
@@ -126,8 +126,9 @@ def standin_rows():
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--calls", type=int, default=2000)
-    ap.add_argument("--loops", type=int, default=40)
+    ap.add_argument("--calls", type=int, default=200)
+    ap.add_argument("--loops", type=int, default=300)
+    ap.add_argument("--only", metavar="KIND", help="only the rows of one kind: numpy, torch, cupy, ...")
     ap.add_argument("--profile", metavar="KIND-CALL",
                     help="cProfile one stand-in case instead, e.g. torch-sum, cupy-topk, numpy-sort")
     args = ap.parse_args()
@@ -139,12 +140,15 @@ def main():
         rows = host if kind == "numpy" else standin_rows()
         fn = next(py for k, name, py, _ in rows if k.startswith(kind) and name.startswith(call))
         prof = cProfile.Profile()
-        prof.runcall(lambda: [fn() for _ in range(args.calls)])
+        prof.runcall(lambda: all(fn() or True for _ in range(args.calls)))  # each result freed at once
         pstats.Stats(prof).sort_stats("tottime").print_stats(25)
         return
     floor, = per_call((lib.gpuprims_version,), args.calls, args.loops)
-    table("host backend, NumPy float32, n = 2^10 (real library calls)", host, args)
-    table("stand-in CUDA arrays, library calls stubbed (the Python side alone)", standin_rows(), args)
+    if args.only in (None, "numpy"):
+        table("host backend, NumPy float32, n = 2^10 (real library calls)", host, args)
+    rows = [r for r in standin_rows() if args.only in (None, r[0])]
+    if rows:
+        table("stand-in CUDA arrays, library calls stubbed (the Python side alone)", rows, args)
     print(f"\nOne ctypes call (gpuprims_version, before the stubs): {floor:.3f} µs")
 
 
