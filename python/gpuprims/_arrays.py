@@ -7,6 +7,10 @@ fastest way); gpuprims.DeviceArray; anything with __cuda_array_interface__ (v2 o
 anything with __dlpack__; else whatever numpy.asarray makes of it (lists, scalars).
 Every array must be 1-D and contiguous (C order); Life takes 2-D.
 
+A kind adapts an argument (adapt), allocates a result like it (empty) and, for CUDA
+arrays, names the framework's current stream on the array's device (stream: the handle,
+never 0, and the Python object to keep alive while the library uses it, or None).
+
 Results are allocated by the argument's own framework on its device (a torch tensor for
 a torch tensor, a CuPy array for a CuPy array, NumPy for host memory). For a CUDA array
 of another framework (__cuda_array_interface__ or DLPack), results are
@@ -14,6 +18,7 @@ gpuprims.DeviceArray, which exposes __cuda_array_interface__ so that torch.as_te
 cupy.asarray or numba take it without a copy.
 """
 import ctypes
+import math
 
 import numpy as np
 
@@ -28,8 +33,15 @@ class Operand:
     __slots__ = ("obj", "ptr", "n", "code", "device", "kind", "stream", "keep")
 
     def __init__(self, obj, ptr, n, code, device, kind, stream=None, keep=None):
-        self.obj, self.ptr, self.n, self.code = obj, ptr, n, code
-        self.device, self.kind, self.stream, self.keep = device, kind, stream, keep
+        # (one store a line: a tuple assignment of eight costs a fifth more, every call)
+        self.obj = obj
+        self.ptr = ptr
+        self.n = n
+        self.code = code
+        self.device = device
+        self.kind = kind
+        self.stream = stream
+        self.keep = keep
 
 
 def _shape_error(what, shape, ndim=1):
@@ -58,10 +70,6 @@ class NumpyKind:
         out = np.empty(n, _dtypes.to_numpy(code))
         return Operand(out, out.__array_interface__["data"][0], n, code, None, NumpyKind)
 
-    @staticmethod
-    def current_stream(op):
-        return None
-
 
 class TorchKind:
     name = "torch"
@@ -73,7 +81,8 @@ class TorchKind:
         cls.torch = torch
         cls._fwd, cls._rev = _dtypes.torch_map(torch)
         # torch's own fast accessor (Triton uses it); the public one as a fallback.
-        cls._raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+        cls._raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None) or (
+            lambda device: torch.cuda.current_stream(device).cuda_stream)
 
     @classmethod
     def adapt(cls, x, what, ndim=1):
@@ -97,10 +106,8 @@ class TorchKind:
         return Operand(out, out.data_ptr(), n, code, like.device, cls)
 
     @classmethod
-    def current_stream(cls, op):
-        if cls._raw_stream is not None:
-            return cls._raw_stream(op.device)
-        return cls.torch.cuda.current_stream(op.device).cuda_stream
+    def stream(cls, op):
+        return cls._raw_stream(op.device) or _streams.LEGACY, None
 
 
 class CupyKind:
@@ -131,8 +138,9 @@ class CupyKind:
         return Operand(out, out.data.ptr, n, code, like.device, cls)
 
     @classmethod
-    def current_stream(cls, op):
-        return cls.cupy.cuda.get_current_stream(op.device)  # the object: see Call.owner
+    def stream(cls, op):
+        s = cls.cupy.cuda.get_current_stream(op.device)  # the object is kept: see Call.owner
+        return s.ptr or _streams.LEGACY, s
 
 
 class DeviceArrayKind:
@@ -154,8 +162,8 @@ class DeviceArrayKind:
         return Operand(out, out.ptr, n, code, ctx.device, DeviceArrayKind)
 
     @staticmethod
-    def current_stream(op):
-        return op.obj.stream or _streams.LEGACY
+    def stream(op):
+        return op.obj.stream or _streams.LEGACY, None
 
 
 class CudaInterfaceKind:
@@ -178,7 +186,7 @@ class CudaInterfaceKind:
         if cai.get("mask") is not None:
             raise ValueError(f"{what}: masked arrays are not supported")
         ptr = cai["data"][0]
-        n = int(np.prod(shape)) if shape else 1
+        n = int(math.prod(shape))
         device = _streams.driver().device_of(ptr) if n else 0
         stream = cai.get("stream") if cai.get("version", 0) >= 3 else None
         return Operand(x, ptr, n, code, device, CudaInterfaceKind, stream=stream)
@@ -186,8 +194,8 @@ class CudaInterfaceKind:
     empty = DeviceArrayKind.empty
 
     @staticmethod
-    def current_stream(op):
-        return op.stream or _streams.LEGACY
+    def stream(op):
+        return _streams.handle(op.stream or _streams.LEGACY), None  # (a producer's value, checked)
 
 
 def _c_strides(shape, itemsize):
@@ -252,7 +260,7 @@ class DlpackKind:
             raise _contig_error(what)
         op.code = _dtypes.from_dlpack(t.dtype.code, t.dtype.bits, t.dtype.lanes) if ndim == 1 else None
         op.ptr = (t.data or 0) + t.byte_offset
-        op.n = int(np.prod(shape)) if shape else 1
+        op.n = int(math.prod(shape))
         op.keep = capsule
 
     @staticmethod
@@ -260,17 +268,15 @@ class DlpackKind:
         return (NumpyKind if like.device is None else DeviceArrayKind).empty(like, n, code, ctx)
 
     @staticmethod
-    def current_stream(op):
-        return _streams.LEGACY
+    def stream(op):
+        return _streams.LEGACY, None
 
 
 _KINDS = {np.ndarray: NumpyKind}
 
 
 def _kind_of(t):
-    kind = _KINDS.get(t)
-    if kind is not None:
-        return kind
+    """The kind of a type not met before (None: no array), remembered in _KINDS."""
     module = t.__module__.split(".")[0]
     if module == "torch" and hasattr(t, "data_ptr"):
         import torch
@@ -298,7 +304,7 @@ def _kind_of(t):
 
 def adapt(x, what, ndim=1):
     """The Operand for argument `x` (named `what` in errors)."""
-    kind = _kind_of(type(x))
+    kind = _KINDS.get(type(x)) or _kind_of(type(x))
     if kind is None:
         if x is None:
             raise TypeError(f"{what}: expected an array, not None")

@@ -8,7 +8,8 @@ array, results allocated like the inputs, and the copies of the copy path.
 - Wrapping is cached per thread by (context, address, length, dtype): a wrapped buffer
   is only that description of memory, valid for whatever array lies there now, and the
   cache saves two library calls per array (tensors from PyTorch's caching allocator come
-  back at the same addresses). Per thread, so no other thread can evict a handle in use.
+  back at the same addresses). Per thread, so no other thread can evict a handle in use;
+  a full cache is emptied when a call ends, never while one holds its handles.
 """
 import ctypes
 import threading
@@ -42,32 +43,29 @@ def forget(ctx):
         lib.gpuprims_buffer_destroy(_local.wrapped.pop(key))
 
 
-def _wrap(ctx, op, code):
-    key = (ctx.handle, op.ptr, op.n, code)
+def _wrap(key, op):
+    """Wraps op's memory for the cache (key: context handle, address, length, dtype)."""
+    h, ptr, n, code = key
+    fn = lib.gpuprims_buffer_wrap_host if op.device is None else lib.gpuprims_buffer_wrap_device
+    out = _local.out
+    s = fn(h, code, ptr, n, ctypes.byref(out))
+    if s:
+        raise_for(s)
+    _local.wrapped[key] = out.value
+    return out.value
+
+
+def _trim():
+    """Empties this thread's full cache: at the end of a call, never during one, whose
+    earlier buffers it would destroy under it."""
     cache = _local.wrapped
-    h = cache.get(key)
-    if h is None:
-        fn = lib.gpuprims_buffer_wrap_host if op.device is None else lib.gpuprims_buffer_wrap_device
-        out = _local.out
-        s = fn(ctx.handle, code, op.ptr, op.n, ctypes.byref(out))
-        if s:
-            raise_for(s)
-        if len(cache) >= _CACHE_LIMIT:
-            for old in cache.values():
-                lib.gpuprims_buffer_destroy(old)
-            cache.clear()
-        h = cache[key] = out.value
-    return h
+    for old in cache.values():
+        lib.gpuprims_buffer_destroy(old)
+    cache.clear()
 
 
-def _choose(ops, ctx):
-    """The context of a call: ctx=, else the entered one, else a default for the
-    arrays' device; every CUDA array must be on the context's device."""
-    dev = next((op.device for op in ops if op is not None and op.device is not None), None)
-    if ctx is None:
-        ctx = _context.current()
-        if ctx is None:
-            return _context.default("cuda", dev) if dev is not None else _context.default("auto")
+def _check_devices(ops, ctx):
+    """Every CUDA array must be on the context's device (a context given or entered)."""
     for op in ops:
         if op is None or op.device is None:
             continue
@@ -75,54 +73,68 @@ def _choose(ops, ctx):
             raise ValueError("a CUDA array was given to a host-backend context (copy it to the host first)")
         if op.device != ctx.device:
             raise ValueError(f"an array on CUDA device {op.device} was given to a context of device {ctx.device}")
-    return ctx
 
 
 class Call:
     """`with Call(ops, ctx, stream) as c:` holds the context's lock, with the call's
     stream set; on a clean exit it copies results back to host arrays (copy path);
-    always it frees the temporary buffers."""
+    always it frees the temporary buffers. `c.h` is the context's handle.
 
-    __slots__ = ("ctx", "stream", "owner", "temps", "readback", "record")
+    The context: ctx=, else the one entered with `with`, else the default one for the
+    arrays' device. The stream: stream=, else the current stream of the first CUDA
+    array's framework on its device.
+    """
+
+    __slots__ = ("ctx", "h", "stream", "owner", "temps", "readback", "record")
 
     def __init__(self, ops, ctx=None, stream=None):
-        self.ctx = ctx = _choose(ops, ctx)
-        self.temps = None
-        self.readback = None
-        self.record = None
-        self.owner = None  # the Python object of the stream, kept alive by the context
+        lead = None  # the first CUDA array: its device picks the default context, its framework the stream
+        for op in ops:
+            if op is not None and op.device is not None:
+                lead = op
+                break
+        if ctx is None:
+            ctx = _context.current()
+        if ctx is None:  # on the arrays' device by its choice
+            ctx = _context.DEFAULTS["cuda", lead.device] if lead is not None else _context.DEFAULTS["auto", 0]
+        elif lead is not None:
+            _check_devices(ops, ctx)
+        self.ctx = ctx
+        self.h = ctx._handle or ctx.handle  # the property raises: the context is closed
+        # owner: the Python object of the stream, kept alive by the context
+        self.temps = self.readback = self.record = self.owner = None
         if not ctx.is_cuda:
             if stream is not None:
                 raise ValueError("stream= was given, but the context runs on the host backend")
             self.stream = None
             return
-        lead = next((op for op in ops if op is not None and op.device is not None), None)
         if stream is not None:
             self.stream = _streams.handle(stream)
             self.owner = None if isinstance(stream, int) else stream
             if lead is not None and lead.kind.name == "torch":
                 self.record = stream  # results' memory is also used on that stream
         elif lead is not None:
-            current = lead.kind.current_stream(lead)  # a handle, or the framework's object
-            self.stream = _streams.current_handle(current)
-            self.owner = None if isinstance(current, int) else current
+            self.stream, self.owner = lead.kind.stream(lead)
         else:
             self.stream = None  # host arrays on a GPU: the context's own stream
+            return
         for op in ops:
             if op is None or op.device is None:
                 continue
             if op.ptr is None:  # DLPack: the producer orders its work before our stream
-                op.kind.materialize(op, self.stream or _streams.LEGACY)
+                op.kind.materialize(op, self.stream)
             elif op.stream is not None:  # __cuda_array_interface__ v3
-                _streams.order_after(self.stream or _streams.LEGACY, op.stream)
+                _streams.order_after(self.stream, op.stream)
 
     def __enter__(self):
-        self.ctx.lock.acquire()
-        try:
-            self.ctx.use_stream(self.stream, self.owner)
-        except BaseException:
-            self.ctx.lock.release()
-            raise
+        ctx = self.ctx
+        ctx.lock.acquire()
+        if self.stream != ctx.stream:  # (usually it is set already: no call)
+            try:
+                ctx.use_stream(self.stream, self.owner)
+            except BaseException:
+                ctx.lock.release()
+                raise
         return self
 
     def __exit__(self, exc_type, exc, tb):
@@ -136,6 +148,8 @@ class Call:
                 for h in self.temps:
                     lib.gpuprims_buffer_destroy(h)
             self.ctx.lock.release()
+            if len(_local.wrapped) >= _CACHE_LIMIT:
+                _trim()
 
     def _temp(self, h):
         if self.temps is None:
@@ -147,18 +161,19 @@ class Call:
         """A buffer holding the array's data (wrapped, or a copy on the copy path)."""
         code = code or op.code
         if op.device is not None or not self.ctx.is_cuda:
-            return _wrap(self.ctx, op, code)
+            key = (self.h, op.ptr, op.n, code)
+            return _local.wrapped.get(key) or _wrap(key, op)  # (handles are never 0)
         out = _local.out
-        check(lib.gpuprims_buffer_from_host(self.ctx.handle, code, op.ptr, op.n, ctypes.byref(out)))
+        check(lib.gpuprims_buffer_from_host(self.h, code, op.ptr, op.n, ctypes.byref(out)))
         return self._temp(out.value)
 
     def out_buf(self, op, code=None):
         """A buffer whose contents become the array's once the call is done."""
-        code = code or op.code
         if op.device is not None or not self.ctx.is_cuda:
-            return _wrap(self.ctx, op, code)
+            return self.buf(op, code)
+        code = code or op.code
         out = _local.out
-        check(lib.gpuprims_buffer_create(self.ctx.handle, code, op.n, ctypes.byref(out)))
+        check(lib.gpuprims_buffer_create(self.h, code, op.n, ctypes.byref(out)))
         return self._readback(self._temp(out.value), op)
 
     def _readback(self, h, op):

@@ -122,22 +122,30 @@ def _check(status):
 
 
 _current = contextvars.ContextVar("gpuprims_context", default=None)
-_defaults = {}
-_defaults_lock = threading.Lock()
+
+
+class _Defaults(dict):
+    """(backend, device) -> the process's default context, opened on first use: a plain
+    dict lookup on every call after that."""
+
+    def __init__(self):
+        super().__init__()
+        self._lock = threading.Lock()
+
+    def __missing__(self, key):
+        with self._lock:
+            ctx = self.get(key)
+            if ctx is None:
+                ctx = self[key] = Context(*key)
+            return ctx
+
+
+DEFAULTS = _Defaults()
 
 
 def default(backend, device=0):
     """The process's default context for (backend, device), opened on first use."""
-    key = (backend, device)
-    ctx = _defaults.get(key)
-    if ctx is None:
-        with _defaults_lock:
-            ctx = _defaults.get(key)
-            if ctx is None:
-                ctx = _defaults[key] = Context(backend, device)
-    return ctx
+    return DEFAULTS[backend, device]
 
 
-def current():
-    """The context entered with `with`, or None."""
-    return _current.get()
+current = _current.get  # current(): the context entered with `with`, or None

@@ -51,15 +51,14 @@ for _name, _ct in (("I8", ctypes.c_int8), ("U8", ctypes.c_uint8), ("I16", ctypes
         _SCALAR[_abi.DTYPE[_name]] = _ct
 _F16 = _abi.DTYPE.get("F16")
 _BF16 = _abi.DTYPE.get("BF16")
+_HALVES = frozenset((_F16, _BF16)) - {None}
 
 
-def _value(code, cell):
-    v = cell.value
+def _half(code, bits):
+    """The Python float of a 16-bit float's bits (the cell of F16 and BF16 is a uint16)."""
     if code == _F16:
-        return float(np.uint16(v).view(np.float16))
-    if code == _BF16:
-        return struct.unpack("<f", struct.pack("<I", v << 16))[0]
-    return v
+        return float(np.uint16(bits).view(np.float16))
+    return struct.unpack("<f", struct.pack("<I", bits << 16))[0]
 
 
 def reduce(x, op="sum", *, out=None, ctx=None, stream=None):
@@ -73,48 +72,41 @@ def reduce(x, op="sum", *, out=None, ctx=None, stream=None):
     With out= (a 1-element array of x's dtype, same kind) the result is written there
     in stream order, without waiting, and `out` is returned.
     """
-    return _reduce(x, _op(op), out, ctx, stream)
+    return _one_value(adapt(x, "x"), _op(op), out, ctx, stream, lib.gpuprims_reduce_to_buffer, lib.gpuprims_reduce)
 
 
-def _reduce(x, opc, out, ctx, stream):
-    a = adapt(x, "x")
-    return _one_value(a, out, ctx, stream,
-                      lambda c, o: lib.gpuprims_reduce_to_buffer(c.ctx.handle, c.buf(a), opc, o),
-                      lambda c, cell: lib.gpuprims_reduce(c.ctx.handle, c.buf(a), opc, cell))
-
-
-def _one_value(a, out, ctx, stream, to_buffer, to_host):
-    """A call that gives one element of a's dtype: into `out` (a 1-element array) in
-    stream order, `to_buffer(call, out's buffer)`; else as a Python number, waited for,
-    `to_host(call, pointer to a cell)`."""
+def _one_value(a, arg, out, ctx, stream, to_buffer, to_host):
+    """A call `fn(ctx, a's buffer, arg, destination)` that gives one element of a's
+    dtype: into `out` (a 1-element array) in stream order with fn = to_buffer; else as a
+    Python number, waited for, with fn = to_host writing it to host memory."""
     if out is not None:
         o = adapt(out, "out")
         _same_dtype(o, a, "out", "x")
         if o.n != 1:
             raise ValueError(f"out: expected 1 element, got {o.n}")
         with Call((a, o), ctx, stream) as c:
-            check(to_buffer(c, c.out_buf(o)))
+            check(to_buffer(c.h, c.buf(a), arg, c.out_buf(o)))
         return out
     cell = _SCALAR[a.code]()
     with Call((a,), ctx, stream) as c:
-        check(to_host(c, ctypes.byref(cell)))
-    return _value(a.code, cell)
+        check(to_host(c.h, c.buf(a), arg, ctypes.byref(cell)))
+    return _half(a.code, cell.value) if a.code in _HALVES else cell.value
 
 
 def sum(x, *, ctx=None, stream=None):
     """The sum of `x` as a Python number, computed in x's dtype: integers wrap modulo
     2**bits; floats accumulate in a fixed order, bitwise reproducible. See reduce."""
-    return _reduce(x, _OPS["sum"], None, ctx, stream)
+    return _one_value(adapt(x, "x"), _OPS["sum"], None, ctx, stream, None, lib.gpuprims_reduce)
 
 
 def min(x, *, ctx=None, stream=None):
     """The smallest element of `x` (NaN when any is NaN; -0.0 below +0.0). See reduce."""
-    return _reduce(x, _OPS["min"], None, ctx, stream)
+    return _one_value(adapt(x, "x"), _OPS["min"], None, ctx, stream, None, lib.gpuprims_reduce)
 
 
 def max(x, *, ctx=None, stream=None):
     """The largest element of `x` (NaN when any is NaN). See reduce."""
-    return _reduce(x, _OPS["max"], None, ctx, stream)
+    return _one_value(adapt(x, "x"), _OPS["max"], None, ctx, stream, None, lib.gpuprims_reduce)
 
 
 def _same_dtype(o, a, oname, aname):
@@ -144,7 +136,7 @@ def scan(x, op="sum", *, exclusive=False, out=None, ctx=None, stream=None):
             res, hout = c.output(a, a.n, a.code)
         else:
             res, hout = out, c.out_buf(o)
-        check(lib.gpuprims_scan(c.ctx.handle, c.buf(a), hout, opc, mode))
+        check(lib.gpuprims_scan(c.h, c.buf(a), hout, opc, mode))
     return res
 
 
@@ -174,7 +166,7 @@ def sort(x, values=None, *, descending=False, stable=True, ctx=None, stream=None
         keys, hk = c.copy_of(a)
         vals, hv = c.copy_of(v) if v is not None else (None, None)
         if a.n > 1:
-            check(fn(c.ctx.handle, hk, hv, order))
+            check(fn(c.h, hk, hv, order))
     return keys if v is None else (keys, vals)
 
 
@@ -191,7 +183,7 @@ def argsort(x, *, descending=False, stable=True, ctx=None, stream=None):
             check(lib.gpuprims_buffer_write(hidx, 0, idx.ptr, idx.n))
         fn = lib.gpuprims_radix_sort if stable else lib.gpuprims_quicksort
         if a.n > 1:
-            check(fn(c.ctx.handle, hk, hidx, _ORDER["DESCENDING" if descending else "ASCENDING"]))
+            check(fn(c.h, hk, hidx, _ORDER["DESCENDING" if descending else "ASCENDING"]))
     return idx.obj
 
 
@@ -215,9 +207,9 @@ def _arange(a, c):
             return d
         return t
     if c.stream is not None:
-        from ._streams import current_handle, order_after
+        from ._streams import order_after
 
-        order_after(c.stream, current_handle(a.kind.current_stream(a)))
+        order_after(c.stream, a.kind.stream(a)[0])
     return t
 
 
@@ -231,9 +223,7 @@ def select_kth(x, k, *, out=None, ctx=None, stream=None):
     k = _count(k, "k")
     if not 0 <= k < a.n:
         raise ValueError(f"k: {k} is not a rank of {a.n} elements (0 <= k < {a.n})")
-    return _one_value(a, out, ctx, stream,
-                      lambda c, o: lib.gpuprims_select_kth_to_buffer(c.ctx.handle, c.buf(a), k, o),
-                      lambda c, cell: lib.gpuprims_select_kth(c.ctx.handle, c.buf(a), k, cell))
+    return _one_value(a, k, out, ctx, stream, lib.gpuprims_select_kth_to_buffer, lib.gpuprims_select_kth)
 
 
 def kthvalue(x, k, *, ctx=None, stream=None):
@@ -285,7 +275,7 @@ def topk(x, k, dim=-1, largest=True, sorted=True, *, out=None, ctx=None, stream=
         else:
             (vals, idx), hv, hi = out, c.out_buf(ov), c.out_buf(oi, U64)
         if k:
-            check(lib.gpuprims_topk(c.ctx.handle, c.buf(a), k, order, hv, hi))
+            check(lib.gpuprims_topk(c.h, c.buf(a), k, order, hv, hi))
     return out if out is not None else (vals, idx)
 
 
@@ -320,7 +310,7 @@ def _topk_rows(x, k, dim, largest, out, ctx, stream):
         vals, hv = c.output(a, rows * k, a.code)
         idx, hi = c.output(a, rows * k, I64, U64)
         if rows * k:
-            check(lib.gpuprims_segmented_topk(c.ctx.handle, c.buf(a), None, row_len, k, None, order, hv, hi))
+            check(lib.gpuprims_segmented_topk(c.h, c.buf(a), None, row_len, k, None, order, hv, hi))
     return vals.reshape(rows, k), idx.reshape(rows, k)
 
 
@@ -365,7 +355,7 @@ def segmented_topk(values, offsets, k=None, *, ks=None, largest=True, ctx=None, 
         vals, hv = c.output(v, total, v.code)
         idx, hi = c.output(v, total, I64, U64)
         hk = c.buf(kop, ks_code) if kop is not None else None
-        check(lib.gpuprims_segmented_topk(c.ctx.handle, c.buf(v), c.buf(off, off_code), 0, k, hk, order, hv, hi))
+        check(lib.gpuprims_segmented_topk(c.h, c.buf(v), c.buf(off, off_code), 0, k, hk, order, hv, hi))
     return vals, idx
 
 
@@ -419,7 +409,7 @@ def segmented_select(values, offsets, ranks=None, *, out=None, ctx=None, stream=
     with Call((v, off, rk, o), ctx, stream) as c:
         res, hout = (out, c.out_buf(o)) if o is not None else c.output(v, nrows, v.code)
         hk = c.buf(rk, rk_code) if rk is not None else None
-        check(lib.gpuprims_segmented_select(c.ctx.handle, c.buf(v), c.buf(off, off_code), hk, hout))
+        check(lib.gpuprims_segmented_select(c.h, c.buf(v), c.buf(off, off_code), hk, hout))
     return res
 
 

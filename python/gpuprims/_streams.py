@@ -82,12 +82,6 @@ def driver():
     return _driver
 
 
-def current_handle(current):
-    """The handle of a framework's current stream as its kind's current_stream() gives it:
-    an integer handle, or the framework's stream object."""
-    return LEGACY if current is None else handle(current)
-
-
 def order_after(consumer, producer):
     """Makes `consumer` wait for `producer` (both handles) unless they are one stream.
     A __cuda_array_interface__ v3 producer stream of None means nothing to wait for."""

@@ -74,7 +74,8 @@ def sample(dtype, n, seed=3):
 def device_ptr(x):
     """The address of the gpuprims buffer that wraps x for a call."""
     op = adapt(x, "x")
-    h = gp._call._wrap(gp._context.default("cuda", op.device), op, op.code)
+    with gp._call.Call((op,)) as c:
+        h = c.buf(op)
     p = ctypes.c_void_p()
     gp._call.check(gp._lib.lib.gpuprims_buffer_device_ptr(h, ctypes.byref(p)))
     return p.value
@@ -252,6 +253,17 @@ def test_gpu_errors():
         gp.sort(x[::2])
     with pytest.raises(TypeError, match="bool"):
         gp.sum(x > 3)
+    with pytest.raises(ValueError, match="1-D"):
+        gp.sum(x.reshape(2, 5))
+    with pytest.raises(TypeError, match="dtype differs"):
+        gp.cumsum(x, out=torch.empty(10, device="cuda", dtype=torch.float64))
+    if torch.cuda.device_count() > 1:
+        with pytest.raises(ValueError, match="CUDA device 1 was given to a context of device 0"):
+            gp.sum(x.to("cuda:1"), ctx=gp._context.default("cuda", 0))
+    closed = gp.Context("cuda")
+    closed.close()
+    with pytest.raises(ValueError, match="closed"):
+        gp.sum(x, ctx=closed)
     with pytest.raises(gp.UnsupportedError):
         h = np.zeros(4, np.float32)
         out = ctypes.c_void_p()

@@ -427,3 +427,94 @@ def test_help_is_enough():
     for fn in (gp.topk, gp.sort, gp.argsort, gp.kthvalue, gp.select_kth, gp.segmented_select, gp.segmented_topk, gp.cumsum,
                gp.scan, gp.reduce, gp.sum, gp.Life, gp.Context):
         assert fn.__doc__ and len(fn.__doc__) > 80, fn
+
+
+def test_wrapper_cache_is_trimmed_between_calls_only():
+    """A call that wraps two new buffers when the cache is one short of full kept the
+    first (destroyed by the second's eviction): InvalidArgumentError 'already destroyed'."""
+    keep = [np.ones(1, np.float32)]
+    gp.sum(keep[0])  # an odd number of entries, so that a sort's pair straddles the limit
+    for i in range(300):
+        x = np.arange(i + 2, dtype=np.float32)[::-1].copy()
+        keep.append(x)
+        assert np.array_equal(gp.sort(x), x[::-1])
+    assert len(gp._call._local.wrapped) <= gp._call._CACHE_LIMIT + 2
+
+
+@pytest.fixture
+def cuda_standins(monkeypatch):
+    """The CUDA path without a GPU: stand-in torch/CuPy arrays on a host context marked as
+    CUDA device 0 (the default context), the library recorded instead of called."""
+    import standins
+    from gpuprims import _arrays, _call
+
+    for kind in (_arrays.TorchKind, _arrays.CupyKind):  # set up with the stand-in modules
+        for attr in ("torch", "cupy", "_fwd", "_rev", "_raw_stream"):
+            if attr in vars(kind):
+                monkeypatch.setattr(kind, attr, getattr(kind, attr))
+    monkeypatch.setattr(_arrays, "_KINDS", dict(_arrays._KINDS))
+    monkeypatch.setattr(gp._streams, "_driver", gp._streams._driver)
+    standins.install(monkeypatch.setitem)
+    ctx = standins.fake_cuda_context()
+    monkeypatch.setitem(gp._context.DEFAULTS, ("cuda", 0), ctx)
+    monkeypatch.setattr(_call, "_local", _call._Local())  # no handles of the real library
+    rec = standins.stub_library(gp._lib.lib, monkeypatch.setattr)
+    outer = gp._context._current.set(None)  # not the host context of every test here: the default
+    yield standins, ctx, rec
+    gp._context._current.reset(outer)
+    _call._local.wrapped.clear()  # the recorded handles are no library's
+
+
+def test_cuda_path_on_standins(cuda_standins):
+    standins, ctx, rec = cuda_standins
+    torch, cupy = standins.torch, standins.cupy
+    x = torch.Tensor(1000, torch.float32)
+    with gp.Context("host"):  # an entered host context does not take CUDA arrays
+        with pytest.raises(ValueError, match="host-backend"):
+            gp.sum(x)
+    rec.calls.clear()
+    gp.sum(x)
+    names = [name for name, _ in rec.calls]
+    assert names == ["gpuprims_context_set_stream", "gpuprims_buffer_wrap_device", "gpuprims_reduce"]
+    assert rec.calls[0][1][1] == gp._streams.LEGACY  # torch's current stream 0: the legacy stream
+    wrap = rec.calls[1][1]
+    assert wrap[1:4] == (_abi.DTYPE["F32"], x.data_ptr(), 1000)
+    rec.calls.clear()
+    gp.max(x)  # the same stream and buffer: only the call itself
+    assert [name for name, _ in rec.calls] == ["gpuprims_reduce"]
+    values, indices = gp.topk(x, 10)
+    assert type(values) is torch.Tensor and values.dtype is torch.float32 and indices.dtype is torch.int64
+    assert values.device == x.device and values.numel() == 10
+    c = cupy.ndarray(500, "int32")
+    rec.calls.clear()
+    assert type(gp.sort(c)) is cupy.ndarray
+    assert [name for name, _ in rec.calls][-2:] == ["gpuprims_buffer_copy", "gpuprims_radix_sort"]
+    cai = standins.CudaInterfaceArray(1000, "float32", stream=0x77)
+    rec.calls.clear()
+    assert isinstance(gp.cumsum(cai), gp.DeviceArray)  # on the producer's stream
+    assert ("gpuprims_context_set_stream", (ctx.handle, 0x77)) in rec.calls
+    assert gp._streams._driver.waits == []
+    assert gp.cumsum(x, out=cai) is cai  # on torch's stream, after the producer's
+    assert gp._streams._driver.waits == [(gp._streams.LEGACY, 0x77)]
+
+
+def test_cuda_path_checks_on_standins(cuda_standins):
+    standins, ctx, rec = cuda_standins
+    torch, cupy = standins.torch, standins.cupy
+    with pytest.raises(ValueError, match="not contiguous"):
+        gp.sum(torch.Tensor(10, contiguous=False))
+    with pytest.raises(ValueError, match="not contiguous"):
+        gp.sort(cupy.ndarray(10, contiguous=False))
+    with pytest.raises(ValueError, match="1-D"):
+        gp.sum(torch.Tensor((2, 5)))
+    with pytest.raises(TypeError, match="dtype torch.bool is not supported"):
+        gp.sum(torch.Tensor(10, torch.bool))
+    with pytest.raises(ValueError, match="CUDA device 1 was given to a context of device 0"):
+        gp.sum(torch.Tensor(10, device="cuda:1"), ctx=ctx)
+    with pytest.raises(TypeError, match="dtype differs"):
+        gp.cumsum(torch.Tensor(10), out=torch.Tensor(10, torch.float64))
+    with pytest.raises(ValueError, match="contiguous"):
+        gp.sort(standins.CudaInterfaceArray(10, strides=(8,)))
+    with pytest.raises(ValueError, match="stream"):
+        gp.sum(torch.Tensor(10), stream=-1)
+    assert rec.calls == []  # every mistake is found before the library is called
