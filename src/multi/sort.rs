@@ -36,7 +36,7 @@ pub fn sort(comm: &Comm, args: Result<SortArgs>) -> Result<()> {
         phases.mark("local sort")?;
         let cuts = splitters(comm, &a, &lens)?;
         phases.mark("splitters")?;
-        let layout = Layout::new(&cuts, comm.rank(), &a);
+        let layout = Layout::new(&cuts, comm.rank(), Layout::word(&a));
         let sent = exchange(comm, &a, &layout, &received)?;
         phases.mark("exchange")?;
         received.merge_into(comm, &a, &layout)?;
@@ -56,7 +56,7 @@ struct Received {
 
 impl Received {
     fn allocate(comm: &Comm, a: &SortArgs) -> Result<Received> {
-        let room = a.keys.len + Layout::most_gaps(comm.nranks(), a);
+        let room = a.keys.len + Layout::most_gaps(comm.nranks(), Layout::word(a));
         let keys = comm.scratch(0, a.keys.dtype, room)?;
         let values = a.values.map(|v| comm.scratch(1, v.dtype, room)).transpose()?;
         Ok(Received { keys, values })
@@ -93,12 +93,13 @@ impl Layout {
         16 / a.values.map_or(a.keys.dtype.size(), |v| v.dtype.size().min(a.keys.dtype.size()))
     }
 
-    fn most_gaps(nranks: usize, a: &SortArgs) -> usize {
-        2 * Self::word(a) * nranks
+    /// The most elements the gaps between `nranks` runs take.
+    fn most_gaps(nranks: usize, word: usize) -> usize {
+        2 * word * nranks
     }
 
-    fn new(cuts: &[Vec<u64>], me: usize, a: &SortArgs) -> Layout {
-        let word = Self::word(a);
+    /// Rank `me`'s layout; `word` from Layout::word.
+    fn new(cuts: &[Vec<u64>], me: usize, word: usize) -> Layout {
         let head = |at: usize| at % word;
         let send = cuts[me]
             .windows(2)
@@ -222,5 +223,68 @@ fn check_total(runs: &[(usize, usize)], len: usize) -> Result<()> {
         Ok(())
     } else {
         Err(Error::Internal(format!("sort: this rank would receive {got} elements but holds {len}")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Random cuts for `p` ranks: cuts[r][j] non-decreasing from 0 to rank r's length.
+    fn random_cuts(p: usize, seed: &mut u64) -> Vec<Vec<u64>> {
+        let mut next = |m: u64| {
+            *seed ^= *seed << 13;
+            *seed ^= *seed >> 7;
+            *seed ^= *seed << 17;
+            *seed % m
+        };
+        (0..p)
+            .map(|_| {
+                let len = next(3) * next(200); // empty shards too
+                let mut c: Vec<u64> = (0..p - 1).map(|_| next(len + 1)).collect();
+                c.sort_unstable();
+                std::iter::once(0).chain(c).chain(std::iter::once(len)).collect()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn parts_start_on_words_at_both_ends_and_sizes_agree() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        for round in 0..3000 {
+            let p = 1 + round % 5;
+            let cuts = random_cuts(p, &mut seed);
+            // (key width, value width or 0)
+            for (kw, vw) in [(1, 0), (2, 0), (4, 0), (8, 0), (4, 4), (4, 8), (1, 8), (8, 2), (2, 1)] {
+                let word = 16 / if vw == 0 { kw } else { kw.min(vw) };
+                let layouts: Vec<Layout> = (0..p).map(|me| Layout::new(&cuts, me, word)).collect();
+                for (me, l) in layouts.iter().enumerate() {
+                    let len = *cuts[me].last().unwrap() as usize;
+                    let received: usize = l.runs.iter().map(|r| r.1).sum();
+                    let total: u64 = cuts.iter().map(|c| c[me + 1] - c[me]).sum();
+                    assert_eq!(received as u64, total);
+                    let room = cuts.iter().map(|c| (c[me + 1] - c[me]) as usize).sum::<usize>() + Layout::most_gaps(p, word);
+                    let mut end = 0;
+                    for (i, (r, run)) in l.recv.iter().zip(&l.runs).enumerate() {
+                        // What rank i sends me is what I receive from it, and my run lies in it.
+                        assert_eq!(layouts[i].send[me].len(), r.len(), "round {round} p {p} {i}->{me}");
+                        assert!(r.start >= end && r.end <= room, "parts overlap or overflow");
+                        assert_eq!(run.0 + run.1, r.end);
+                        assert_eq!(run.1 as u64, cuts[i][me + 1] - cuts[i][me]);
+                        if run.1 > 0 {
+                            for w in [kw, vw].into_iter().filter(|&w| w > 0) {
+                                assert_eq!(r.start * w % 16, 0, "receive off a word");
+                                assert_eq!(layouts[i].send[me].start * w % 16, 0, "send off a word");
+                            }
+                            // The elements after the head are the run's own.
+                            assert_eq!(layouts[i].send[me].end as u64, cuts[i][me + 1]);
+                            assert_eq!(r.end - run.0, layouts[i].send[me].end - cuts[i][me] as usize);
+                        }
+                        end = r.end;
+                    }
+                    assert!(l.send.iter().all(|s| s.end <= len));
+                }
+            }
+        }
     }
 }
