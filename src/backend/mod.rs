@@ -173,7 +173,6 @@ pub trait Backend: Send + Sync {
     fn gather_u64(&self, src: &Memory, positions: &Memory, len: usize, dst: &Memory) -> Result<()>;
 }
 
-/// Where a selected element goes.
 /// Sorted runs in order, apart or not: their keys, their values (and the values'
 /// dtype), and each run's (start, length) in elements, the same for keys and values.
 #[derive(Clone, Copy)]
@@ -183,6 +182,7 @@ pub struct RunsIn<'a> {
     pub runs: &'a [(usize, usize)],
 }
 
+/// Where a selected element goes.
 pub enum SelectOut<'a> {
     Host(&'a mut [u8]),
     Device(&'a Memory),

@@ -25,7 +25,6 @@ pub struct Group {
     comms: Vec<Comm>,
     /// A thread a device, each running that device's part of every call.
     threads: RankThreads,
-    one_call: Mutex<()>,
 }
 
 impl Castable for gpuprims_group {
@@ -75,7 +74,7 @@ pub extern "C" fn gpuprims_group_create(
         }
         let comms = Comm::join_group(&contexts)?;
         let threads = RankThreads::new(comms.len())?;
-        write_out(out, into_handle::<gpuprims_group>(Group { comms, threads, one_call: Mutex::new(()) })?);
+        write_out(out, into_handle::<gpuprims_group>(Group { comms, threads })?);
         Ok(())
     })
 }
@@ -133,11 +132,22 @@ fn buffers(p: *const *const gpuprims_buffer, n: usize, arg: &str, optional: bool
 /// Runs `part` for every device on its thread and returns the lowest device's error,
 /// if any. `checks` ran first, on every device, before any work.
 fn run_all<A: Send>(g: &Group, args: Vec<A>, part: impl Fn(&Comm, A) -> Result<()> + Sync) -> Result<()> {
-    let _one = g.one_call.lock().unwrap_or_else(|p| p.into_inner());
     let part = &part;
     let parts: Vec<Box<dyn FnOnce() -> Result<()> + Send + '_>> =
-        g.comms.iter().zip(args).map(|(c, a)| Box::new(move || part(c, a)) as _).collect();
+        g.comms.iter().zip(args).map(|(c, a)| Box::new(move || failing_on_panic(c, || part(c, a))) as _).collect();
     g.threads.run(parts).into_iter().collect::<Result<Vec<()>>>().map(|_| ())
+}
+
+/// `f`, whose panic ends this rank's link first (the other ranks then stop waiting for
+/// it) and is passed on.
+fn failing_on_panic<R>(c: &Comm, f: impl FnOnce() -> Result<R>) -> Result<R> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+        Ok(r) => r,
+        Err(panic) => {
+            c.link.fail("a rank's part panicked");
+            std::panic::resume_unwind(panic)
+        }
+    }
 }
 
 /// run_all for an operation that gives every rank a value: rank 0's (they are equal).

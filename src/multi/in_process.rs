@@ -9,8 +9,14 @@ use super::transport::{Link, Transfer};
 use crate::error::Result;
 
 pub struct InProcessLink {
-    pub data: Box<dyn Link>,
-    pub plans: HostLink,
+    data: Box<dyn Link>,
+    plans: HostLink,
+}
+
+impl InProcessLink {
+    pub fn new(data: Box<dyn Link>, plans: HostLink) -> InProcessLink {
+        InProcessLink { data, plans }
+    }
 }
 
 impl Link for InProcessLink {

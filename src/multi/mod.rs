@@ -67,7 +67,7 @@ impl Comm {
             .iter()
             .zip(links.into_iter().zip(plans))
             .map(|(ctx, (data, plans))| {
-                let link: Box<dyn Link> = Box::new(InProcessLink { data, plans });
+                let link: Box<dyn Link> = Box::new(InProcessLink::new(data, plans));
                 Comm { ctx: Arc::clone(ctx), link, kept: Mutex::new(Vec::new()) }
             })
             .collect())

@@ -3,7 +3,8 @@
 //! another to end). Spawning the threads a call cost tens of microseconds a rank, as
 //! much as a small call's whole work.
 
-use std::sync::mpsc::{channel, Sender};
+use std::sync::mpsc::{channel, Receiver, Sender};
+use std::sync::Mutex;
 use std::thread::JoinHandle;
 
 use crate::error::{internal, Result};
@@ -13,6 +14,27 @@ type Job = Box<dyn FnOnce() + Send + 'static>;
 pub struct RankThreads {
     queues: Vec<Sender<Job>>,
     threads: Vec<JoinHandle<()>>,
+    /// One run at a time: two runs' parts interleaved on the queues would meet each
+    /// other's collectives.
+    one_run: Mutex<()>,
+}
+
+/// A rank's part and where its result goes. Fields drop in order, so a part dropped
+/// unrun is gone before its sender, and `run` (which waits for every sender) cannot
+/// return while the part's borrows are still alive.
+struct Part<'a, R> {
+    part: Box<dyn FnOnce() -> Result<R> + Send + 'a>,
+    done: Sender<(usize, Result<R>)>,
+}
+
+/// The results' receiver, drained when dropped: however `run` ends, it waits for every
+/// part it sent first (as std::thread::scope does).
+struct Results<R>(Receiver<(usize, Result<R>)>);
+
+impl<R> Drop for Results<R> {
+    fn drop(&mut self) {
+        while self.0.recv().is_ok() {}
+    }
 }
 
 impl RankThreads {
@@ -28,31 +50,38 @@ impl RankThreads {
             queues.push(queue);
             threads.push(thread);
         }
-        Ok(RankThreads { queues, threads })
+        Ok(RankThreads { queues, threads, one_run: Mutex::new(()) })
     }
 
     /// Runs `parts[r]` on rank r's thread, all at once, and returns their results in
     /// rank order once every part has ended (a part that panicked gives an error).
     pub fn run<'a, R: Send + 'a>(&self, parts: Vec<Box<dyn FnOnce() -> Result<R> + Send + 'a>>) -> Vec<Result<R>> {
         assert_eq!(parts.len(), self.queues.len(), "one part a rank");
+        let _one = self.one_run.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(rank) = self.threads.iter().position(|t| t.is_finished()) {
+            // Sending the others their parts would leave them waiting for this rank.
+            return (0..parts.len()).map(|_| Err(internal(format!("the thread of rank {rank} is gone")))).collect();
+        }
         let (done, results) = channel::<(usize, Result<R>)>();
+        let results = Results(results);
         for (rank, (part, queue)) in parts.into_iter().zip(&self.queues).enumerate() {
-            let done = done.clone();
+            let p = Part { part, done: done.clone() };
             let job: Box<dyn FnOnce() + Send + 'a> = Box::new(move || {
+                let Part { part, done } = p;
                 let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(part))
                     .unwrap_or_else(|_| Err(internal(format!("rank {rank}'s part panicked"))));
                 let _ = done.send((rank, r));
             });
-            // SAFETY: the job borrows for 'a only; this function does not return before
-            // every job has ended or been dropped (the loop below ends only when every
-            // clone of `done`, one a job, is gone), so no borrow outlives 'a.
+            // SAFETY: the job borrows for 'a only, and this function does not return
+            // (nor unwind) before every job has ended or been dropped: `results` waits
+            // for every clone of `done`, one a job, to be gone (see Part, Results).
             let job: Job = unsafe { std::mem::transmute::<Box<dyn FnOnce() + Send + 'a>, Job>(job) };
             // A queue whose thread is gone hands the job back, and it is dropped here.
             let _ = queue.send(job);
         }
         drop(done);
         let mut out: Vec<Option<Result<R>>> = (0..self.queues.len()).map(|_| None).collect();
-        for (rank, r) in results.iter() {
+        for (rank, r) in results.0.iter() {
             out[rank] = Some(r);
         }
         out.into_iter()

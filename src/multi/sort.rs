@@ -15,7 +15,7 @@ use super::keys::key_mask;
 use super::select::gather_u64s;
 use super::{offsets, Comm, Phases, Transfer};
 use crate::backend::{Buffer, Memory, RunsIn, SortValues};
-use crate::dtype::{DType, Order};
+use crate::dtype::Order;
 use crate::error::{Error, Result};
 
 pub struct SortArgs<'a> {
@@ -36,6 +36,7 @@ pub fn sort(comm: &Comm, args: Result<SortArgs>) -> Result<()> {
         phases.mark("local sort")?;
         let cuts = splitters(comm, &a, &lens)?;
         phases.mark("splitters")?;
+        check_cuts(&cuts, &lens)?;
         let layout = Layout::new(&cuts, comm.rank(), Layout::word(&a));
         let sent = exchange(comm, &a, &layout, &received)?;
         phases.mark("exchange")?;
@@ -201,12 +202,11 @@ fn count_before(comm: &Comm, a: &SortArgs, probes: &[u64]) -> Result<Vec<u64>> {
 /// other ranks.
 fn exchange(comm: &Comm, a: &SortArgs, layout: &Layout, into: &Received) -> Result<usize> {
     let me = comm.rank();
-    check_total(&layout.runs, a.keys.len)?;
     let to_others: usize = layout.send.iter().enumerate().filter(|(r, _)| *r != me).map(|(_, s)| s.len()).sum();
-    let width = |d: DType| d.size();
-    let (ks, kr) = (Layout::bytes(&layout.send, width(a.keys.dtype)), Layout::bytes(&layout.recv, width(a.keys.dtype)));
-    let mut transfers = vec![Transfer { send: &a.keys.memory, send_ranges: &ks, recv: &into.keys, recv_ranges: &kr, unit: width(a.keys.dtype) }];
-    let mut sent = to_others * width(a.keys.dtype);
+    let kw = a.keys.dtype.size();
+    let (ks, kr) = (Layout::bytes(&layout.send, kw), Layout::bytes(&layout.recv, kw));
+    let mut transfers = vec![Transfer { send: &a.keys.memory, send_ranges: &ks, recv: &into.keys, recv_ranges: &kr, unit: kw }];
+    let mut sent = to_others * kw;
     let value_ranges = a.values.map(|v| (Layout::bytes(&layout.send, v.dtype.size()), Layout::bytes(&layout.recv, v.dtype.size())));
     if let (Some(v), Some(mem), Some((vs, vr))) = (a.values, &into.values, &value_ranges) {
         transfers.push(Transfer { send: &v.memory, send_ranges: vs, recv: mem, recv_ranges: vr, unit: v.dtype.size() });
@@ -216,14 +216,18 @@ fn exchange(comm: &Comm, a: &SortArgs, layout: &Layout, into: &Received) -> Resu
     Ok(sent)
 }
 
-/// What a rank receives is what it gave, or the splitters are wrong.
-fn check_total(runs: &[(usize, usize)], len: usize) -> Result<()> {
-    let got: usize = runs.iter().map(|r| r.1).sum();
-    if got == len {
-        Ok(())
-    } else {
-        Err(Error::Internal(format!("sort: this rank would receive {got} elements but holds {len}")))
+/// Every rank receives what it gave, with cuts in order, or the splitters are wrong.
+/// Checked for every rank on every rank (each holds every rank's cuts), so all fail
+/// alike before any data moves.
+fn check_cuts(cuts: &[Vec<u64>], lens: &[u64]) -> Result<()> {
+    for (r, &len) in lens.iter().enumerate() {
+        let ordered = cuts.iter().all(|c| c.windows(2).all(|w| w[0] <= w[1]));
+        let got: u64 = cuts.iter().map(|c| c[r + 1].saturating_sub(c[r])).sum();
+        if !ordered || got != len {
+            return Err(Error::Internal(format!("sort: rank {r} would receive {got} elements but holds {len}")));
+        }
     }
+    Ok(())
 }
 
 #[cfg(test)]

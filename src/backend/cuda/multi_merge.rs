@@ -61,7 +61,7 @@ impl Merge {
                 }
                 _ => unreachable!("chunks of two"),
             }
-            out_at += next.last().map_or(0, |r| r.1);
+            out_at += pair.iter().map(|r| r.1).sum::<usize>();
         }
         Ok(next)
     }

@@ -124,10 +124,6 @@ impl NcclLink {
         for (parts, peer) in all.iter().flat_map(|p| (0..self.nranks).filter(|&r| p.through_nccl(r)).map(move |r| (p, r))) {
             let (out, inc) = (parts.send_at(peer), parts.recv_at(peer));
             let (kind, unit) = parts.nccl_type();
-            if out.1 % unit != 0 || inc.1 % unit != 0 {
-                issued = issued.and(Err(crate::error::internal(format!("a part of {} or {} bytes is not whole {unit}-byte elements", out.1, inc.1))));
-                continue;
-            }
             // SAFETY: the ranges lie inside the send and receive memory or the staging
             // area (the caller's plan); NCCL pairs each send with the peer's receive.
             issued = issued.and_then(|_| unsafe {
@@ -157,9 +153,10 @@ static OWN_BY_COPY: once_cell::sync::Lazy<bool> = once_cell::sync::Lazy::new(|| 
 /// Knob multi.element_types=0: every part moves as NCCL bytes (to compare).
 static ELEMENT_TYPES: once_cell::sync::Lazy<bool> = once_cell::sync::Lazy::new(|| super::tuning::knob("multi.element_types", 1) != 0);
 
-/// Knob multi.poll_us: microseconds between polls of a wait after its first 100 µs
-/// (default 20; 0 polls back to back, yielding), so that waiting ranks' threads leave
-/// the driver to the ranks still issuing work.
+/// Knob multi.poll_us: microseconds asked to sleep between polls of a wait after its
+/// first 100 µs (default 20, which the kernel's timer slack makes 50-70; 0 polls back
+/// to back, yielding), so that waiting ranks' threads leave the driver to the ranks
+/// still issuing work.
 static POLL_US: once_cell::sync::Lazy<u64> = once_cell::sync::Lazy::new(|| super::tuning::knob("multi.poll_us", 20) as u64);
 
 /// NCCL's kernels move whole words: a part of a few bytes would be read past its end
@@ -212,6 +209,15 @@ impl Parts<'_> {
             4 => (NCCL_UINT32, 4),
             2 => (NCCL_FLOAT16, 2),
             _ => (NCCL_UINT8, 1),
+        }
+    }
+
+    /// Every part is whole elements (else NCCL's count would drop the rest).
+    fn check_units(&self) -> Result<()> {
+        let unit = self.nccl_type().1;
+        match self.send_ranges.iter().chain(self.recv_ranges).find(|r| r.len() % unit != 0) {
+            Some(r) => Err(crate::error::internal(format!("a part of {} bytes is not whole {unit}-byte elements", r.len()))),
+            None => Ok(()),
         }
     }
 
@@ -320,15 +326,17 @@ impl Link for NcclLink {
             })
             .collect();
         let exchanged = (|| {
+            all.iter().try_for_each(|p| p.check_units())?;
             all.iter().try_for_each(|p| p.stage_short_sends(stream))?;
+            let mut copied = Ok(());
             if let Some(me) = own_by_copy {
                 let side = state.side_stream()?;
                 side.fork(stream)?;
-                all.iter().try_for_each(|p| p.copy_own(side.stream, me))?;
+                copied = all.iter().try_for_each(|p| p.copy_own(side.stream, me));
             }
-            let sent = self.exchange(&all, stream);
+            let sent = copied.and_then(|_| self.exchange(&all, stream));
             if own_by_copy.is_some() {
-                state.side_stream()?.join(stream)?; // joined even when NCCL refused
+                state.side_stream()?.join(stream)?; // joined whatever failed after the fork
             }
             sent?;
             self.wait(stream, "exchanging data")?;
