@@ -204,6 +204,22 @@ pub trait Element: Copy + Send + Sync + PartialEq + std::fmt::Debug + 'static {
 }
 
 /// MIN in the total order; a NaN operand makes the result NaN.
+/// The plain number (at most 8 bytes) whose little-endian bits are the low bytes of `bits`.
+pub fn value_of<T: Copy>(bits: u64) -> T {
+    assert!(std::mem::size_of::<T>() <= 8, "a value of at most 8 bytes");
+    // SAFETY: T is a plain number of at most 8 bytes (every bit pattern a value).
+    unsafe { std::ptr::read_unaligned(bits.to_le_bytes().as_ptr() as *const T) }
+}
+
+/// The little-endian bits of plain number `v` (at most 8 bytes), zero-extended.
+pub fn bits_of<T: Copy>(v: T) -> u64 {
+    assert!(std::mem::size_of::<T>() <= 8, "a value of at most 8 bytes");
+    let mut b = [0u8; 8];
+    // SAFETY: T is a plain number of at most 8 bytes.
+    unsafe { std::ptr::copy_nonoverlapping(&v as *const T as *const u8, b.as_mut_ptr(), std::mem::size_of::<T>()) };
+    u64::from_le_bytes(b)
+}
+
 pub fn min_of<T: Element>(a: T, b: T) -> T {
     if a.is_nan() {
         a

@@ -4,7 +4,7 @@
 //! same mapping (kernels/common/radix_key.cuh, KeyOrder::ordered), so the host can
 //! plan splitters and brackets on values the device counts.
 
-use crate::dtype::{DType, Element, Order};
+use crate::dtype::{value_of, DType, Element, Order};
 use crate::with_element_type;
 
 /// All ones at the element's width: the rank key of NaN, the largest there is.
@@ -13,12 +13,6 @@ pub fn key_mask(dtype: DType) -> u64 {
         8 => u64::MAX,
         n => (1u64 << (8 * n)) - 1,
     }
-}
-
-/// The element's value from its little-endian bits.
-fn value_of<T: Element>(bits: u64) -> T {
-    // SAFETY: T is a plain number of at most 8 bytes.
-    unsafe { std::ptr::read_unaligned(bits.to_le_bytes().as_ptr() as *const T) }
 }
 
 pub fn rank_key(dtype: DType, bits: u64, order: Order) -> u64 {

@@ -6,27 +6,13 @@
 use super::agree::{agree, Call, What};
 use super::{Comm, Phases};
 use crate::backend::Buffer;
-use crate::dtype::{combine, identity, DType, Element, Op};
+use crate::dtype::{bits_of, combine, identity, value_of, DType, Element, Op};
 use crate::error::{invalid, Result};
 use crate::with_element_type;
 
 pub struct ReduceArgs<'a> {
     pub input: &'a Buffer,
     pub op: Op,
-}
-
-/// The value of `T` whose little-endian bits are `bits`.
-pub(super) fn value_of<T: Copy>(bits: u64) -> T {
-    // SAFETY: T is a plain number of at most 8 bytes.
-    unsafe { std::ptr::read_unaligned(bits.to_le_bytes().as_ptr() as *const T) }
-}
-
-/// The little-endian bits of `v`, zero-extended.
-pub(super) fn bits_of<T: Copy>(v: T) -> u64 {
-    let mut b = [0u8; 8];
-    // SAFETY: T is a plain number of at most 8 bytes.
-    unsafe { std::ptr::copy_nonoverlapping(&v as *const T as *const u8, b.as_mut_ptr(), std::mem::size_of::<T>()) };
-    u64::from_le_bytes(b)
 }
 
 /// `parts` (element bits) combined with `op` in order from the identity: the

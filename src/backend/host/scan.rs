@@ -8,7 +8,7 @@ use rayon::prelude::*;
 
 use super::reduce::{fold, CHUNK};
 use super::HostMemory;
-use crate::dtype::{combine, identity, DType, Element, Op, ScanMode};
+use crate::dtype::{combine, identity, value_of, DType, Element, Op, ScanMode};
 use crate::with_element_type;
 
 /// `seed`, when given, is the accumulator's bits of a value combined in front of every
@@ -16,8 +16,7 @@ use crate::with_element_type;
 pub(super) fn scan(input: &HostMemory, output: &HostMemory, dtype: DType, len: usize, op: Op, mode: ScanMode, seed: Option<u64>) {
     with_element_type!(dtype, T => {
         let start = match seed {
-            // SAFETY: the accumulator is at most 8 bytes; the seed holds its bits.
-            Some(bits) => unsafe { std::ptr::read_unaligned(bits.to_le_bytes().as_ptr() as *const <T as Element>::Acc) },
+            Some(bits) => value_of::<<T as Element>::Acc>(bits),
             None => identity::<<T as Element>::Acc>(op),
         };
         scan_typed::<T>(SendPtr(input.ptr() as *mut T), SendPtr(output.ptr() as *mut T), len, op, mode, start)
