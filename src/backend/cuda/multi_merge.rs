@@ -72,26 +72,13 @@ impl Merge {
             return Ok(());
         }
         let tiles = n.div_ceil(TILE);
-        let search = [
-            Arg::ptr(from.keys),
-            Arg::size(a_at),
-            Arg::size(na),
-            Arg::size(b_at),
-            Arg::size(nb),
-            Arg::u32(self.order),
-            Arg::size(tiles),
-            Arg::ptr(self.bounds),
-        ];
+        // Both kernels begin with the two runs: keys, a_at, na, b_at, nb, key_order.
+        let runs = [Arg::ptr(from.keys), Arg::size(a_at), Arg::size(na), Arg::size(b_at), Arg::size(nb), Arg::u32(self.order)];
+        let search: Vec<Arg> = runs.iter().copied().chain([Arg::size(tiles), Arg::ptr(self.bounds)]).collect();
         // SAFETY: arguments match multi_merge_bounds(keys, a_at, na, b_at, nb, key_order,
         // tiles, bounds); `bounds` holds tiles + 1 entries.
         unsafe { launch(self.bounds_f, (tiles + 1).div_ceil(BLOCK as usize) as u64, BLOCK, self.stream, &search)? };
-        let args = [
-            Arg::ptr(from.keys),
-            Arg::size(a_at),
-            Arg::size(na),
-            Arg::size(b_at),
-            Arg::size(nb),
-            Arg::u32(self.order),
+        let tail = [
             Arg::ptr(from.values),
             Arg::u32(self.value_bytes as u32),
             Arg::ptr(to.keys),
@@ -99,6 +86,7 @@ impl Merge {
             Arg::ptr(self.bounds),
             Arg::size(out_at),
         ];
+        let args: Vec<Arg> = runs.iter().copied().chain(tail).collect();
         // SAFETY: arguments match multi_merge(keys, a_at, na, b_at, nb, key_order, values,
         // value_bytes, out, out_values, bounds, out_at); both runs lie inside `from`'s
         // memory and the output range inside `to`'s (the caller's runs).
