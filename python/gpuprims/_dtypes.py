@@ -98,9 +98,12 @@ _TORCH = None
 
 
 def torch_map(torch):
-    """(torch dtype -> code, code -> torch dtype), built once torch is in use."""
+    """(torch dtype -> code, code -> torch dtype) of this torch module, built once.
+
+    Keyed by the module: the tests' stand-in torch (tests/standins.py) and the real one
+    may both be used in one process, and one's map must not answer for the other's."""
     global _TORCH
-    if _TORCH is None:
+    if _TORCH is None or _TORCH[0] is not torch:
         names = {
             "int8": "I8", "uint8": "U8", "int16": "I16", "uint16": "U16", "int32": "I32",
             "uint32": "U32", "int64": "I64", "uint64": "U64", "float16": "F16",
@@ -111,5 +114,5 @@ def torch_map(torch):
             tdtype = getattr(torch, tname, None)
             if tdtype is not None and name in _abi.DTYPE:
                 fwd[tdtype] = _abi.DTYPE[name]
-        _TORCH = (fwd, {code: t for t, code in fwd.items()})
-    return _TORCH
+        _TORCH = (torch, fwd, {code: t for t, code in fwd.items()})
+    return _TORCH[1], _TORCH[2]

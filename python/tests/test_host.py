@@ -441,6 +441,20 @@ def test_wrapper_cache_is_trimmed_between_calls_only():
     assert len(gp._call._local.wrapped) <= gp._call._CACHE_LIMIT + 2
 
 
+def test_torch_map_is_per_module():
+    """Two torch modules in one process (the real one and the tests' stand-in, as on a
+    GPU machine where test_gpu.py runs first): each gets the map of its own dtypes."""
+    import types
+    from gpuprims import _dtypes
+
+    a = types.SimpleNamespace(float32=object(), int8=object())
+    b = types.SimpleNamespace(float32=object(), int8=object())
+    fwd_a, rev_a = _dtypes.torch_map(a)
+    fwd_b, rev_b = _dtypes.torch_map(b)
+    assert set(fwd_a) == {a.float32, a.int8} and set(fwd_b) == {b.float32, b.int8}
+    assert rev_b[fwd_b[b.float32]] is b.float32
+
+
 @pytest.fixture
 def cuda_standins(monkeypatch):
     """The CUDA path without a GPU: stand-in torch/CuPy arrays on a host context marked as
