@@ -25,6 +25,8 @@
  *     input spread over [2^24, 2^31) below it: the second level splits that part by
  *     value and the 12,000 make one bucket (the pair on an odd level, where the halves
  *     go to the alternate buffer and the merge back to the keys).
+ * Also inputs one step from sorted or reversed (one pair swapped, or equal) at lane,
+ * warp and tile boundaries, for the first level's order check.
  * With `--pair-levels N` only the input for level N runs: CTest runs it under
  * GPUPRIMS_TUNE=quicksort.max_levels=N, so it fails unless the pair took that bucket.
  */
@@ -132,10 +134,44 @@ static void against_the_pivot_rule(env_t *e) {
          seconds() - t0);
 }
 
+/* Inputs one step from being in order, for the first level's order check (qs_count
+ * compares each key with the next: across lanes, rows of a warp, warps and tiles of
+ * 4,096 keys): distinct ascending keys with one adjacent pair swapped, or one pair
+ * made equal, at such boundaries; each sorted both ways, so descending sees them one
+ * step from reversed. And sorted floats with +0.0 right before -0.0 (out of the total
+ * order, though equal as numbers). */
+static void nearly_in_order(env_t *e) {
+  static const size_t at[] = {0, 30, 31, 32, 511, 512, 4095, 4096, 8191, 12287, 50000, 100001};
+  const size_t n = 100003;
+  uint32_t *k32 = (uint32_t *)(void *)e->keys;
+  float *f32 = (float *)(void *)e->keys;
+  size_t a, i;
+  double t0 = seconds();
+  unsigned long before = e->sorts;
+  for (a = 0; a < TU_ARRAY_LEN(at); a++) {
+    const size_t p = at[a];
+    for (i = 0; i < n; i++) k32[i] = (uint32_t)(3 * i);
+    k32[p] = 3 * (uint32_t)p + 4; /* past its successor: one inversion */
+    snprintf(e->what, sizeof e->what, "ascending but keys %zu and %zu swapped, n=%zu", p, p + 1, n);
+    run_both_orders(e, GPUPRIMS_DTYPE_U32, n);
+    for (i = 0; i < n; i++) k32[i] = (uint32_t)(3 * i);
+    k32[p + 1] = k32[p]; /* in order, but not strictly reversed read backwards */
+    snprintf(e->what, sizeof e->what, "ascending but keys %zu and %zu equal, n=%zu", p, p + 1, n);
+    run_both_orders(e, GPUPRIMS_DTYPE_U32, n);
+  }
+  for (i = 0; i < n; i++) f32[i] = (float)i - (float)(n / 2);
+  f32[n / 2] = 0.0f;
+  f32[n / 2 + 1] = -0.0f;
+  snprintf(e->what, sizeof e->what, "ascending floats with +0.0 right before -0.0, n=%zu", n);
+  run_both_orders(e, GPUPRIMS_DTYPE_F32, n);
+  printf("test_quicksort: inputs one step from in order: %lu sorts (%.1f s)\n", e->sorts - before, seconds() - t0);
+}
+
 static void extra_tests(env_t *e) {
   double t0;
   unsigned long before;
   against_the_pivot_rule(e);
+  nearly_in_order(e);
   t0 = seconds();
   before = e->sorts;
   pair_of_halves(e, 1);

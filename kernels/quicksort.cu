@@ -18,7 +18,11 @@
 //                 the per-level counters (no setup launch);
 //   qs_count      one block a tile: each key's bucket (through the segment's table
 //                 of cells), and the tile's count of each bucket
-//                 (common/block_radix_rank.cuh's count phase);
+//                 (common/block_radix_rank.cuh's count phase); at the first level also
+//                 whether the input is sorted already, or exactly reversed, after
+//                 which the first level's scatter and children only reverse it or
+//                 stop (first_level_order: such an input costs about one level's
+//                 launches, no sort);
 //   (the library's exclusive scan of those counts, laid out segment by segment,
 //    bucket by bucket, tile by tile, gives every tile the place of its run of each
 //    bucket)
@@ -150,17 +154,22 @@ __device__ __forceinline__ void begin_tile(const Segment *segs, const u32 *tile_
     __syncthreads();
 }
 
-// The tile's keys, warp-striped as BlockRadixRank wants them, and their buckets;
-// missing keys (past the segment) go last, in the last bucket.
-__device__ __forceinline__ void load_tile(const K *src, const TileJob &job, const Order &order, K (&key)[ITEMS],
-                                          u32 (&bucket)[ITEMS]) {
+// The tile's keys, warp-striped as BlockRadixRank wants them (key i of the tile in
+// lane i % WARP of its warp's row i / WARP).
+__device__ __forceinline__ void load_tile(const K *src, const TileJob &job, K (&key)[ITEMS]) {
     const u32 lane = threadIdx.x % gp::WARP, span = threadIdx.x / gp::WARP * gp::WARP * ITEMS;
-    const Buckets buckets{job.seg.kind, job.seg.param, job.shift, K(job.seg.lo), job.table, job.cells};
 #pragma unroll
     for (int j = 0; j < ITEMS; ++j) {
         const u32 i = span + j * gp::WARP + lane;
         key[j] = i < job.valid ? src[job.first + i] : K(0);
     }
+}
+
+// Their buckets; missing keys (past the segment) go last, in the last bucket.
+__device__ __forceinline__ void tile_buckets(const TileJob &job, const Order &order, const K (&key)[ITEMS],
+                                             u32 (&bucket)[ITEMS]) {
+    const u32 lane = threadIdx.x % gp::WARP, span = threadIdx.x / gp::WARP * gp::WARP * ITEMS;
+    const Buckets buckets{job.seg.kind, job.seg.param, job.shift, K(job.seg.lo), job.table, job.cells};
 #pragma unroll
     for (int j = 0; j < ITEMS; ++j) {
         const u32 i = span + j * gp::WARP + lane;
@@ -168,16 +177,65 @@ __device__ __forceinline__ void load_tile(const K *src, const TileJob &job, cons
     }
 }
 
+// The first level's order check, from the tile's keys as load_tile left them: each key
+// against the next one (a neighbour lane's, the next row's first, or for a row's last
+// key `row_after`, the key after the row, read with the tile), so an input already
+// sorted, or reversed, costs the count pass and not a sort (first_level_order).
+__device__ __forceinline__ void check_tile_order(const TileJob &job, const Order &order, const K (&key)[ITEMS],
+                                                 K row_after, LevelCounts *first_level) {
+    const u32 lane = threadIdx.x % gp::WARP, span = threadIdx.x / gp::WARP * gp::WARP * ITEMS;
+    const usize end = job.seg.start + job.seg.len;
+    bool unsorted = false, not_reversed = false;
+#pragma unroll
+    for (int j = 0; j < ITEMS; ++j) {
+        const K next_lane = __shfl_down_sync(gp::FULL_MASK, key[j], 1);
+        const K next_row = __shfl_sync(gp::FULL_MASK, key[j + 1 < ITEMS ? j + 1 : j], 0);
+        const u32 i = span + j * gp::WARP + lane;
+        const bool last_of_row = lane == gp::WARP - 1 && j + 1 == ITEMS;
+        // (Only a segment's last tile is short, so a key past it has none after it.)
+        if (i + 1 < job.valid || (last_of_row && job.first + i + 1 < end)) {
+            const K next = last_of_row ? row_after : lane == gp::WARP - 1 ? next_row : next_lane;
+            const auto a = order.ordered(key[j]), b = order.ordered(next);
+            unsorted |= a > b;
+            not_reversed |= a <= b;
+        }
+    }
+    const int any_unsorted = __syncthreads_or(unsorted), any_not_reversed = __syncthreads_or(not_reversed);
+    if (threadIdx.x == 0) {  // a store only where it changes the word: every block writes the same one
+        volatile LevelCounts *c = first_level;
+        if (any_unsorted && !c->unsorted) c->unsorted = 1;
+        if (any_not_reversed && !c->not_reversed) c->not_reversed = 1;
+    }
+}
+
+// Whether the input's order is settled (some neighbours out of order both ways): the
+// blocks after that skip the check (for random keys, all but the first wave's).
+__device__ __forceinline__ bool order_settled(const LevelCounts *first_level) {
+    const volatile LevelCounts *c = first_level;
+    return c->unsorted && c->not_reversed;
+}
+
 extern "C" __global__ void __launch_bounds__(BLOCK)
 qs_count(const K *src, const Segment *segs, const u32 *tile_owner, const K *splitters, const u16 *cells, u32 *counts,
-         u8 *buckets_of, u32 level_tiles, u32 key_order) {
+         u8 *buckets_of, u32 level_tiles, u32 key_order, LevelCounts *first_level, u32 check_order) {
     gp::wait_for_prior_grids();
     __shared__ typename Rank::Storage rank;
     __shared__ TileJob job;
-    begin_tile(segs, tile_owner, splitters, cells, job, true);
+    __shared__ u32 check_here;
+    if (threadIdx.x == 0) check_here = check_order && !order_settled(first_level);
+    begin_tile(segs, tile_owner, splitters, cells, job, true);  // (its barrier publishes check_here)
     K key[ITEMS];
     u32 bucket[ITEMS];
-    load_tile(src, job, Order(key_order), key, bucket);
+    load_tile(src, job, key);
+    // Before the buckets, so the keys and the buckets are not both live through it (at
+    // 68 registers it cost a block an SM: random 2^24 648 -> 700 µs, H100).
+    if (check_here) {
+        const u32 lane = threadIdx.x % gp::WARP, span = threadIdx.x / gp::WARP * gp::WARP * ITEMS;
+        const usize after = job.first + span + gp::WARP * ITEMS;
+        const K row_after = lane == gp::WARP - 1 && after < job.seg.start + job.seg.len ? src[after] : K(0);
+        check_tile_order(job, Order(key_order), key, row_after, first_level);
+    }
+    tile_buckets(job, Order(key_order), key, bucket);
     // Each key's bucket, for the scatter (a byte written and read back costs less than
     // a second search).
     {
@@ -196,11 +254,50 @@ qs_count(const K *src, const Segment *segs, const u32 *tile_owner, const K *spli
     if (blockIdx.x == 0 && threadIdx.x == 0) counts[(usize)BUCKETS * level_tiles] = 0;
 }
 
+// An input in exactly the opposite order: the tile's keys (and values) written
+// mirrored into the alternate buffers; qs_children lists the whole for the copy home.
+__device__ __forceinline__ void reverse_tile(const K *src, K *dst, const V *vsrc, V *vdst, const Segment *segs,
+                                             const u32 *tile_owner) {
+    const Segment seg = segs[tile_owner[blockIdx.x]];
+    const usize first = seg.start + (usize)(blockIdx.x - seg.tile_first) * TILE;
+    const usize last = seg.start + seg.len - 1;  // where the segment's first key goes
+    K key[ITEMS];  // every load in flight before the first store
+#pragma unroll
+    for (int j = 0; j < ITEMS; ++j) {
+        const usize from = first + j * BLOCK + threadIdx.x;
+        if (from <= last) key[j] = src[from];
+    }
+#pragma unroll
+    for (int j = 0; j < ITEMS; ++j) {
+        const usize from = first + j * BLOCK + threadIdx.x;
+        if (from <= last) dst[last - (from - seg.start)] = key[j];
+    }
+    if constexpr (HAS_VALUES) {
+        V value[ITEMS];
+#pragma unroll
+        for (int j = 0; j < ITEMS; ++j) {
+            const usize from = first + j * BLOCK + threadIdx.x;
+            if (from <= last) value[j] = vsrc[from];
+        }
+#pragma unroll
+        for (int j = 0; j < ITEMS; ++j) {
+            const usize from = first + j * BLOCK + threadIdx.x;
+            if (from <= last) vdst[last - (from - seg.start)] = value[j];
+        }
+    }
+}
+
 // Three blocks an SM: registers capped at 85 (at 256 threads).
 extern "C" __global__ void __launch_bounds__(BLOCK, 3)
 qs_scatter(const K *src, K *dst, const V *vsrc, V *vdst, const Segment *segs, const u32 *tile_owner, const K *splitters,
-           const u32 *starts, const u8 *buckets_of) {
+           const u32 *starts, const u8 *buckets_of, const LevelCounts *first_level, u32 checked_order) {
     gp::wait_for_prior_grids();
+    const u32 found = checked_order ? first_level_order(first_level) : ORDER_UNSORTED;
+    if (found == ORDER_SORTED) return;
+    if (found == ORDER_REVERSED) {
+        reverse_tile(src, dst, vsrc, vdst, segs, tile_owner);
+        return;
+    }
     __shared__ union {
         typename Rank::Storage rank;
         K keys[TILE];
@@ -271,9 +368,40 @@ qs_scatter(const K *src, K *dst, const V *vsrc, V *vdst, const Segment *segs, co
 // Children: one block of BUCKETS threads per segment of the level
 // ----------------------------------------------------------------------------------
 
+// The chunks of COPY_CHUNK keys in which a block's finished buckets come home: bucket
+// `threadIdx.x` has `chunks` of them from `chunk_at` on. The whole block writes the
+// list, a chunk a thread, so one bucket holding a whole level (all keys equal) does not
+// leave one thread writing thousands of entries.
+__device__ __forceinline__ void list_copies(Span *copies, u32 chunk_at, u32 chunks, usize start, u32 len) {
+    __shared__ u32 first_chunk[BUCKETS + 1];
+    __shared__ usize bucket_start[BUCKETS];
+    __shared__ u32 bucket_len[BUCKETS];
+    const u32 b = threadIdx.x;
+    first_chunk[b] = chunk_at;
+    bucket_start[b] = start;
+    bucket_len[b] = len;
+    if (b == BUCKETS - 1) first_chunk[BUCKETS] = chunk_at + chunks;
+    __syncthreads();
+    const u32 total = first_chunk[BUCKETS];
+    for (u32 i = b; i < total; i += BUCKETS) {
+        // The bucket whose chunks hold i: the last whose first chunk is at or before it
+        // (buckets without chunks share their first with the next one).
+        u32 lo = 0, hi = BUCKETS - 1;
+        while (lo < hi) {
+            const u32 mid = (lo + hi + 1) / 2;
+            if (first_chunk[mid] <= i) lo = mid;
+            else hi = mid - 1;
+        }
+        const usize from = (usize)(i - first_chunk[lo]) * COPY_CHUNK;
+        const u32 left = u32(bucket_len[lo] - from);
+        copies[i] = Span{bucket_start[lo] + from, left < COPY_CHUNK ? left : COPY_CHUNK, 0, 0, WHOLE, 0};
+    }
+}
+
 extern "C" __global__ void __launch_bounds__(BUCKETS)
 qs_children(const Segment *segs, const K *splitters, const u32 *starts, Segment *next, Span *small, Span *large,
-            Span *copies, LevelCounts *level, LevelCounts *report, u32 in_alternate) {
+            Span *copies, LevelCounts *level, LevelCounts *report, u32 in_alternate, const LevelCounts *first_level,
+            u32 checked_order) {
     gp::wait_for_prior_grids();
     typedef gp::BlockScan<u32, BUCKETS> Scan;
     __shared__ typename Scan::Storage scan;
@@ -282,11 +410,18 @@ qs_children(const Segment *segs, const K *splitters, const u32 *starts, Segment 
     const u32 b = threadIdx.x;
     const u32 *region = starts + (usize)BUCKETS * seg.tile_first;
     const u32 c0 = region[b * seg.tiles], c1 = region[(b + 1) * seg.tiles];
-    const usize len = u32(c1 - c0);
-    const usize start = seg.start + u32(c0 - region[0]);
+    usize len = u32(c1 - c0);
+    usize start = seg.start + u32(c0 - region[0]);
+    // An input found in order was not scattered: nothing is left of it, or (reversed)
+    // the whole of it comes home as one finished bucket.
+    const u32 found = checked_order ? first_level_order(first_level) : ORDER_UNSORTED;
+    if (found != ORDER_UNSORTED) {
+        len = found == ORDER_REVERSED && b == 0 ? seg.len : 0;
+        start = seg.start;
+    }
     K lo = 0, hi = 0;
-    if (len) bucket_range(seg, splitters + (usize)blockIdx.x * BUCKETS, b, lo, hi);
-    const bool finished = len == 1 || (len > 1 && lo == hi);
+    if (len && found == ORDER_UNSORTED) bucket_range(seg, splitters + (usize)blockIdx.x * BUCKETS, b, lo, hi);
+    const bool finished = found != ORDER_UNSORTED ? len > 0 : len == 1 || (len > 1 && lo == hi);
     const bool is_small = !finished && len > 1 && len <= SMALL_TILE;
     // Up to two tiles go to the large sort as a pair of halves where such a bucket is
     // the sample's error, not its plan: a plain split that aimed at buckets of more
@@ -328,11 +463,7 @@ qs_children(const Segment *segs, const K *splitters, const u32 *starts, Segment 
     const Span sorted_span{start, u32(len), u32(bit_length(u64(K(hi - lo)))), u64(lo), WHOLE, 0};
     if (is_small) small[base[2] + (flags_at & FIELD)] = sorted_span;
     if (is_large) list_large(large, base[3] + ((flags_at >> 10) & FIELD), sorted_span);
-    for (u32 c = 0; c < chunks; ++c) {
-        const usize from = (usize)c * COPY_CHUNK;
-        copies[base[4] + chunk_at + c] =
-            Span{start + from, u32(len - from < COPY_CHUNK ? len - from : COPY_CHUNK), 0, 0, WHOLE, 0};
-    }
+    list_copies(copies + base[4], chunk_at, chunks, start, u32(len));
     // The last block to finish copies the level's counts to the host's mapped slot,
     // which the host reads once the stream has passed this launch (no copy launch in
     // the way of the sorts that follow).
@@ -357,8 +488,12 @@ qs_children(const Segment *segs, const K *splitters, const u32 *starts, Segment 
 extern "C" __global__ void __launch_bounds__(256)
 qs_copy(K *keys, const K *alt, V *values, const V *alt_values, const Span *spans, const u32 *count) {
     gp::wait_for_prior_grids();
-    if (blockIdx.x >= *count) return;
-    const Span span = spans[blockIdx.x];
-    gp::copy_elements(keys + span.start, alt + span.start, span.len, threadIdx.x, 256);
-    if constexpr (HAS_VALUES) gp::copy_elements(values + span.start, alt_values + span.start, span.len, threadIdx.x, 256);
+    // Chunk after chunk, grid-strided: the grid is sized before the count is known.
+    const u32 chunks = *count;
+    for (u32 c = blockIdx.x; c < chunks; c += gridDim.x) {
+        const Span span = spans[c];
+        gp::copy_elements(keys + span.start, alt + span.start, span.len, threadIdx.x, 256);
+        if constexpr (HAS_VALUES)
+            gp::copy_elements(values + span.start, alt_values + span.start, span.len, threadIdx.x, 256);
+    }
 }

@@ -89,9 +89,20 @@ __device__ __forceinline__ u32 list_large(Span *large, u32 at, const Span &whole
 struct LevelCounts {
     u32 next_segments, next_tiles, small, large, copies;
     u32 blocks_done;  // qs_children's blocks, for the last one's report
-    u32 unused[2];
+    // The first level only (qs_count): some neighbours out of the wanted order; some
+    // not strictly in the opposite order.
+    u32 unsorted, not_reversed;
 };
 static_assert(sizeof(LevelCounts) == 32, "the host's LEVEL_BYTES");
+
+// What the first level found of the input's order, once qs_count has run: sort it, it
+// is sorted already (nothing to do), or it is in exactly the opposite order with no two
+// keys equal (the scatter writes it reversed, the copy home brings it back).
+constexpr u32 ORDER_UNSORTED = 0, ORDER_SORTED = 1, ORDER_REVERSED = 2;
+__device__ __forceinline__ u32 first_level_order(const LevelCounts *first) {
+    const volatile LevelCounts *c = first;
+    return !c->unsorted ? ORDER_SORTED : !c->not_reversed ? ORDER_REVERSED : ORDER_UNSORTED;
+}
 
 __device__ __forceinline__ int bit_length(u64 x) { return x == 0 ? 0 : 64 - __clzll((long long)x); }
 

@@ -38,18 +38,34 @@ __device__ __forceinline__ bool aligned16(const void *p) {
 }
 
 // Copies n elements, thread `first` of `stride` taking every stride-th, with 16-byte
-// vectors where both sides are aligned.
+// vectors where both sides lie equally far from a 16-byte word (the few elements
+// before the first whole word go one by one), UNROLL vectors a thread in flight: a
+// bucket of a sort starts anywhere, and one load at a time per thread left a copy
+// of 2^18 keys by one block at ~5 GB/s (quicksort, H100).
 template <class T>
 __device__ __forceinline__ void copy_elements(T *dst, const T *src, usize n, usize first, usize stride) {
     constexpr int PER_VEC = 16 / sizeof(T);
-    usize scalar_from = 0;
-    if (aligned16(dst) && aligned16(src)) {
-        const usize vecs = n / PER_VEC;
-        for (usize v = first; v < vecs; v += stride)
-            store_vec16_streaming(dst + v * PER_VEC, load_vec16_streaming(src + v * PER_VEC));
-        scalar_from = vecs * PER_VEC;
+    constexpr int UNROLL = 4;
+    const usize dst_off = reinterpret_cast<usize>(dst) & 15, src_off = reinterpret_cast<usize>(src) & 15;
+    usize head = n, vecs = 0;  // elements before the first whole word, whole vectors after them
+    if (dst_off == src_off && dst_off % sizeof(T) == 0) {
+        head = dst_off ? (16 - dst_off) / sizeof(T) : 0;
+        head = head < n ? head : n;
+        vecs = (n - head) / PER_VEC;
     }
-    for (usize i = scalar_from + first; i < n; i += stride) dst[i] = src[i];
+    for (usize i = first; i < head; i += stride) dst[i] = src[i];
+    T *vdst = dst + head;
+    const T *vsrc = src + head;
+    usize v = first;
+    for (; v + (UNROLL - 1) * stride < vecs; v += UNROLL * stride) {
+        Vec16 x[UNROLL];
+#pragma unroll
+        for (int u = 0; u < UNROLL; ++u) x[u] = load_vec16_streaming(vsrc + (v + u * stride) * PER_VEC);
+#pragma unroll
+        for (int u = 0; u < UNROLL; ++u) store_vec16_streaming(vdst + (v + u * stride) * PER_VEC, x[u]);
+    }
+    for (; v < vecs; v += stride) store_vec16_streaming(vdst + v * PER_VEC, load_vec16_streaming(vsrc + v * PER_VEC));
+    for (usize i = head + vecs * PER_VEC + first; i < n; i += stride) dst[i] = src[i];
 }
 
 // A warp's share of a tile (WARP * ITEMS elements) staged in shared memory in

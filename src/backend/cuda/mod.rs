@@ -299,7 +299,8 @@ mod tests {
     ///
     /// About 470 compiles of 0.1 to 2 s each (the quicksort's block sorts and the
     /// selections are the heaviest): they run on one thread per core (NVRTC is
-    /// thread-safe; GPUPRIMS_TEST_NVRTC_THREADS=n sets the count), each (source,
+    /// thread-safe; GPUPRIMS_TEST_NVRTC_THREADS=n sets the count; GPUPRIMS_TEST_NVRTC_ONLY
+    /// a part of the sources' names), each (source,
     /// options, arch) once, with a progress line at least every 20 s.
     #[test]
     fn every_kernel_module_compiles_cleanly() {
@@ -307,10 +308,14 @@ mod tests {
             return;
         }
         let all = modules::all();
+        // GPUPRIMS_TEST_NVRTC_ONLY=text: only the sources whose name holds it (a kernel
+        // being worked on), for a quick check.
+        let only = std::env::var("GPUPRIMS_TEST_NVRTC_ONLY").unwrap_or_default();
         let mut seen = std::collections::HashSet::new();
         let jobs: Vec<(&modules::Module, &str)> = ["sm_80", "sm_90"]
             .into_iter()
             .flat_map(|arch| all.iter().map(move |m| (m, arch)))
+            .filter(|(m, _)| m.spec.source.name.contains(only.as_str()))
             .filter(|(m, arch)| seen.insert((m.spec.source.name, m.spec.source.text, m.spec.options.clone(), *arch)))
             .collect();
         let threads = std::env::var("GPUPRIMS_TEST_NVRTC_THREADS")

@@ -56,8 +56,12 @@ const _: () = assert!(LEVEL_BYTES <= RESULT_SLOT_BYTES, "a level's counts fit th
 const SMALL_FIELD: u64 = 8;
 const LARGE_FIELD: u64 = 12;
 const COPIES_FIELD: u64 = 16;
-/// Keys per block of a copy home.
-const COPY_CHUNK: usize = 1 << 16;
+/// Keys per chunk of a copy home. Small enough that a level of a few large finished
+/// buckets (few distinct keys) spreads its copy over the whole GPU: with chunks of 2^16,
+/// 2^20 keys of four values came home through 16 blocks in 109 µs (H100, 2026-11-27).
+const COPY_CHUNK: usize = 1 << 12;
+/// Blocks of the copy home an SM (its blocks take chunk after chunk).
+const COPY_BLOCKS_PER_SM: usize = 8;
 const CHILDREN_BLOCK: u32 = BUCKETS as u32;
 const COPY_BLOCK: u32 = 256;
 
@@ -288,6 +292,9 @@ struct Plan {
     order_bits: u32,
     /// Knob quicksort.side_stream: whether the large sorts may run on the side stream.
     side_stream: bool,
+    /// Knob quicksort.order_check: whether the first level checks for an input already
+    /// sorted or reversed (kernels: check_tile_order).
+    order_check: bool,
     /// Knob quicksort.overlap_blocks: the most spans a level may have for its sorts
     /// and copies to go on grids for the most there can be (levels.rs).
     overlap_blocks: usize,
@@ -316,6 +323,7 @@ impl Plan {
             sample_bytes: p.sample_bytes(key_bytes),
             order_bits: key_order(key_dtype, order),
             side_stream: knob("quicksort.side_stream", 1) != 0,
+            order_check: knob("quicksort.order_check", 1) != 0,
             overlap_blocks: knob("quicksort.overlap_blocks", 4096) as usize,
             p,
         }

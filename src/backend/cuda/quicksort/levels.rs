@@ -7,7 +7,7 @@ use cudarc::driver::result as drv;
 use cudarc::driver::sys::{CUevent, CUevent_flags, CUfunction, CUstream};
 
 use super::{launch, launch_with_shared, Lists, Sort};
-use super::{BUCKETS, CHILDREN_BLOCK, COPIES_FIELD, COPY_BLOCK, COPY_CHUNK, LARGE_FIELD, LEVEL_BYTES, SMALL_FIELD};
+use super::{BUCKETS, CHILDREN_BLOCK, COPIES_FIELD, COPY_BLOCK, COPY_BLOCKS_PER_SM, COPY_CHUNK, LARGE_FIELD, LEVEL_BYTES, SMALL_FIELD};
 use crate::backend::cuda::context::{CudaShared, State};
 use crate::backend::cuda::driver::DriverContext;
 use crate::backend::cuda::launch::Arg;
@@ -126,6 +126,12 @@ impl Sort<'_> {
         }
     }
 
+    /// Whether this level checks (qs_count) and heeds (qs_scatter, qs_children) the
+    /// input's order: the first level, unless knob quicksort.order_check is 0.
+    fn checks_order(&self, level: &Level) -> u32 {
+        (level.number == 0 && self.plan.order_check) as u32
+    }
+
     /// The splitters of each segment (from a sorted sample), then each tile's bucket
     /// counts.
     fn split_and_count(&self, k: &LevelKernels, level: &Level) -> Result<()> {
@@ -168,6 +174,9 @@ impl Sort<'_> {
                     Arg::ptr(b.buckets_of),
                     Arg::u32(level.tiles as u32),
                     Arg::u32(plan.order_bits),
+                    // The first level also checks whether the input is in order already.
+                    Arg::ptr(b.levels),
+                    Arg::u32(self.checks_order(level)),
                 ],
             )?;
         }
@@ -196,6 +205,8 @@ impl Sort<'_> {
                     Arg::ptr(list.splitters),
                     Arg::ptr(b.counts),
                     Arg::ptr(b.buckets_of),
+                    Arg::ptr(b.levels),
+                    Arg::u32(self.checks_order(level)),
                 ],
             )?;
             // The buckets' data now lies in `to`: it must come home unless that is
@@ -216,6 +227,8 @@ impl Sort<'_> {
                     Arg::ptr(level.level_counts),
                     Arg::ptr(self.shared.result_slot.device),
                     Arg::u32(!level.from_alternate as u32),
+                    Arg::ptr(b.levels),
+                    Arg::u32(self.checks_order(level)),
                 ],
             )?;
         }
@@ -291,7 +304,8 @@ impl Sort<'_> {
                     ],
                 )?;
             }
-            let copies = grid(got.map(|g| g.copies), level.active * BUCKETS + plan.len / COPY_CHUNK + 1);
+            let most_copies = level.active * BUCKETS + plan.len / COPY_CHUNK + 1;
+            let copies = grid(got.map(|g| g.copies), most_copies).min((self.shared.props.sm_count as usize * COPY_BLOCKS_PER_SM) as u64);
             if !level.from_alternate && copies > 0 {
                 launch(
                     k.copy,
