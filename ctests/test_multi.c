@@ -233,6 +233,41 @@ static void check_scan(case_t *c, gpuprims_op op, gpuprims_scan_mode mode) {
   free(want);
 }
 
+/* f16 SUM whose ranks' partials pass 65504 while the total does not: ranks 0 and 1 hold
+ * 30000 x 3 and -30000, -30000, -26000 (partials 90000 and -86000, inf in f16), the
+ * rest nothing. One context sums in f32 and rounds once (4000); the ranks' partials must
+ * combine in f32 too, and the scan's carry into rank 1 likewise (60000, 30000, 4000). */
+static void wide_partials(const world *w) {
+  static const double vals[6] = {30000, 30000, 30000, -30000, -30000, -26000};
+  static const double prefix[6] = {30000, 60000, 90000, 60000, 30000, 4000};
+  uint16_t all[6], got_scan[6];
+  uint64_t got = 0;
+  shards s, out;
+  int i;
+  if (w->nranks < 2) return;
+  for (i = 0; i < 6; i++) tu_put_f(GPUPRIMS_DTYPE_F16, all, (size_t)i, vals[i]);
+  memset(&s, 0, sizeof s);
+  s.len[0] = s.len[1] = 3;
+  s.at[1] = 3;
+  for (i = 2; i < w->nranks; i++) s.at[i] = 6;
+  shards_upload(w, &s, GPUPRIMS_DTYPE_F16, all);
+  TU_EXPECT_OK(gpuprims_group_reduce(w->group, (const gpuprims_buffer *const *)s.buf, GPUPRIMS_OP_SUM, &got));
+  TU_CHECKF(tu_get_f(GPUPRIMS_DTYPE_F16, &got, 0) == 4000.0, "f16 sum over %d ranks, partials past 65504: %g, want 4000",
+            w->nranks, tu_get_f(GPUPRIMS_DTYPE_F16, &got, 0));
+  shards_empty(w, &s, &out, GPUPRIMS_DTYPE_F16);
+  TU_EXPECT_OK(gpuprims_group_scan(w->group, (const gpuprims_buffer *const *)s.buf, out.buf, GPUPRIMS_OP_SUM,
+                                   GPUPRIMS_SCAN_INCLUSIVE));
+  shards_download(w, &out, GPUPRIMS_DTYPE_F16, got_scan);
+  for (i = 0; i < 6; i++) {
+    const double g = tu_get_f(GPUPRIMS_DTYPE_F16, got_scan, (size_t)i);
+    /* element 2's prefix, 90000, is inf in f16 on one context too */
+    TU_CHECKF(i == 2 ? isinf(g) : g == prefix[i], "f16 inclusive scan over %d ranks, element %d: %g, want %g",
+              w->nranks, i, g, prefix[i]);
+  }
+  shards_free(w, &out);
+  shards_free(w, &s);
+}
+
 /* Sorts copies (the shards stay as they were for the later checks). */
 static void check_sort(case_t *c, gpuprims_order order, int pairs) {
   size_t w8 = c->d->size, i;
@@ -370,6 +405,7 @@ static void part_group(tu_rng *r, gpuprims_context *one) {
       }
     }
     if (g_cuda && !quick()) run_case(r, &w, &tu_dtypes()[8], (size_t)1 << 22, TU_FILL_BITS, "2^22 f32");
+    wide_partials(&w);
     world_close(&w);
   }
 }

@@ -793,10 +793,11 @@ gpuprims_status gpuprims_comm_rank(const gpuprims_comm *comm, uint32_t *rank, ui
 
 /*
  Reduces the union of every rank's `in` with `op` and writes one element of in's
- dtype to host memory at `out` on every rank. The per-rank partials are combined in
- rank order, so float SUM is the same on every rank and run for a given rank count
- (it may differ from one context's reduce in rounding). MIN/MAX with every shard
- empty: INVALID_ARGUMENT on every rank. Waits.
+ dtype to host memory at `out` on every rank. The per-rank partials, in the
+ accumulator type (f32 for F16 and BF16), are combined in rank order and rounded once,
+ so float SUM is the same on every rank and run for a given rank count (it may differ
+ from one context's reduce in rounding). MIN/MAX with every shard empty:
+ INVALID_ARGUMENT on every rank. Waits.
  */
 gpuprims_status gpuprims_comm_reduce(gpuprims_comm *comm,
                                      const gpuprims_buffer *in,

@@ -9,7 +9,8 @@
 //
 // Instantiated per element type: -DGP_T=<type> -DGP_BLOCK_THREADS=.. -DGP_VECS=..
 // (tuning lives in src/backend/cuda/reduce.rs). The fold runs in the type's
-// accumulator (f32 for the 16-bit floats), and the result is rounded once.
+// accumulator (f32 for the 16-bit floats), and the result is rounded once (or, for a
+// multi-rank reduce's partial, handed out unrounded).
 #include "common/grid_dependency.cuh"
 #include "common/types.cuh"
 #include "common/ops.cuh"
@@ -33,8 +34,16 @@ __device__ __forceinline__ void fold_vec(A &acc, const gp::Vec16 &v, Op op) {
     for (int k = 0; k < PER_VEC; ++k) acc = op(acc, Acc::widen(x[k]));
 }
 
+// The result to device memory, or to the host's mapped slot as tagged words.
+template <class V>
+__device__ __forceinline__ void deliver(V *out, V value, u32 host_tag) {
+    if (host_tag) gp::Tagged<V>::publish_to_host(reinterpret_cast<u64 *>(out), value, host_tag);
+    else *out = value;
+}
+
 template <class Op>
-__device__ __forceinline__ void reduce_device(const T *in, usize n, u64 *partials, u32 epoch, T *out, u32 host_tag) {
+__device__ __forceinline__ void reduce_device(const T *in, usize n, u64 *partials, u32 epoch, void *out, u32 host_tag,
+                                              u32 keep_accumulator) {
     Op op;
     typedef gp::BlockReduce<A, BLOCK> Reduce;
     typedef gp::Tagged<A> Tagged;
@@ -71,18 +80,20 @@ __device__ __forceinline__ void reduce_device(const T *in, usize n, u64 *partial
         total = op(total, i == 0 ? block_total : Tagged::wait(partials + (usize)i * Tagged::WORDS, epoch));
     total = Reduce::all(total, op, storage);
     if (threadIdx.x != 0) return;
-    const T result = Acc::narrow(total);
-    if (host_tag) gp::Tagged<T>::publish_to_host(reinterpret_cast<u64 *>(out), result, host_tag);
-    else *out = result;
+    if (keep_accumulator) deliver(reinterpret_cast<A *>(out), total, host_tag);
+    else deliver(reinterpret_cast<T *>(out), Acc::narrow(total), host_tag);
 }
 
 // `host_tag` (0: none): `out` is the host's mapped result slot, which gets the total
 // as tagged words (common/tagged.cuh) of that tag, for the host to spin on.
+// `keep_accumulator`: `out` gets the total in the accumulator type, not rounded to T
+// (the 16-bit floats' f32; the same as T for every other type): a multi-rank reduce's
+// partial, combined with the other ranks' before the one rounding.
 #define GP_REDUCE_KERNEL(NAME, OP)                                                                   \
     extern "C" __global__ void __launch_bounds__(BLOCK)                                              \
-    NAME(const T *in, usize n, u64 *partials, u32 epoch, T *out, u32 host_tag) {                     \
+    NAME(const T *in, usize n, u64 *partials, u32 epoch, void *out, u32 host_tag, u32 keep_accumulator) { \
         gp::wait_for_prior_grids();                                                                  \
-        reduce_device<OP<A>>(in, n, partials, epoch, out, host_tag);                                 \
+        reduce_device<OP<A>>(in, n, partials, epoch, out, host_tag, keep_accumulator);               \
     }
 
 GP_REDUCE_KERNEL(reduce_sum, gp::SumOp)

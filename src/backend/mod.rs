@@ -88,6 +88,11 @@ pub trait Backend: Send + Sync {
     /// Reduces `len` elements of `input` and writes one element to `out`
     /// (`out.len() == dtype.size()`); `len` > 0 unless `op` is SUM.
     fn reduce(&self, input: &Memory, dtype: DType, len: usize, op: Op, out: &mut [u8]) -> Result<()>;
+    /// Like `reduce`, but `out` gets the total in the accumulator type
+    /// (`dtype.accumulator()`, f32 for the 16-bit floats), not rounded to dtype: a
+    /// multi-rank reduce's partial, so the ranks' partials are combined before the one
+    /// rounding, as on one context.
+    fn reduce_accumulator(&self, input: &Memory, dtype: DType, len: usize, op: Op, out: &mut [u8]) -> Result<()>;
     /// Like `reduce`, but the result goes to element 0 of `out` (same dtype), in
     /// stream order, without waiting.
     fn reduce_to(&self, input: &Memory, dtype: DType, len: usize, op: Op, out: &Memory) -> Result<()>;

@@ -141,10 +141,11 @@ fn err_clone<T>(r: &Result<T>) -> Result<&T> {
 }
 
 /// Reduces the union of every rank's `in` with `op` and writes one element of in's
-/// dtype to host memory at `out` on every rank. The per-rank partials are combined in
-/// rank order, so float SUM is the same on every rank and run for a given rank count
-/// (it may differ from one context's reduce in rounding). MIN/MAX with every shard
-/// empty: INVALID_ARGUMENT on every rank. Waits.
+/// dtype to host memory at `out` on every rank. The per-rank partials, in the
+/// accumulator type (f32 for F16 and BF16), are combined in rank order and rounded once,
+/// so float SUM is the same on every rank and run for a given rank count (it may differ
+/// from one context's reduce in rounding). MIN/MAX with every shard empty:
+/// INVALID_ARGUMENT on every rank. Waits.
 #[no_mangle]
 pub extern "C" fn gpuprims_comm_reduce(
     comm: *mut gpuprims_comm,

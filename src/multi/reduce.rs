@@ -15,29 +15,32 @@ pub struct ReduceArgs<'a> {
     pub op: Op,
 }
 
-/// `parts` (element bits) combined with `op` in order from the identity: the
-/// accumulator's bits and the element's (rounded once).
+/// `parts` (accumulator bits: the ranks' unrounded partials) combined with `op` in
+/// order from the identity: the accumulator's bits and the element's (rounded once, as
+/// on one context: a 16-bit float sum whose partials pass 65504 stays finite when
+/// their total does).
 pub(super) fn fold_partials(dtype: DType, op: Op, parts: &[u64]) -> (u64, u64) {
     with_element_type!(dtype, T => {
         let mut acc = identity::<<T as Element>::Acc>(op);
         for &p in parts {
-            acc = combine(op, acc, value_of::<T>(p).widen());
+            acc = combine(op, acc, value_of::<<T as Element>::Acc>(p));
         }
         (bits_of(acc), bits_of(T::narrow(acc)))
     })
 }
 
-/// This rank's partial (None for MIN/MAX of an empty shard) and the agreement's extra
-/// bytes carrying it: a flag, then the bits.
+/// This rank's partial in the accumulator type (None for MIN/MAX of an empty shard).
 pub(super) fn local_partial(comm: &Comm, input: &Buffer, op: Op) -> Result<Option<u64>> {
     if input.len == 0 && op != Op::Sum {
         return Ok(None);
     }
     let mut value = [0u8; 8];
-    comm.ctx.backend.reduce(&input.memory, input.dtype, input.len, op, &mut value[..input.dtype.size()])?;
+    let size = input.dtype.accumulator().size();
+    comm.ctx.backend.reduce_accumulator(&input.memory, input.dtype, input.len, op, &mut value[..size])?;
     Ok(Some(u64::from_le_bytes(value)))
 }
 
+/// The agreement's extra bytes carrying a partial: a flag, then the bits.
 pub(super) fn encode_partial(p: Option<u64>) -> [u8; 9] {
     let mut b = [0u8; 9];
     b[0] = p.is_some() as u8;

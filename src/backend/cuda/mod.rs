@@ -154,7 +154,11 @@ impl Backend for CudaBackend {
     }
 
     fn reduce(&self, input: &Memory, dtype: DType, len: usize, op: Op, out: &mut [u8]) -> Result<()> {
-        reduce::reduce(&self.shared, input.as_device()?, dtype, len, op, out)
+        reduce::reduce(&self.shared, input.as_device()?, dtype, len, op, out, false)
+    }
+
+    fn reduce_accumulator(&self, input: &Memory, dtype: DType, len: usize, op: Op, out: &mut [u8]) -> Result<()> {
+        reduce::reduce(&self.shared, input.as_device()?, dtype, len, op, out, true)
     }
 
     fn reduce_to(&self, input: &Memory, dtype: DType, len: usize, op: Op, out: &Memory) -> Result<()> {

@@ -54,8 +54,11 @@ enum Dest {
     Host(u32),
 }
 
-/// Issues the reduce kernel.
-fn launch_reduce(shared: &CudaShared, state: &mut State, input: &DeviceMemory, dtype: DType, len: usize, op: Op, dest: Dest) -> Result<()> {
+/// Issues the reduce kernel; with `keep_accumulator` the result is the total in
+/// dtype's accumulator type, unrounded.
+#[allow(clippy::too_many_arguments)]
+fn launch_reduce(shared: &CudaShared, state: &mut State, input: &DeviceMemory, dtype: DType, len: usize, op: Op, dest: Dest,
+                 keep_accumulator: bool) -> Result<()> {
     let p = policy(dtype);
     let tile = (p.block * p.vecs) as usize * (16 / dtype.size());
     // A resident grid: enough blocks to fill every SM, never more than the tiles.
@@ -74,16 +77,25 @@ fn launch_reduce(shared: &CudaShared, state: &mut State, input: &DeviceMemory, d
         Dest::Device(ptr) => (ptr, 0),
         Dest::Host(tag) => (shared.result_slot.device, tag),
     };
-    // SAFETY: arguments match reduce_<op>(in, n, partials, epoch, out, host_tag); the
-    // sync memory holds the tagged words of `grid` partials; `out` holds an element,
-    // or (the slot) the result's tagged words.
+    // SAFETY: arguments match reduce_<op>(in, n, partials, epoch, out, host_tag,
+    // keep_accumulator); the sync memory holds the tagged words of `grid` partials;
+    // `out` holds an element (an accumulator where kept), or (the slot) the result's
+    // tagged words.
     unsafe {
         launch(
             f,
             grid as u64,
             p.block,
             stream,
-            &[Arg::ptr(input.ptr), Arg::size(len), Arg::ptr(partials), Arg::u32(epoch), Arg::ptr(out), Arg::u32(host_tag)],
+            &[
+                Arg::ptr(input.ptr),
+                Arg::size(len),
+                Arg::ptr(partials),
+                Arg::u32(epoch),
+                Arg::ptr(out),
+                Arg::u32(host_tag),
+                Arg::u32(keep_accumulator as u32),
+            ],
         )
     }
 }
@@ -91,14 +103,18 @@ fn launch_reduce(shared: &CudaShared, state: &mut State, input: &DeviceMemory, d
 /// Reduces into host memory: the kernel publishes the result to the mapped slot as
 /// tagged words, and the host spins on them (about 2.5 µs sooner than waiting for the
 /// stream, on the H100; scripts/probes/probe-floor.cu).
-pub fn reduce(shared: &CudaShared, input: &DeviceMemory, dtype: DType, len: usize, op: Op, out: &mut [u8]) -> Result<()> {
+/// With `keep_accumulator`, `out` gets the total in dtype's accumulator type, unrounded
+/// (`out.len()` is that type's size).
+#[allow(clippy::too_many_arguments)]
+pub fn reduce(shared: &CudaShared, input: &DeviceMemory, dtype: DType, len: usize, op: Op, out: &mut [u8], keep_accumulator: bool)
+    -> Result<()> {
     if len == 0 {
         out.fill(0); // SUM of nothing; MIN/MAX were refused before.
         return Ok(());
     }
     let mut state = shared.lock()?;
-    let tag = shared.begin_host_value(&mut state, dtype);
-    launch_reduce(shared, &mut state, input, dtype, len, op, Dest::Host(tag))?;
+    let tag = shared.begin_host_value(&mut state, if keep_accumulator { dtype.accumulator() } else { dtype });
+    launch_reduce(shared, &mut state, input, dtype, len, op, Dest::Host(tag), keep_accumulator)?;
     shared.wait_for_host_value(state.stream, tag, out)
 }
 
@@ -109,5 +125,5 @@ pub fn reduce_to_device(shared: &CudaShared, input: &DeviceMemory, dtype: DType,
         // SAFETY: `out` holds at least one element.
         return unsafe { drv::memset_d8_async(out.ptr, 0, dtype.size(), state.stream) }.during("cuMemsetD8Async");
     }
-    launch_reduce(shared, &mut state, input, dtype, len, op, Dest::Device(out.ptr))
+    launch_reduce(shared, &mut state, input, dtype, len, op, Dest::Device(out.ptr), false)
 }

@@ -119,6 +119,11 @@ impl Backend for HostBackend {
         Ok(())
     }
 
+    fn reduce_accumulator(&self, input: &Memory, dtype: DType, len: usize, op: Op, out: &mut [u8]) -> Result<()> {
+        reduce::reduce_accumulator(input.as_host()?, dtype, len, op, out);
+        Ok(())
+    }
+
     fn reduce_to(&self, input: &Memory, dtype: DType, len: usize, op: Op, out: &Memory) -> Result<()> {
         let mut value = [0u8; 8];
         let size = dtype.size();

@@ -20,14 +20,28 @@ pub(super) fn reduce(input: &HostMemory, dtype: DType, len: usize, op: Op, out: 
     })
 }
 
+/// The total in T's accumulator type, unrounded (Backend::reduce_accumulator).
+pub(super) fn reduce_accumulator(input: &HostMemory, dtype: DType, len: usize, op: Op, out: &mut [u8]) {
+    with_element_type!(dtype, T => {
+        // SAFETY: the buffer holds `len` elements of T.
+        let xs = unsafe { input.typed::<T>(len) };
+        out.copy_from_slice(&element_bytes(fold_chunks(xs, op)));
+    })
+}
+
 /// Folds `xs` in order into T's accumulator.
 pub(super) fn fold<T: Element>(xs: &[T], op: Op) -> T::Acc {
     xs.iter().fold(identity::<T::Acc>(op), |a, &b| combine(op, a, b.widen()))
 }
 
-fn reduce_slice<T: Element>(xs: &[T], op: Op) -> T {
+/// Chunks folded in parallel, then their results in index order.
+fn fold_chunks<T: Element>(xs: &[T], op: Op) -> T::Acc {
     let partials: Vec<T::Acc> = xs.par_chunks(CHUNK).map(|c| fold(c, op)).collect();
-    T::narrow(partials.into_iter().fold(identity(op), |a, b| combine(op, a, b)))
+    partials.into_iter().fold(identity(op), |a, b| combine(op, a, b))
+}
+
+fn reduce_slice<T: Element>(xs: &[T], op: Op) -> T {
+    T::narrow(fold_chunks(xs, op))
 }
 
 /// The bytes of one element, in native order.
