@@ -17,7 +17,7 @@
  * GPUPRIMS_TUNE=quicksort.max_levels=6: a sort that needs more levels fails).
  *
  * Then inputs whose one oversized bucket the large sort takes as a pair of halves
- * (kernels/quicksort_small.cu), at 2^17 + 5 keys (quick, or the host backend) or 2^20:
+ * (kernels/quicksort_large.cu), at 2^17 + 5 keys (quick, or the host backend) or 2^20:
  *   - level 1: 7,000 distinct unsampled keys in one bucket of a plain split, about
  *     10,000 to 11,000 with its share of the random keys (between one and two tiles
  *     of 8,192; past two about once in 10^5 inputs at 2^20);

@@ -32,14 +32,14 @@
 //                 bucket: nothing (empty), finished (one key, or a single value: copied
 //                 home if it lies in the alternate buffer), a small or large segment
 //                 (sorted by one block), or a segment of the next level;
-//   qs_small, qs_large  (kernels/quicksort_small.cu) one block a segment of up to
+//   qs_small, qs_large  (kernels/quicksort_small.cu, quicksort_large.cu) one block a segment of up to
 //                 SMALL_TILE or LARGE_TILE keys: sorted in shared memory on the bits in
 //                 which its keys can differ, written home (a segment of up to
 //                 LARGE_SPAN: two blocks sort a half each, the second to finish merges);
 //   qs_copy       finished segments brought home from the alternate buffer.
 //
 // The kernels that sort in a block (the sample's, the small and large segments') are
-// modules of their own, so the three modules compile side by side on the first call.
+// modules of their own, so the four modules compile side by side on the first call.
 //
 // Levels alternate between the keys and the alternate buffer; the host reads back
 // a level's counts (segments and tiles of the next level, small and large segments,

@@ -1,7 +1,7 @@
 // What the quicksort's modules share (kernels/quicksort.cu, the partition;
-// quicksort_splitters.cu; quicksort_small.cu, the block sorts): tuning constants,
+// quicksort_splitters.cu; quicksort_small.cu and quicksort_large.cu, the block sorts): tuning constants,
 // and the records they pass through device memory. See quicksort.cu for the algorithm
-// and the -D options all three are compiled with; the key and value types come from
+// and the -D options all four are compiled with; the key and value types come from
 // common/sort_types.cuh.
 #pragma once
 #include "common/types.cuh"
@@ -22,7 +22,7 @@ constexpr int LARGE_BLOCK = GP_LARGE_BLOCK_THREADS;
 static_assert(LARGE_BLOCK > SMALL_BLOCK, "the large sort takes what overflows the small one");
 constexpr u32 LARGE_TILE = (u32)LARGE_BLOCK * SMALL_ITEMS;
 // The large sort also takes segments of up to two tiles: two blocks sort a half
-// each, and the second to finish merges them (quicksort_small.cu).
+// each, and the second to finish merges them (quicksort_large.cu).
 constexpr u32 LARGE_SPAN = 2 * LARGE_TILE;
 // A segment splits into about len / BUCKET_TARGET buckets (2 to 256), so its
 // children mostly fit the smaller sort.

@@ -74,7 +74,7 @@ mod tests {
         // The quicksort: the radix sort's set, and a wide instance of 4-byte keys
         // without values (integer and float) for long inputs; the splitters each of
         // those with the fine sample of short inputs and without.
-        for source in ["quicksort.cu", "quicksort_small.cu"] {
+        for source in ["quicksort.cu", "quicksort_small.cu", "quicksort_large.cu"] {
             assert_eq!(count(source), 4 * 5 + 3 * 5 + 2, "{source}");
         }
         assert_eq!(count("quicksort_splitters.cu"), 2 * (4 * 5 + 3 * 5) + 2);

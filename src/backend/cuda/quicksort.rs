@@ -164,7 +164,7 @@ impl Policy {
         (self.large_block * self.small_items) as usize
     }
     /// The most keys a large sort takes: two of its tiles, a half for each of two
-    /// blocks, merged by the second to finish (kernels/quicksort_small.cu).
+    /// blocks, merged by the second to finish (kernels/quicksort_large.cu).
     fn large_span(&self) -> usize {
         2 * self.large_tile()
     }
@@ -229,8 +229,9 @@ fn samples(source: Source) -> bool {
 }
 
 /// The quicksort's sources: the partition, the splitters (a block sort of the sample)
-/// and the block sorts of small segments, apart so they compile side by side.
-const SOURCES: [Source; 3] = [sources::QUICKSORT, sources::QUICKSORT_SPLITTERS, sources::QUICKSORT_SMALL];
+/// and the block sorts of small and of large segments, apart so they compile side by
+/// side (the two block sorts in one module took 2 s of NVRTC, the first call's longest).
+const SOURCES: [Source; 4] = [sources::QUICKSORT, sources::QUICKSORT_SPLITTERS, sources::QUICKSORT_SMALL, sources::QUICKSORT_LARGE];
 
 /// Every module of the quicksort, for gpuprims_context_precompile (modules.rs): each
 /// source for the same (key width, value width, float keys) set as the radix sort's,
@@ -334,16 +335,15 @@ impl Plan {
         self.len > self.large_span
     }
 
-    /// On the first call the three modules compile side by side.
+    /// On the first call the four modules compile side by side.
     fn compile(&self, shared: &CudaShared) -> Result<()> {
         let inst = self.inst;
         let v = |source: Source| inst.variant(source);
         let spec = |source: Source| move || module(source, inst);
-        let (partition, sample, small) = (spec(SOURCES[0]), spec(SOURCES[1]), spec(SOURCES[2]));
+        let specs = SOURCES.map(spec);
         // The scan of the bucket counts too, unless the input is one block sort.
         let counts_scan = || scan::module(DType::U32, Op::Sum);
-        let mut wanted: Vec<precompile::Wanted> =
-            vec![(SOURCES[0], v(SOURCES[0]), &partition), (SOURCES[1], v(SOURCES[1]), &sample), (SOURCES[2], v(SOURCES[2]), &small)];
+        let mut wanted: Vec<precompile::Wanted> = SOURCES.iter().zip(&specs).map(|(&s, f)| (s, v(s), f as _)).collect();
         if self.has_levels() {
             wanted.push((sources::SCAN, scan::variant(DType::U32, Op::Sum), &counts_scan));
         }
@@ -480,7 +480,7 @@ pub fn sort(
     let values_ptr = values.map_or(0, |(m, _)| m.ptr);
 
     let mut state = shared.lock()?;
-    let (init, large_sort) = (plan.load(shared, sources::QUICKSORT, "qs_init")?, plan.load(shared, sources::QUICKSORT_SMALL, "qs_large")?);
+    let (init, large_sort) = (plan.load(shared, sources::QUICKSORT, "qs_init")?, plan.load(shared, sources::QUICKSORT_LARGE, "qs_large")?);
     shared.loader.allow_dynamic_shared(large_sort, plan.large_bytes)?;
     let buffers = plan.acquire(&mut state)?;
     let stream = state.stream;

@@ -32,6 +32,7 @@ pub const HEADERS: &[(&str, &str)] = &[
     ("common/sort_types.cuh", include_str!("../../../kernels/common/sort_types.cuh")),
     ("select_state.cuh", include_str!("../../../kernels/select_state.cuh")),
     ("quicksort_state.cuh", include_str!("../../../kernels/quicksort_state.cuh")),
+    ("quicksort_block_sort.cuh", include_str!("../../../kernels/quicksort_block_sort.cuh")),
     ("radix_sort_control.cuh", include_str!("../../../kernels/radix_sort_control.cuh")),
     ("segmented_select_rows.cuh", include_str!("../../../kernels/segmented_select_rows.cuh")),
     ("segmented_topk_block.cuh", include_str!("../../../kernels/segmented_topk_block.cuh")),
@@ -56,6 +57,8 @@ pub const QUICKSORT_SPLITTERS: Source =
     Source { name: "quicksort_splitters.cu", text: include_str!("../../../kernels/quicksort_splitters.cu") };
 pub const QUICKSORT_SMALL: Source =
     Source { name: "quicksort_small.cu", text: include_str!("../../../kernels/quicksort_small.cu") };
+pub const QUICKSORT_LARGE: Source =
+    Source { name: "quicksort_large.cu", text: include_str!("../../../kernels/quicksort_large.cu") };
 pub const SELECT: Source = Source { name: "select.cu", text: include_str!("../../../kernels/select.cu") };
 pub const TOPK: Source = Source { name: "topk.cu", text: include_str!("../../../kernels/topk.cu") };
 pub const SEGMENTED_SELECT: Source =
