@@ -139,11 +139,14 @@ static void against_the_pivot_rule(env_t *e) {
  * 4,096 keys): distinct ascending keys with one adjacent pair swapped, or one pair
  * made equal, at such boundaries; each sorted both ways, so descending sees them one
  * step from reversed. And sorted floats with +0.0 right before -0.0 (out of the total
- * order, though equal as numbers). */
+ * order, though equal as numbers), floats descending through +0.0 then -0.0 (exactly
+ * reversed), and u64 keys one swap from sorted at their own warp and tile boundaries. */
 static void nearly_in_order(env_t *e) {
   static const size_t at[] = {0, 30, 31, 32, 511, 512, 4095, 4096, 8191, 12287, 50000, 100001};
+  static const size_t at8[] = {255, 256, 2047, 2048, 4095, 100001};
   const size_t n = 100003;
   uint32_t *k32 = (uint32_t *)(void *)e->keys;
+  uint64_t *k64 = (uint64_t *)(void *)e->keys;
   float *f32 = (float *)(void *)e->keys;
   size_t a, i;
   double t0 = seconds();
@@ -164,6 +167,19 @@ static void nearly_in_order(env_t *e) {
   f32[n / 2 + 1] = -0.0f;
   snprintf(e->what, sizeof e->what, "ascending floats with +0.0 right before -0.0, n=%zu", n);
   run_both_orders(e, GPUPRIMS_DTYPE_F32, n);
+  /* Strictly decreasing through +0.0 then -0.0 (1, +0, -0, -1): exactly reversed. */
+  for (i = 0; i < n; i++) f32[i] = i <= n / 2 ? (float)(n / 2 - i) : -(float)(i - n / 2 - 1);
+  f32[n / 2 + 1] = -0.0f;
+  snprintf(e->what, sizeof e->what, "descending floats through +0.0 then -0.0, n=%zu", n);
+  run_both_orders(e, GPUPRIMS_DTYPE_F32, n);
+  /* 8-byte keys: 8 a thread, warps of 256 keys, tiles of 2,048. */
+  for (a = 0; a < TU_ARRAY_LEN(at8); a++) {
+    const size_t p = at8[a];
+    for (i = 0; i < n; i++) k64[i] = 3 * (uint64_t)i;
+    k64[p] = 3 * (uint64_t)p + 4;
+    snprintf(e->what, sizeof e->what, "u64 ascending but keys %zu and %zu swapped, n=%zu", p, p + 1, n);
+    run_both_orders(e, GPUPRIMS_DTYPE_U64, n);
+  }
   printf("test_quicksort: inputs one step from in order: %lu sorts (%.1f s)\n", e->sorts - before, seconds() - t0);
 }
 

@@ -53,14 +53,16 @@
 // -DGP_RANK_GROUP (partition), -DGP_SORT_RANK_GROUP (the block sorts),
 // -DGP_SMALL_BLOCK_THREADS -DGP_LARGE_BLOCK_THREADS -DGP_SMALL_ITEMS
 // -DGP_SMALL_MIN_BLOCKS -DGP_LARGE_MIN_BLOCKS (blocks an SM of each sort)
-// -DGP_BUCKET_TARGET, and the dynamic shared memory the host gives the small sorts at
-// most, -DGP_SMALL_SMEM_BYTES; -DGP_COPY_CHUNK (src/backend/cuda/quicksort.rs). The
-// splitters' module takes the sample's options too (quicksort_splitters.cu).
+// -DGP_BUCKET_TARGET, and the dynamic shared memory the host gives the small and large
+// sorts, -DGP_SMALL_SMEM_BYTES and -DGP_LARGE_SMEM_BYTES; -DGP_COPY_CHUNK
+// (src/backend/cuda/quicksort.rs). The splitters' module takes the sample's options too
+// (quicksort_splitters.cu).
 #include "common/grid_dependency.cuh"
 #include "quicksort_state.cuh"
 #include "common/block_radix_rank.cuh"
 #include "common/block_scan.cuh"
 #include "common/tile_io.cuh"
+#include "common/ordered_read.cuh"
 
 // The bucket of an ordered key within its segment.
 struct Buckets {
@@ -154,8 +156,8 @@ __device__ __forceinline__ void begin_tile(const Segment *segs, const u32 *tile_
     __syncthreads();
 }
 
-// The tile's keys, warp-striped as BlockRadixRank wants them (key i of the tile in
-// lane i % WARP of its warp's row i / WARP).
+// The tile's keys, warp-striped as BlockRadixRank wants them: key j of lane l of warp w
+// is element w * WARP * ITEMS + j * WARP + l of the tile.
 __device__ __forceinline__ void load_tile(const K *src, const TileJob &job, K (&key)[ITEMS]) {
     const u32 lane = threadIdx.x % gp::WARP, span = threadIdx.x / gp::WARP * gp::WARP * ITEMS;
 #pragma unroll
@@ -178,29 +180,28 @@ __device__ __forceinline__ void tile_buckets(const TileJob &job, const Order &or
 }
 
 // The first level's order check, from the tile's keys as load_tile left them: each key
-// against the next one (a neighbour lane's, the next row's first, or for a row's last
-// key `row_after`, the key after the row, read with the tile), so an input already
-// sorted, or reversed, costs the count pass and not a sort (first_level_order).
+// against the next one (the next lane's key j; lane 31's, lane 0's key j + 1; for the
+// warp's last key, lane 31's key ITEMS - 1, `warp_after`: the key after the warp's,
+// read with the tile), so an input already sorted, or reversed, costs the count pass
+// and not a sort (first_level_order).
 __device__ __forceinline__ void check_tile_order(const TileJob &job, const Order &order, const K (&key)[ITEMS],
-                                                 K row_after, LevelCounts *first_level) {
+                                                 K warp_after, LevelCounts *first_level) {
     const u32 lane = threadIdx.x % gp::WARP, span = threadIdx.x / gp::WARP * gp::WARP * ITEMS;
     const usize end = job.seg.start + job.seg.len;
-    bool unsorted = false, not_reversed = false;
+    gp::OrderSeen seen;
 #pragma unroll
     for (int j = 0; j < ITEMS; ++j) {
         const K next_lane = __shfl_down_sync(gp::FULL_MASK, key[j], 1);
         const K next_row = __shfl_sync(gp::FULL_MASK, key[j + 1 < ITEMS ? j + 1 : j], 0);
         const u32 i = span + j * gp::WARP + lane;
-        const bool last_of_row = lane == gp::WARP - 1 && j + 1 == ITEMS;
+        const bool last_of_warp = lane == gp::WARP - 1 && j + 1 == ITEMS;
         // (Only a segment's last tile is short, so a key past it has none after it.)
-        if (i + 1 < job.valid || (last_of_row && job.first + i + 1 < end)) {
-            const K next = last_of_row ? row_after : lane == gp::WARP - 1 ? next_row : next_lane;
-            const auto a = order.ordered(key[j]), b = order.ordered(next);
-            unsorted |= a > b;
-            not_reversed |= a <= b;
+        if (i + 1 < job.valid || (last_of_warp && job.first + i + 1 < end)) {
+            const K next = last_of_warp ? warp_after : lane == gp::WARP - 1 ? next_row : next_lane;
+            seen.neighbours(order.ordered(key[j]), order.ordered(next));
         }
     }
-    const int any_unsorted = __syncthreads_or(unsorted), any_not_reversed = __syncthreads_or(not_reversed);
+    const int any_unsorted = __syncthreads_or(seen.unsorted), any_not_reversed = __syncthreads_or(seen.not_reversed);
     if (threadIdx.x == 0) {  // a store only where it changes the word: every block writes the same one
         volatile LevelCounts *c = first_level;
         if (any_unsorted && !c->unsorted) c->unsorted = 1;
@@ -232,8 +233,8 @@ qs_count(const K *src, const Segment *segs, const u32 *tile_owner, const K *spli
     if (check_here) {
         const u32 lane = threadIdx.x % gp::WARP, span = threadIdx.x / gp::WARP * gp::WARP * ITEMS;
         const usize after = job.first + span + gp::WARP * ITEMS;
-        const K row_after = lane == gp::WARP - 1 && after < job.seg.start + job.seg.len ? src[after] : K(0);
-        check_tile_order(job, Order(key_order), key, row_after, first_level);
+        const K warp_after = lane == gp::WARP - 1 && after < job.seg.start + job.seg.len ? src[after] : K(0);
+        check_tile_order(job, Order(key_order), key, warp_after, first_level);
     }
     tile_buckets(job, Order(key_order), key, bucket);
     // Each key's bucket, for the scatter (a byte written and read back costs less than
@@ -488,7 +489,8 @@ qs_children(const Segment *segs, const K *splitters, const u32 *starts, Segment 
 extern "C" __global__ void __launch_bounds__(256)
 qs_copy(K *keys, const K *alt, V *values, const V *alt_values, const Span *spans, const u32 *count) {
     gp::wait_for_prior_grids();
-    // Chunk after chunk, grid-strided: the grid is sized before the count is known.
+    // Chunk after chunk, grid-strided: the grid is at most 8 blocks an SM, and sized
+    // before the count is known where the host does not wait for it.
     const u32 chunks = *count;
     for (u32 c = blockIdx.x; c < chunks; c += gridDim.x) {
         const Span span = spans[c];

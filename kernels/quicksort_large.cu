@@ -10,7 +10,7 @@
 #include "common/last_to_arrive.cuh"
 
 typedef SpanSort<LARGE_BLOCK> LargeSort;
-static_assert(sizeof(typename LargeSort::Storage) <= GP_SMALL_SMEM_BYTES, "the host's small-sort shared memory");
+static_assert(sizeof(typename LargeSort::Storage) <= GP_LARGE_SMEM_BYTES, "the host's large-sort shared memory");
 
 // One half of a large segment of two tiles: sorted into `spare` (which may be src,
 // never dst); the second of the pair's blocks to get there merges both halves into

@@ -1,6 +1,6 @@
 /* qs-seeds.c: which `gpuprims_bench --seed` values make a 2^20 quicksort row draw a
  * first-level bucket of more than one large sort's tile (8,192 keys), the case the
- * large sort takes as a pair of halves (kernels/quicksort_small.cu). It replays the
+ * large sort takes as a pair of halves (kernels/quicksort_large.cu). It replays the
  * tour's seed and fill (bench/tour.c) and qs_splitters' sample rule (4,096 evenly
  * spaced keys, every 16th of them sorted a splitter), on the host. That is the rule of
  * inputs past 2^20 keys, and of 2^20 under GPUPRIMS_TUNE=quicksort.fine_sample_upto=0

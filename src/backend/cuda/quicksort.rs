@@ -1,9 +1,9 @@
 //! Planning and launching the quicksort (kernels/quicksort.cu): sample sort, level by
 //! level. Each level issues the same few launches for all of its segments (splitters,
 //! count, scan of the counts, scatter, children, whose last block writes the level's
-//! counts to the pinned result slot), then the small and large sorts and the copies
-//! home on grids sized for the most there can be (each block reads the count on the
-//! device); the host waits for the children alone, while those run, to size the next
+//! counts to the pinned result slot), then the small and large sorts on grids sized for
+//! the most there can be and the copies home on a capped grid (each block reads the
+//! count on the device); the host waits for the children alone, while those run, to size the next
 //! level. The
 //! large sorts run on the context's side stream, beside the small ones. A short input
 //! is one large sort (of one block, or two for a pair of halves past one tile).
@@ -59,6 +59,8 @@ const COPIES_FIELD: u64 = 16;
 /// Keys per chunk of a copy home. Small enough that a level of a few large finished
 /// buckets (few distinct keys) spreads its copy over the whole GPU: with chunks of 2^16,
 /// 2^20 keys of four values came home through 16 blocks in 109 µs (H100, 2026-11-27).
+/// The list of chunks costs 32 bytes a chunk: len / 128 bytes of scratch at most
+/// (32 MiB at 2^32 keys).
 const COPY_CHUNK: usize = 1 << 12;
 /// Blocks of the copy home an SM (its blocks take chunk after chunk).
 const COPY_BLOCKS_PER_SM: usize = 8;
@@ -207,7 +209,8 @@ fn module(source: Source, inst: Instance) -> ModuleSpec {
             format!("-DGP_BUCKET_TARGET={}", p.bucket_target),
             format!("-DGP_SMALL_MIN_BLOCKS={}", p.small_min_blocks),
             format!("-DGP_LARGE_MIN_BLOCKS={}", knob("quicksort.large_min_blocks", 2)),
-            format!("-DGP_SMALL_SMEM_BYTES={}", block_sort_bytes(p.large_block, p.small_items, key_bytes, value_bytes)),
+            format!("-DGP_SMALL_SMEM_BYTES={}", block_sort_bytes(p.small_block, p.small_items, key_bytes, value_bytes)),
+            format!("-DGP_LARGE_SMEM_BYTES={}", block_sort_bytes(p.large_block, p.small_items, key_bytes, value_bytes)),
             format!("-DGP_COPY_CHUNK={COPY_CHUNK}"),
     ];
     if samples(source) {

@@ -110,9 +110,10 @@ impl Sort<'_> {
         scan_locked(self.shared, state, b.counts, b.counts, DType::U32, level.tiles * BUCKETS + 1, Op::Sum, ScanMode::Exclusive, None)?;
         self.scatter_and_list(k, level)?;
         let read_back = ReadBack::issue(self.stream)?;
-        // Few segments: the sorts and copies go on grids for the most there can be
-        // (blocks past the count return at once), to run while the host waits. Many:
-        // those idle blocks would cost more than the wait, so the grids are exact.
+        // Few segments: the sorts go on grids for the most there can be (blocks past the
+        // count return at once) and the copies on a capped, grid-strided one, to run
+        // while the host waits. Many: those idle blocks would cost more than the wait,
+        // so the grids are exact.
         let most_spans = level.active * BUCKETS;
         let overlap = most_spans <= self.plan.overlap_blocks;
         let mut got = None;
