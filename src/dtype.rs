@@ -204,6 +204,19 @@ pub trait Element: Copy + Send + Sync + PartialEq + std::fmt::Debug + 'static {
 }
 
 /// MIN in the total order; a NaN operand makes the result NaN.
+/// The unsigned key of `v` whose ascending order is the wanted order: the library's
+/// total order with every NaN one value above +inf (`mask`, all ones at the key's
+/// width), complemented within `mask` for descending. The host sorts use the whole u64
+/// (mask u64::MAX); the multi-rank selection the element's width, as the CUDA kernels'
+/// KeyOrder::ordered does (kernels/common/radix_key.cuh).
+pub fn ordered_key<T: Element>(v: T, order: Order, mask: u64) -> u64 {
+    let k = if v.is_nan() { mask } else { v.order_key() };
+    match order {
+        Order::Ascending => k,
+        Order::Descending => !k & mask,
+    }
+}
+
 /// The plain number (at most 8 bytes) whose little-endian bits are the low bytes of `bits`.
 pub fn value_of<T: Copy>(bits: u64) -> T {
     assert!(std::mem::size_of::<T>() <= 8, "a value of at most 8 bytes");

@@ -4,7 +4,7 @@
 //! same mapping (kernels/common/radix_key.cuh, KeyOrder::ordered), so the host can
 //! plan splitters and brackets on values the device counts.
 
-use crate::dtype::{value_of, DType, Element, Order};
+use crate::dtype::{ordered_key, value_of, DType, Order};
 use crate::with_element_type;
 
 /// All ones at the element's width: the rank key of NaN, the largest there is.
@@ -15,16 +15,9 @@ pub fn key_mask(dtype: DType) -> u64 {
     }
 }
 
+/// The rank key of the element with `bits` (dtype::ordered_key at the element's width).
 pub fn rank_key(dtype: DType, bits: u64, order: Order) -> u64 {
-    let mask = key_mask(dtype);
-    let key = with_element_type!(dtype, T => {
-        let v: T = value_of(bits);
-        if v.is_nan() { mask } else { v.order_key() }
-    });
-    match order {
-        Order::Ascending => key,
-        Order::Descending => !key & mask,
-    }
+    with_element_type!(dtype, T => ordered_key(value_of::<T>(bits), order, key_mask(dtype)))
 }
 
 /// The bits of the element whose ascending rank key is `key`; NaN comes back as the

@@ -9,17 +9,14 @@
 use rayon::prelude::*;
 
 use super::{scratch_vec, HostMemory};
-use crate::dtype::{DType, Element, Order};
+use crate::dtype::{ordered_key, DType, Element, Order};
 use crate::error::Result;
 use crate::with_element_type;
 
-/// The unsigned key whose ascending order is the wanted order.
+/// The unsigned key whose ascending order is the wanted order (dtype::ordered_key over
+/// the whole u64).
 pub(super) fn sort_key<T: Element>(v: T, order: Order) -> u64 {
-    let k = if v.is_nan() { u64::MAX } else { v.order_key() };
-    match order {
-        Order::Ascending => k,
-        Order::Descending => !k,
-    }
+    ordered_key(v, order, u64::MAX)
 }
 
 /// A copy of the first `len` elements of `width` bytes at `mem`.
