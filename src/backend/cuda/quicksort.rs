@@ -3,11 +3,10 @@
 //! count, scan of the counts, scatter, children, whose last block writes the level's
 //! counts to the pinned result slot), then the small and large sorts on grids sized for
 //! the most there can be and the copies home on a capped grid (each block reads the
-//! count on the device); the host waits for the children alone, while those run, to size the next
-//! level. The
-//! large sorts run on the context's side stream, beside the small ones. A short input
-//! is one large sort (of one block, or two for a pair of halves past one tile).
-//! Here: the modules, the Plan of a call and its scratch; the levels are in
+//! count on the device); the host waits for the children alone, while those run, to
+//! size the next level. The large sorts run on the context's side stream, beside the
+//! small ones. A short input is one large sort (of one block, or two for a pair of
+//! halves past one tile). Here: the modules, the Plan of a call and its scratch; the levels are in
 //! quicksort/levels.rs.
 
 use cudarc::driver::sys::{CUfunction, CUstream};
