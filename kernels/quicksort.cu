@@ -255,6 +255,31 @@ qs_count(const K *src, const Segment *segs, const u32 *tile_owner, const K *spli
     if (blockIdx.x == 0 && threadIdx.x == 0) counts[(usize)BUCKETS * level_tiles] = 0;
 }
 
+// What the first level found of the input's order, once qs_count has run (gp::INPUT_*):
+// sort it, it is sorted already (nothing to do), or it is in exactly the opposite order
+// with no two keys equal (the scatter writes it mirrored, the copy home brings it back).
+__device__ __forceinline__ u32 first_level_order(const LevelCounts *first) {
+    const volatile LevelCounts *c = first;
+    return gp::input_order(c->unsorted, c->not_reversed);
+}
+
+// The tile's items of a segment [start, last] written to their mirrored places: every
+// load in flight before the first store.
+template <class T>
+__device__ __forceinline__ void mirror_tile(const T *src, T *dst, usize first, usize start, usize last) {
+    T item[ITEMS];
+#pragma unroll
+    for (int j = 0; j < ITEMS; ++j) {
+        const usize from = first + j * BLOCK + threadIdx.x;
+        if (from <= last) item[j] = src[from];
+    }
+#pragma unroll
+    for (int j = 0; j < ITEMS; ++j) {
+        const usize from = first + j * BLOCK + threadIdx.x;
+        if (from <= last) dst[last - (from - start)] = item[j];
+    }
+}
+
 // An input in exactly the opposite order: the tile's keys (and values) written
 // mirrored into the alternate buffers; qs_children lists the whole for the copy home.
 __device__ __forceinline__ void reverse_tile(const K *src, K *dst, const V *vsrc, V *vdst, const Segment *segs,
@@ -262,30 +287,8 @@ __device__ __forceinline__ void reverse_tile(const K *src, K *dst, const V *vsrc
     const Segment seg = segs[tile_owner[blockIdx.x]];
     const usize first = seg.start + (usize)(blockIdx.x - seg.tile_first) * TILE;
     const usize last = seg.start + seg.len - 1;  // where the segment's first key goes
-    K key[ITEMS];  // every load in flight before the first store
-#pragma unroll
-    for (int j = 0; j < ITEMS; ++j) {
-        const usize from = first + j * BLOCK + threadIdx.x;
-        if (from <= last) key[j] = src[from];
-    }
-#pragma unroll
-    for (int j = 0; j < ITEMS; ++j) {
-        const usize from = first + j * BLOCK + threadIdx.x;
-        if (from <= last) dst[last - (from - seg.start)] = key[j];
-    }
-    if constexpr (HAS_VALUES) {
-        V value[ITEMS];
-#pragma unroll
-        for (int j = 0; j < ITEMS; ++j) {
-            const usize from = first + j * BLOCK + threadIdx.x;
-            if (from <= last) value[j] = vsrc[from];
-        }
-#pragma unroll
-        for (int j = 0; j < ITEMS; ++j) {
-            const usize from = first + j * BLOCK + threadIdx.x;
-            if (from <= last) vdst[last - (from - seg.start)] = value[j];
-        }
-    }
+    mirror_tile(src, dst, first, seg.start, last);
+    if constexpr (HAS_VALUES) mirror_tile(vsrc, vdst, first, seg.start, last);
 }
 
 // Three blocks an SM: registers capped at 85 (at 256 threads).
@@ -293,9 +296,9 @@ extern "C" __global__ void __launch_bounds__(BLOCK, 3)
 qs_scatter(const K *src, K *dst, const V *vsrc, V *vdst, const Segment *segs, const u32 *tile_owner, const K *splitters,
            const u32 *starts, const u8 *buckets_of, const LevelCounts *first_level, u32 checked_order) {
     gp::wait_for_prior_grids();
-    const u32 found = checked_order ? first_level_order(first_level) : ORDER_UNSORTED;
-    if (found == ORDER_SORTED) return;
-    if (found == ORDER_REVERSED) {
+    const u32 found = checked_order ? first_level_order(first_level) : gp::INPUT_UNSORTED;
+    if (found == gp::INPUT_SORTED) return;
+    if (found == gp::INPUT_REVERSED) {
         reverse_tile(src, dst, vsrc, vdst, segs, tile_owner);
         return;
     }
@@ -415,14 +418,14 @@ qs_children(const Segment *segs, const K *splitters, const u32 *starts, Segment 
     usize start = seg.start + u32(c0 - region[0]);
     // An input found in order was not scattered: nothing is left of it, or (reversed)
     // the whole of it comes home as one finished bucket.
-    const u32 found = checked_order ? first_level_order(first_level) : ORDER_UNSORTED;
-    if (found != ORDER_UNSORTED) {
-        len = found == ORDER_REVERSED && b == 0 ? seg.len : 0;
+    const u32 found = checked_order ? first_level_order(first_level) : gp::INPUT_UNSORTED;
+    if (found != gp::INPUT_UNSORTED) {
+        len = found == gp::INPUT_REVERSED && b == 0 ? seg.len : 0;
         start = seg.start;
     }
     K lo = 0, hi = 0;
-    if (len && found == ORDER_UNSORTED) bucket_range(seg, splitters + (usize)blockIdx.x * BUCKETS, b, lo, hi);
-    const bool finished = found != ORDER_UNSORTED ? len > 0 : len == 1 || (len > 1 && lo == hi);
+    if (len && found == gp::INPUT_UNSORTED) bucket_range(seg, splitters + (usize)blockIdx.x * BUCKETS, b, lo, hi);
+    const bool finished = found != gp::INPUT_UNSORTED ? len > 0 : len == 1 || (len > 1 && lo == hi);
     const bool is_small = !finished && len > 1 && len <= SMALL_TILE;
     // Up to two tiles go to the large sort as a pair of halves where such a bucket is
     // the sample's error, not its plan: a plain split that aimed at buckets of more

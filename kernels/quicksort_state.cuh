@@ -95,14 +95,6 @@ struct LevelCounts {
 };
 static_assert(sizeof(LevelCounts) == 32, "the host's LEVEL_BYTES");
 
-// What the first level found of the input's order, once qs_count has run: sort it, it
-// is sorted already (nothing to do), or it is in exactly the opposite order with no two
-// keys equal (the scatter writes it reversed, the copy home brings it back).
-constexpr u32 ORDER_UNSORTED = 0, ORDER_SORTED = 1, ORDER_REVERSED = 2;
-__device__ __forceinline__ u32 first_level_order(const LevelCounts *first) {
-    const volatile LevelCounts *c = first;
-    return !c->unsorted ? ORDER_SORTED : !c->not_reversed ? ORDER_REVERSED : ORDER_UNSORTED;
-}
 
 __device__ __forceinline__ int bit_length(u64 x) { return x == 0 ? 0 : 64 - __clzll((long long)x); }
 

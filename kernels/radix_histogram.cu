@@ -94,7 +94,7 @@ extern "C" __global__ void __launch_bounds__(RADIX) radix_plan(usize n, Control 
     }
     __syncthreads();
     if (d == 0) {
-        const u32 mode = !ctl->unsorted ? MODE_SORTED : !ctl->not_reversed ? MODE_REVERSE : MODE_DIGITS;
+        const u32 mode = gp::input_order(ctl->unsorted, ctl->not_reversed);
         u32 from_alt = 0;
         for (int p = 0; p < MAX_PASSES; ++p) {
             const u32 active = mode == MODE_DIGITS && p < PASSES && !trivial[p];

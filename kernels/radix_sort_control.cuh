@@ -7,6 +7,7 @@
 #pragma once
 #include "common/types.cuh"
 #include "common/sort_types.cuh"
+#include "common/ordered_read.cuh"
 
 constexpr int RADIX_BITS = GP_RADIX_BITS;
 constexpr int RADIX = 1 << RADIX_BITS;
@@ -14,10 +15,10 @@ constexpr int PASSES = sizeof(K) * 8 / RADIX_BITS;
 constexpr int MAX_PASSES = 8;
 constexpr int MAX_PORTIONS = GP_MAX_PORTIONS;  // pass launches per digit (of PORTION keys each)
 
-// What the plan decided.
-constexpr u32 MODE_DIGITS = 0;   // sort digit by digit
-constexpr u32 MODE_SORTED = 1;   // already in order: nothing to do
-constexpr u32 MODE_REVERSE = 2;  // in exactly the opposite order, no two equal: reverse
+// What the plan decided (gp::input_order's verdicts).
+constexpr u32 MODE_DIGITS = gp::INPUT_UNSORTED;    // sort digit by digit
+constexpr u32 MODE_SORTED = gp::INPUT_SORTED;      // already in order: nothing to do
+constexpr u32 MODE_REVERSE = gp::INPUT_REVERSED;  // in exactly the opposite order, no two equal: reverse
 
 // The sort's control block in device memory; the host zeroes it before each sort.
 struct Control {

@@ -32,6 +32,15 @@ struct OrderSeen {
     }
 };
 
+// The verdict on a whole input from what every block's OrderSeen reported (the flags
+// or-ed together): sort it, it is in order already, or it is in exactly the opposite
+// order with no two keys equal (mirror it). The radix plan and the quicksort's first
+// level both decide this way.
+constexpr u32 INPUT_UNSORTED = 0, INPUT_SORTED = 1, INPUT_REVERSED = 2;
+__device__ __forceinline__ u32 input_order(u32 any_unsorted, u32 any_not_reversed) {
+    return !any_unsorted ? INPUT_SORTED : !any_not_reversed ? INPUT_REVERSED : INPUT_UNSORTED;
+}
+
 // Block `part` of `parts` reads its share of keys[0, n) (grid-strided over the parts,
 // BLOCK threads each). `counter.add(x)` takes an array of ordered keys: a whole
 // vector's, or one (a member template, not a generic lambda: NVRTC compiles those as
