@@ -92,6 +92,17 @@ __device__ __forceinline__ u32 warp_max_u32(u32 v) {
 #endif
 }
 
+// Every lane receives the least of the lanes' unsigned patterns (up to 32 bits: one
+// REDUX; wider: the butterfly).
+template <class U>
+__device__ __forceinline__ U warp_min(U v) {
+    if constexpr (sizeof(U) <= 4) {
+        return U(warp_min_u32(u32(v)));
+    } else {
+        return warp_reduce(v, [](U a, U b) { return a < b ? a : b; });
+    }
+}
+
 // Lane i receives op over lanes 0..i.
 template <class T, class Op>
 __device__ __forceinline__ T warp_inclusive_scan(T v, Op op) {
