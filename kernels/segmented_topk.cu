@@ -5,11 +5,11 @@
 //                (offsets decreasing, past the end: the first bad row kept), files it
 //                under its class (below) and adds its k to the total, which the host
 //                reads back with the counts before anything is written.
-//   topk_warp    rows of up to WARP * WARP_ITEMS keys wanting up to WARP_K of them:
-//                a warp a row, keys in registers; the keys at or below the m-th
-//                smallest of the lanes' minima are the candidates, ranked against
-//                each other when they are at most a lane each (else m rounds of a
-//                warp-wide arg-min of (key, index) over the keys not yet taken).
+//   topk_warp    rows of up to WARP_MAX keys wanting up to WARP_K of them: a warp a
+//                row (segmented_topk_warp.cuh): short rows at once from registers,
+//                the few candidates ranked against each other; longer ones streamed,
+//                the warp's best so far kept in shared memory and a step's few keys
+//                that beat them merged in by ranking.
 //   topk_block   rows wanting up to CAP keys: a block a row (segmented_topk_block.cuh):
 //                a threshold from a sample, one read of the row gathering the keys at
 //                or below it in index order (digit passes instead when the sample
@@ -62,7 +62,11 @@ constexpr u64 REFINE_LEN = GP_REFINE_LEN;
 // are the sample.
 constexpr u32 SAMPLE = GP_SAMPLE;
 constexpr u32 LONG_SAMPLE = GP_LONG_SAMPLE;
-constexpr u64 WARP_MAX = (u64)gp::WARP * WARP_ITEMS;
+constexpr int STREAM_ITEMS = GP_STREAM_ITEMS;
+// Rows up to WARP_AT_ONCE keys are read at once; up to WARP_MAX (at least as many),
+// wanting at most WARP_K keys, they take a warp.
+constexpr u64 WARP_AT_ONCE = (u64)gp::WARP * WARP_ITEMS;
+constexpr u64 WARP_MAX = WARP_AT_ONCE > GP_WARP_MAX_LEN ? WARP_AT_ONCE : GP_WARP_MAX_LEN;
 constexpr u64 NO_INDEX = ~0ull;
 static_assert(WARP_K <= gp::WARP, "a lane holds one result");
 
@@ -176,133 +180,26 @@ __device__ __forceinline__ void write_pads(const Row &r, u64 from, u64 first, u6
     }
 }
 
-// (key, index) a ≺ b: the smaller pattern, then the lower index.
-__device__ __forceinline__ bool before(U ka, u32 ia, U kb, u32 ib) { return ka < kb || (ka == kb && ia < ib); }
-
-// A warp a row: the row's keys in registers (key j of a lane is element j * WARP +
-// lane). The m-th smallest of the lanes' own minima bounds the results from above
-// (those m minima are m keys at or below it), and for most rows only a few keys lie
-// at or below it: those candidates, at most one a lane, are ranked against each other
-// and the first m written. A row with more (many ties) takes m rounds instead, each
-// the warp's (key, index) minimum among keys not taken.
-constexpr int WARPS_A_BLOCK = WARP_BLOCK / gp::WARP;
-
-// The m-th smallest (from 1) of the lanes' patterns: rounds of a warp minimum, each
-// setting aside the lanes that hold it.
-__device__ __forceinline__ U mth_smallest(U v, u32 m) {
-    for (;;) {
-        const U least = gp::warp_min(v);
-        const u32 holders = __popc(__ballot_sync(gp::FULL_MASK, v == least));
-        if (holders >= m) return least;  // (all lanes hold the largest pattern at worst)
-        m -= holders;
-        if (v == least) v = U(~U(0));
-    }
-}
-
-// The candidates (picked[j]: the lanes whose key j is one), at most WARP, laid out in
-// index order in the warp's slots; each lane then ranks the candidate of its slot
-// against all of them and writes it if it is among the first m.
-__device__ __forceinline__ void rank_candidates(const U (&keys)[WARP_ITEMS], const u32 (&picked)[WARP_ITEMS],
-                                                u32 total, u32 lane, const Row &r, u32 m, const U *row,
-                                                U *out_values, u64 *out_indices, u64 out_len) {
-    __shared__ U slot_key[WARPS_A_BLOCK][gp::WARP];
-    __shared__ u16 slot_index[WARPS_A_BLOCK][gp::WARP];
-    const u32 warp = threadIdx.x / gp::WARP;
-    u32 base = 0;
-#pragma unroll
-    for (int j = 0; j < WARP_ITEMS; ++j) {
-        if (picked[j] >> lane & 1) {
-            const u32 slot = base + __popc(picked[j] & ((1u << lane) - 1));
-            slot_key[warp][slot] = keys[j];
-            slot_index[warp][slot] = u16(j * gp::WARP + lane);
-        }
-        base += __popc(picked[j]);
-    }
-    __syncwarp();
-    if (lane >= total) return;
-    const U key = slot_key[warp][lane];
-    u32 rank = 0;  // candidates before this one: smaller, or equal at a lower index (slot)
-    for (u32 s = 0; s < total; ++s) {
-        const U other = slot_key[warp][s];
-        rank += other < key || (other == key && s < lane);
-    }
-    if (rank < m && r.base + rank < out_len) {
-        const u32 index = slot_index[warp][lane];
-        out_values[r.base + rank] = row[index];
-        if (out_indices) out_indices[r.base + rank] = index;
-    }
-}
-
-// m rounds, each the warp's (key, index) minimum among the keys not taken (bit j of
-// `taken`: keys[j] taken or missing); lane t < m receives the index of result t.
-__device__ __forceinline__ u32 take_by_rounds(const U (&keys)[WARP_ITEMS], u32 taken, u32 lane, u32 m) {
-    u32 mine = ~0u;
-    for (u32 t = 0; t < m; ++t) {
-        U best = U(~U(0));
-        u32 at = ~0u;
-#pragma unroll
-        for (int j = 0; j < WARP_ITEMS; ++j)
-            if (!(taken >> j & 1) && (at == ~0u || keys[j] < best)) {  // ascending j: ties keep the lower index
-                best = keys[j];
-                at = j * gp::WARP + lane;
-            }
-#pragma unroll
-        for (int o = gp::WARP / 2; o > 0; o /= 2) {
-            const U kb = gp::shfl_xor(best, o);
-            const u32 ib = gp::shfl_xor(at, o);
-            if (before(kb, ib, best, at)) {
-                best = kb;
-                at = ib;
-            }
-        }
-        if (at % gp::WARP == lane) taken |= 1u << (at / gp::WARP);
-        if (lane == t) mine = at;
-    }
-    return mine;
-}
+#include "segmented_topk_warp.cuh"
 
 extern "C" __global__ void __launch_bounds__(WARP_BLOCK)
 topk_warp(const U *values, u64 len, const void *offsets, const void *ks, const u64 *bases, u32 flags, u64 row_len,
           u64 k, const u32 *ids, u64 count, U *out_values, u64 *out_indices, u64 out_len, u32 key_order) {
     gp::wait_for_prior_grids();
+    __shared__ U slot_key[WARPS_A_BLOCK][SLOTS];
+    __shared__ u32 slot_index[WARPS_A_BLOCK][SLOTS];
     const u64 w = ((u64)blockIdx.x * WARP_BLOCK + threadIdx.x) / gp::WARP;
     if (w >= count) return;  // the same for the whole warp
-    const u32 lane = threadIdx.x % gp::WARP;
     const Rows rows{offsets, ks, bases, row_len, k, flags};
     const Row r = rows.at(ids ? ids[w] : w, len);
-    const KeyOrder order(key_order);
+    const u32 m = (u32)(r.k < r.n ? r.k : r.n), in_block = threadIdx.x / gp::WARP;
     const U *row = values + r.begin;
-    const u32 n = (u32)r.n, m = (u32)(r.k < r.n ? r.k : r.n);
-    // A missing key: the largest pattern, and marked, so it is never a candidate.
-    U keys[WARP_ITEMS];
-    U lane_min = U(~U(0));
-    u32 missing = 0;
-#pragma unroll
-    for (int j = 0; j < WARP_ITEMS; ++j) {
-        const u32 at = j * gp::WARP + lane;
-        keys[j] = at < n ? order.ordered(row[at]) : U(~U(0));
-        if (at >= n) missing |= 1u << j;
-        lane_min = keys[j] < lane_min ? keys[j] : lane_min;
-    }
-    if (m != 0) {
-        const U bound = mth_smallest(lane_min, m);
-        u32 picked[WARP_ITEMS], total = 0;
-#pragma unroll
-        for (int j = 0; j < WARP_ITEMS; ++j) {
-            picked[j] = __ballot_sync(gp::FULL_MASK, !(missing >> j & 1) && keys[j] <= bound);
-            total += __popc(picked[j]);
-        }
-        if (total <= gp::WARP) {
-            rank_candidates(keys, picked, total, lane, r, m, row, out_values, out_indices, out_len);
-        } else {
-            const u32 mine = take_by_rounds(keys, missing, lane, m);
-            if (lane < m && r.base + lane < out_len) {
-                out_values[r.base + lane] = row[mine];
-                if (out_indices) out_indices[r.base + lane] = mine;
-            }
-        }
-    }
-    write_pads(r, m, lane, gp::WARP, out_values, out_indices, out_len);
+    const KeyOrder order(key_order);
+    U *key = slot_key[in_block];
+    u32 *index = slot_index[in_block];
+    if (m != 0 && !(r.n <= WARP_AT_ONCE && warp_row_at_once(row, r, m, order, key, index, out_values, out_indices, out_len)))
+        warp_row_streamed(row, r, m, order, key, index, out_values, out_indices, out_len);
+    write_pads(r, m, threadIdx.x % gp::WARP, gp::WARP, out_values, out_indices, out_len);
 }
 
 #include "segmented_topk_block.cuh"

@@ -42,14 +42,16 @@ const CLASS_HUGE: usize = 3;
 const CLASSES: usize = 4;
 const CHECK_BLOCK: u32 = 256;
 
-/// Block sizes and keys a thread: rows of up to 32 * warp_items keys wanting up to
-/// warp_k take a warp; rows longer than long_min wanting up to long_block *
-/// long_sort_items a long block; other rows wanting up to block * sort_items (CAP) a
-/// block; none longer than block_max_len.
+/// Block sizes and keys a thread: rows of up to warp_max_len keys (at least 32 *
+/// warp_items) wanting up to warp_k take a warp; rows longer than long_min wanting up
+/// to long_block * long_sort_items a long block; other rows wanting up to block *
+/// sort_items (CAP) a block; none longer than block_max_len.
 struct Policy {
     warp_block: u32,
     warp_items: u32,
     warp_k: u32,
+    warp_max_len: u32,
+    stream_items: u32,
     block: u32,
     sort_items_4: u32,
     sort_items_8: u32,
@@ -71,6 +73,11 @@ fn policy() -> &'static Policy {
         warp_block: knob("segtopk.warp_block", 256).clamp(32, 1024) / 32 * 32,
         warp_items: knob("segtopk.warp_items", 8).clamp(1, 32),
         warp_k: knob("segtopk.warp_k", 16).clamp(1, 32),
+        // A warp streams rows this long: one read, its best kept as it goes, many rows
+        // an SM at once (a block a row waits on a dozen barriers).
+        warp_max_len: knob("segtopk.warp_max_len", 8192).min(1 << 22),
+        // Keys a lane a step of a streamed row.
+        stream_items: knob("segtopk.stream_items", 4).clamp(1, 32),
         block: knob("segtopk.block", 256).clamp(64, 1024) / 32 * 32,
         sort_items_4: knob("segtopk.sort_items", 8).clamp(2, 16),
         sort_items_8: knob("segtopk.sort_items_8", 8).clamp(2, 16),
@@ -105,10 +112,14 @@ impl Policy {
     fn cap(&self, key_bytes: usize) -> u64 {
         (self.block * self.sort_items(key_bytes)) as u64
     }
+    /// The longest row a warp takes (the kernel's WARP_MAX): at least one step's worth.
+    fn warp_max_len(&self) -> u64 {
+        (32 * self.warp_items).max(self.warp_max_len) as u64
+    }
     /// The class of a row of `n` keys wanting `k` (as the kernel's row_class).
     fn class(&self, n: u64, k: u64, key_bytes: usize) -> usize {
         let m = k.min(n);
-        if n <= 32 * self.warp_items as u64 && m <= self.warp_k as u64 {
+        if n <= self.warp_max_len() && m <= self.warp_k as u64 {
             CLASS_WARP
         } else if n > self.long_min && m <= (self.long_block * self.long_sort_items) as u64 && n <= self.block_max_len {
             CLASS_LONG
@@ -130,6 +141,8 @@ pub fn module(key_bytes: usize, float_keys: bool) -> ModuleSpec {
             format!("-DGP_WARP_BLOCK={}", p.warp_block),
             format!("-DGP_WARP_ITEMS={}", p.warp_items),
             format!("-DGP_WARP_K={}", p.warp_k),
+            format!("-DGP_WARP_MAX_LEN={}", p.warp_max_len),
+            format!("-DGP_STREAM_ITEMS={}", p.stream_items),
             format!("-DGP_BLOCK={}", p.block),
             format!("-DGP_SORT_ITEMS={}", p.sort_items(key_bytes)),
             format!("-DGP_LOADS={}", p.loads),

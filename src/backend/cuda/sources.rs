@@ -36,6 +36,7 @@ pub const HEADERS: &[(&str, &str)] = &[
     ("radix_sort_control.cuh", include_str!("../../../kernels/radix_sort_control.cuh")),
     ("segmented_select_rows.cuh", include_str!("../../../kernels/segmented_select_rows.cuh")),
     ("segmented_topk_block.cuh", include_str!("../../../kernels/segmented_topk_block.cuh")),
+    ("segmented_topk_warp.cuh", include_str!("../../../kernels/segmented_topk_warp.cuh")),
 ];
 
 /// One device algorithm's source file.
