@@ -74,6 +74,12 @@ __device__ __forceinline__ u64 mix(u64 x) {
     return x ^ (x >> 33);
 }
 
+// A position in [0, span) from a hash: its top 32 bits scaled by span, no division,
+// while span fits 32 bits (every stratum of an input below 2^46 keys).
+__device__ __forceinline__ u64 scale_hash(u64 hash, u64 span) {
+    return span <= 0xffffffffull ? (hash >> 32) * span >> 32 : hash % span;
+}
+
 // One block, ITEMS samples a thread, n >= 1024 * ITEMS. Sample s is drawn from
 // [s n / S, (s + 1) n / S), so sorted or periodic inputs are sampled evenly.
 template <int ITEMS>
@@ -92,7 +98,7 @@ __device__ __forceinline__ void pick_pivots(const U *in, usize n, SelectState *s
         const u64 s = (u64)j * SAMPLE_BLOCK + threadIdx.x;
         const usize from = s * whole + s * part / S;
         const usize to = (s + 1) * whole + (s + 1) * part / S;
-        keys[j] = order.ordered(in[from + mix(s) % (to - from)]);
+        keys[j] = order.ordered(in[from + scale_hash(mix(s), to - from)]);
     }
     const u32 ranks[2] = {rank_lo, rank_hi};
     U bounds[2];
