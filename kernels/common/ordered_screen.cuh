@@ -5,7 +5,8 @@
 // it tests raw bits, one XOR and compare a key, never mapping a key to its order, and
 // a thread's whole words at once through per-lane minima and maxima (Hopper's DPX
 // VIMNMX3: three words an instruction, two 16-bit keys a word).
-// Keys of 2 and 4 bytes.
+// Keys of 2 and 4 bytes. scripts/ordered-screen-check.cpp checks it on the host (every
+// 16-bit bound against every 16-bit key).
 #pragma once
 #include "common/types.cuh"
 #include "common/radix_key.cuh"
