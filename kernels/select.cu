@@ -5,11 +5,14 @@
 //                      (select_pivots_small: 4096) at spread, hashed positions and picks
 //                      two of them, lo and hi, that bracket rank k with high probability
 //                      (common/block_radix_select.cuh);
-//   select_band        one read of the input: counts the keys below lo, equal to lo and
-//                      equal to hi, copies the keys strictly between them (with their
-//                      indices, for top-k) to scratch (one atomic a tile reserves the
-//                      tile's run, noted so top-k can restore input order), and counts
-//                      the copies' top digit; its last block to finish settles (below);
+//   select_band        one read of the input, each block a contiguous share of the
+//                      tiles: counts the keys below lo, equal to lo and equal to hi,
+//                      copies the keys strictly between them (with their indices, for
+//                      top-k) to scratch (one atomic a tile reserves the tile's run,
+//                      noted with its place among the block's, so top-k can restore
+//                      input order), and counts the copies' top digit; its last block
+//                      to finish settles (below) and, for top-k, places each block's
+//                      candidates in input order (a scan of the blocks' counts);
 //   select_settle      (the same settling alone, when there is no band) one warp: where
 //                      rank k fell. Equal to lo or hi: done. Between:
 //                      the candidates hold it, and the top digit's bucket is taken from
@@ -34,7 +37,7 @@
 //
 // Instantiated per key width and float-ness: -DGP_KEY_BYTES -DGP_KEY_FLOAT
 // -DGP_BLOCK_THREADS -DGP_ITEMS -DGP_LOOKBACK_WINDOW -DGP_KEEP_BYTES -DGP_DIGITS_MIN_BLOCKS
-// -DGP_BAND_PREFETCH -DGP_SMALL_BLOCK -DGP_SMALL_KEYS and the flags
+// -DGP_BAND_PREFETCH -DGP_BAND_SCREEN -DGP_SMALL_BLOCK -DGP_SMALL_KEYS and the flags
 // (src/backend/cuda/select.rs).
 #include "common/grid_dependency.cuh"
 #include "select_state.cuh"
@@ -45,6 +48,7 @@
 #include "common/grid_barrier.cuh"
 #include "common/ordered_read.cuh"
 #include "common/tagged.cuh"
+#include "common/ordered_screen.cuh"
 
 // The k-th element (an ordered pattern) where the flags say: the host's mapped slot as
 // tagged words, element 0 of `out`, or nowhere (top-k).
@@ -70,6 +74,12 @@ __device__ __forceinline__ u64 mix(u64 x) {
     return x ^ (x >> 33);
 }
 
+// A position in [0, span) from a hash: its top 32 bits scaled by span, no division,
+// while span fits 32 bits (every stratum of an input below 2^46 keys).
+__device__ __forceinline__ u64 scale_hash(u64 hash, u64 span) {
+    return span <= 0xffffffffull ? (hash >> 32) * span >> 32 : hash % span;
+}
+
 // One block, ITEMS samples a thread, n >= 1024 * ITEMS. Sample s is drawn from
 // [s n / S, (s + 1) n / S), so sorted or periodic inputs are sampled evenly.
 template <int ITEMS>
@@ -88,7 +98,7 @@ __device__ __forceinline__ void pick_pivots(const U *in, usize n, SelectState *s
         const u64 s = (u64)j * SAMPLE_BLOCK + threadIdx.x;
         const usize from = s * whole + s * part / S;
         const usize to = (s + 1) * whole + (s + 1) * part / S;
-        keys[j] = order.ordered(in[from + mix(s) % (to - from)]);
+        keys[j] = order.ordered(in[from + scale_hash(mix(s), to - from)]);
     }
     const u32 ranks[2] = {rank_lo, rank_hi};
     U bounds[2];
@@ -130,6 +140,13 @@ struct BandPick {
         eq_hi += !hi_open && u == hi && (lo_open || u != lo);
         return above_lo && below_hi;
     }
+
+    // kind() where the band is open below and closed above (the screened band's).
+    __device__ __forceinline__ bool kind_open_below(U x) {
+        const U u = order.ordered(x);
+        eq_hi += u == hi;
+        return u < hi;
+    }
 };
 
 // Adds each thread's count into *total, one atomic per warp.
@@ -167,11 +184,48 @@ __device__ __forceinline__ u64 pick_vectors(const gp::Vec16 (&v)[VECS], BandPick
     return picked;
 }
 
-__device__ __forceinline__ u64 pick_keys(const U *in, usize n, usize first, bool aligned, BandPick &pick) {
+// (-DGP_BAND_SCREEN=1, knob select.band_screen; keys of 2 and 4 bytes) A band open
+// below picks the keys up to hi, a few in ten thousand: a thread's loaded words are
+// screened first, a few instructions for all its keys (common/ordered_screen.cuh),
+// and only the keys the screen passes are picked exactly. A key it does not pass is
+// above hi, which the exact pick neither copies nor counts.
+constexpr bool SCREEN_KEYS = GP_BAND_SCREEN != 0 && (sizeof(U) == 2 || sizeof(U) == 4);
+typedef gp::OrderedScreen<U, GP_KEY_FLOAT != 0> Screen;
+
+template <class S>  // Screen (a template, so modules of other widths never instantiate it)
+__device__ __forceinline__ u64 pick_screened(const gp::Vec16 (&v)[VECS], BandPick &pick, const S &screen) {
+    constexpr int PER_VEC = 16 / sizeof(U);
+    u32 w[VECS * 4];
+#pragma unroll
+    for (int j = 0; j < VECS * 4; ++j) w[j] = v[j / 4].w[j % 4];
+    if (!screen.any_passes(w)) return 0;
+    u64 picked = 0;
+#pragma unroll
+    for (int j = 0; j < VECS; ++j) {
+        U x[PER_VEC];
+        memcpy(x, &v[j], sizeof(x));
+#pragma unroll
+        for (int e = 0; e < PER_VEC; ++e)
+            if (screen.passes(x[e])) picked |= (u64)pick.kind_open_below(x[e]) << (j * PER_VEC + e);
+    }
+    return picked;
+}
+
+// The picks of keys loaded whole, screened where the band allows.
+template <class S>
+__device__ __forceinline__ u64 pick_loaded(const gp::Vec16 (&v)[VECS], BandPick &pick, const S &screen, bool screened) {
+    if constexpr (SCREEN_KEYS) {
+        if (screened) return pick_screened(v, pick, screen);
+    }
+    return pick_vectors(v, pick);
+}
+
+__device__ __forceinline__ u64 pick_keys(const U *in, usize n, usize first, bool aligned, BandPick &pick, const Screen &screen,
+                                         bool screened) {
     if (whole_vectors(n, first, aligned)) {
         gp::Vec16 v[VECS];
         load_vectors(in, first, v);
-        return pick_vectors(v, pick);
+        return pick_loaded(v, pick, screen, screened);
     }
     u64 picked = 0;
     for (int at = 0; at < ITEMS && first + at < n; ++at) picked |= (u64)pick.kind(in[first + at]) << at;
@@ -203,22 +257,57 @@ __device__ __forceinline__ void flush_band_counts(const BandPick &pick, const u3
     add_counts(pick.eq_hi, &st->eq_hi);
 }
 
+__device__ __forceinline__ u64 clamp32(u64 v) { return v < 0xffffffffull ? v : 0xffffffffull; }
+
 // Reserves a tile's run of candidates once its count is known (run by the first warp
 // inside the block scan): one atomic on the running total, and the run noted by tile
-// (offset low, count high) so top-k can put the runs back in input order.
+// (where it was reserved low, the block's candidates before it high) so top-k can put
+// the runs back in input order. Past 2^32 - 1 the numbers are clamped: the candidates
+// then overflow the scratch and top-k reads the input instead.
 struct ReserveRun {
     u64 *total, *run;
-    u64 *base;  // shared: where this tile's run starts
+    u64 *base;   // shared: where this tile's run starts
+    u64 *taken;  // shared, thread 0's: the block's candidates before this tile
     template <class Op>
     __device__ __forceinline__ gp::BlockPrefix<u32> operator()(u32 count, Op) const {
         if (threadIdx.x == 0) {
             const u64 at = count ? atomicAdd((unsigned long long *)total, (unsigned long long)count) : 0;
-            *run = (at < 0xffffffffull ? at : 0xffffffffull) | (u64)count << 32;
+            *run = clamp32(at) | clamp32(*taken) << 32;
+            *taken += count;
             *base = at;
         }
         return {0, false};
     }
 };
+
+// A block scan's prefix that runs on from one chunk to the next (called by the first
+// warp; `carry` is shared).
+struct RunningPrefix {
+    u64 *carry;
+    template <class Op>
+    __device__ __forceinline__ gp::BlockPrefix<u64> operator()(u64 total, Op) const {
+        const u64 before = *carry;
+        __syncwarp();  // every lane has read it before lane 0 moves it on
+        if (threadIdx.x == 0) *carry = before + total;
+        return {before, true};
+    }
+};
+
+// Top-k, in the band's last block: each block's count of candidates (`starts`, one a
+// block) replaced by where its candidates start in input order (the tiles are dealt
+// out in contiguous shares, in block order).
+template <class Scan>
+__device__ __forceinline__ void place_blocks(u64 *starts, u32 blocks, typename Scan::Storage &storage, u64 &carry) {
+    if (threadIdx.x == 0) carry = 0;
+    for (u32 first = 0; first < blocks; first += BLOCK) {
+        const u32 b = first + threadIdx.x;
+        const u64 count = b < blocks ? __ldcg(&starts[b]) : 0;
+        u64 at;
+        Scan::exclusive(count, at, gp::SumOp<u64>(), storage, RunningPrefix{&carry});
+        if (b < blocks) starts[b] = at;
+        __syncthreads();  // the storage and carry are reused
+    }
+}
 
 // Where rank k fell, from the band's counts (one thread). The counts are read from L2:
 // in the band's last block, this SM's L1 may hold the line of lo and hi (read by the
@@ -284,46 +373,58 @@ select_settle(SelectState *st, u64 k, usize capacity, u32 flags, u32 key_order, 
     settle(st, k, capacity, flags, key_order, out, totals);
 }
 
-// One read of the input (launched only when there is a band). Tiles are dealt out
-// statically (no ticket, no look-back): the runs land wherever the atomic puts them,
-// in input order within a tile.
+// One read of the input (launched only when there is a band). Block b reads tiles
+// [b tiles / grid, (b + 1) tiles / grid) in order (no ticket, no look-back): the runs
+// land wherever the atomic puts them, in input order within a tile, each noted with
+// its place among the block's candidates; the block's count goes to runs[tiles + b].
 extern "C" __global__ void __launch_bounds__(BLOCK)
 select_band(const U *in, usize n, SelectState *st, U *cand, u64 *cand_index, u64 *runs, usize capacity, u32 flags,
             u32 key_order, u64 k, U *out) {
     gp::wait_for_prior_grids();
     gp::let_next_grid_start();
     typedef gp::BlockScan<u32, BLOCK> Scan;
+    typedef gp::BlockScan<u64, BLOCK> PlaceScan;
     __shared__ union {
-        typename Scan::Storage scan;
-        u64 totals[RADIX];  // the settling's (after the last tile)
+        typename Scan::Storage scan[2];  // tiles alternate: one's reads need no barrier before the next one's writes
+        typename PlaceScan::Storage place;  // the last block's (after the last tile)
+        u64 totals[RADIX];                  // the settling's (after that)
     } s;
-    __shared__ u64 base;
+    __shared__ u64 base[2], taken, carry;  // carry: the last block's, placing the blocks
     __shared__ u32 top[RADIX];  // the candidates' top digit, so no digit pass reads them for it
     for (int d = threadIdx.x; d < RADIX; d += BLOCK) top[d] = 0;
-    BandPick pick{KeyOrder(key_order), U(st->lo), U(st->hi), (flags & LO_OPEN) != 0, (flags & HI_OPEN) != 0, 0, 0, 0};
+    if (threadIdx.x == 0) taken = 0;
+    const KeyOrder order(key_order);
+    BandPick pick{order, U(st->lo), U(st->hi), (flags & LO_OPEN) != 0, (flags & HI_OPEN) != 0, 0, 0, 0};
+    const bool screened = (flags & (LO_OPEN | HI_OPEN)) == LO_OPEN;
+    const Screen screen(order, pick.hi);  // the keys up to hi: the picks and the ties of hi
     const usize tiles = (n + TILE - 1) / TILE;
+    const usize begin = tiles * blockIdx.x / gridDim.x, end = tiles * (blockIdx.x + 1) / gridDim.x;
     const bool aligned = gp::aligned16(in);
     // (-DGP_BAND_PREFETCH=1, knob select.band_prefetch) The next tile's keys are
     // loaded before this tile's run is reserved and copied, so they are on their way
     // while the block waits for its scan and its atomic.
     gp::Vec16 next[VECS];
     bool next_loaded = false;
-    for (usize tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    for (usize tile = begin; tile < end; ++tile) {
+        const int buf = tile & 1;
         const usize first = tile * TILE + (usize)threadIdx.x * ITEMS;
-        const u64 picked = next_loaded ? pick_vectors(next, pick) : pick_keys(in, n, first, aligned, pick);
+        const u64 picked = next_loaded ? pick_loaded(next, pick, screen, screened)
+                                       : pick_keys(in, n, first, aligned, pick, screen, screened);
         if (GP_BAND_PREFETCH) {
-            const usize ahead = first + (usize)gridDim.x * TILE;
-            next_loaded = tile + gridDim.x < tiles && whole_vectors(n, ahead, aligned);
-            if (next_loaded) load_vectors(in, ahead, next);
+            next_loaded = tile + 1 < end && whole_vectors(n, first + TILE, aligned);
+            if (next_loaded) load_vectors(in, first + TILE, next);
         }
         u32 before;
-        Scan::exclusive((u32)__popcll(picked), before, gp::SumOp<u32>(), s.scan, ReserveRun{&st->between, runs + tile, &base});
-        copy_picks(in, first, picked, base + before, cand, cand_index, capacity, pick.order, top);
-        __syncthreads();  // `base` and the scan storage are reused
+        Scan::exclusive((u32)__popcll(picked), before, gp::SumOp<u32>(), s.scan[buf],
+                        ReserveRun{&st->between, runs + tile, &base[buf], &taken});
+        copy_picks(in, first, picked, base[buf] + before, cand, cand_index, capacity, pick.order, top);
     }
+    if (threadIdx.x == 0) runs[tiles + blockIdx.x] = taken;
     flush_band_counts(pick, top, st);
     // The last block to finish settles (no launch of its own between band and digits).
-    if (!gp::last_to_arrive(&st->band_ticket, u64(gridDim.x)) || threadIdx.x >= gp::WARP) return;
+    if (!gp::last_to_arrive(&st->band_ticket, u64(gridDim.x))) return;
+    if ((flags & ORDER_RUNS) && __ldcg(&st->between) <= capacity) place_blocks<PlaceScan>(runs + tiles, gridDim.x, s.place, carry);
+    if (threadIdx.x >= gp::WARP) return;
     settle(st, k, capacity, flags, key_order, out, s.totals);
 }
 

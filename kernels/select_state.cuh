@@ -23,12 +23,13 @@ constexpr u32 LO_OPEN = GP_LO_OPEN;            // no lower bound: every key belo
 constexpr u32 HI_OPEN = GP_HI_OPEN;            // no upper bound
 constexpr u32 NO_BAND = GP_NO_BAND;            // no sample and no band: search the input itself
 constexpr u32 WRITE_RESULT = GP_WRITE_RESULT;  // select_kth: write the element to `out`
+constexpr u32 ORDER_RUNS = GP_ORDER_RUNS;      // top-k: the band's last block places each block's candidates
 // select_kth for the host: `out` is the host's mapped result slot, which gets the
 // element as tagged words (common/tagged.cuh) whose tag is the flags from bit
 // HOST_TAG_SHIFT.
 constexpr u32 RESULT_TO_HOST = GP_RESULT_TO_HOST;
 constexpr u32 HOST_TAG_SHIFT = GP_HOST_TAG_SHIFT;
-static_assert((LO_OPEN | HI_OPEN | NO_BAND | WRITE_RESULT | RESULT_TO_HOST) < (1u << HOST_TAG_SHIFT),
+static_assert((LO_OPEN | HI_OPEN | NO_BAND | WRITE_RESULT | RESULT_TO_HOST | ORDER_RUNS) < (1u << HOST_TAG_SHIFT),
               "the tag sits above the flags");
 
 // Where the digit passes look.

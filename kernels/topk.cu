@@ -1,8 +1,6 @@
 // Top-k after kernels/select.cu has found the k-th key (its launches: pivots, band,
-// settle, digit passes, with the band's runs noted by tile):
-//   select_order_runs   one block: each tile's run of candidates gets its place in
-//                       input order (a scan of the run counts);
-//   select_move_runs    the candidates moved there, with their indices;
+// settle, digit passes, with the band's runs noted by tile and placed in input order):
+//   select_move_runs    the candidates moved to their places, with their indices;
 //   select_topk_gather  one ordered pass over the candidates (or the input, when the
 //                       band did not hold the k-th): the keys below the k-th and its
 //                       first ties (lowest indices), written in input order
@@ -17,53 +15,28 @@
 
 typedef gp::OrderedCompact<U, BLOCK, ITEMS, WINDOW> Compact;
 
-// Top-k needs the candidates in input order (ties go by index). One block: each
-// tile's place in input order, by a scan of the run counts in tile order, a chunk of
-// 1024 * PER runs at a time (each thread's PER loaded at once).
-extern "C" __global__ void __launch_bounds__(1024)
-select_order_runs(const SelectState *st, u64 *runs, usize tiles, usize capacity) {
-    gp::wait_for_prior_grids();
-    constexpr int PER = 8;
-    typedef gp::BlockScan<u64, 1024> Scan;
-    __shared__ typename Scan::Storage scan;
-    __shared__ u64 chunk_end;
-    if (st->between > capacity) return;  // settle falls back to the input
-    u64 carry = 0;
-    for (usize chunk = 0; chunk < tiles; chunk += 1024 * PER) {
-        const usize first = chunk + (usize)threadIdx.x * PER;
-        u64 run[PER], mine = 0;
-#pragma unroll
-        for (int j = 0; j < PER; ++j) {
-            run[j] = first + j < tiles ? runs[first + j] : 0;
-            mine += run[j] >> 32;
-        }
-        u64 at;
-        Scan::exclusive(mine, at, gp::SumOp<u64>(), scan, gp::NoPrefix());
-        at += carry;
-#pragma unroll
-        for (int j = 0; j < PER; ++j) {
-            if (first + j < tiles) runs[first + j] = (run[j] & 0xffffffffull) | at << 32;  // reserved low, ordered high
-            at += run[j] >> 32;
-        }
-        if (threadIdx.x == 1023) chunk_end = at;
-        __syncthreads();
-        carry = chunk_end;
-        __syncthreads();
-    }
+// Top-k needs the candidates in input order (ties go by index). The band noted each
+// tile's run (where it was reserved low, the band block's candidates before it high)
+// and, in runs[tiles + b], where band block b's candidates start in input order; its
+// blocks took contiguous shares of the tiles, so tile t was band block b's for the
+// largest b with b tiles / blocks <= t.
+__device__ __forceinline__ u64 ordered_start(const u64 *runs, usize tiles, u32 band_blocks, usize t) {
+    const usize b = ((t + 1) * band_blocks - 1) / tiles;
+    return runs[tiles + b] + (runs[t] >> 32);
 }
 
 // Moves each tile's run from where it was reserved to its place in input order; a
-// warp a run. Its count is the gap to the next run's ordered offset (or the total).
+// warp a run. Its count is the gap to the next run's place (or the total).
 extern "C" __global__ void __launch_bounds__(BLOCK)
-select_move_runs(const SelectState *st, const u64 *runs, usize tiles, usize capacity, const U *cand, const u64 *cand_index,
-                 U *ordered, u64 *ordered_index) {
+select_move_runs(const SelectState *st, const u64 *runs, usize tiles, u32 band_blocks, usize capacity, const U *cand,
+                 const u64 *cand_index, U *ordered, u64 *ordered_index) {
     gp::wait_for_prior_grids();
     const u64 total = st->between;
-    if (total > capacity) return;
+    if (total > capacity) return;  // settle falls back to the input
     const usize warps = (usize)gridDim.x * (BLOCK / gp::WARP);
     for (usize t = (usize)blockIdx.x * (BLOCK / gp::WARP) + threadIdx.x / gp::WARP; t < tiles; t += warps) {
-        const u64 from = runs[t] & 0xffffffffull, to = runs[t] >> 32;
-        const u64 end = t + 1 < tiles ? runs[t + 1] >> 32 : total;
+        const u64 from = runs[t] & 0xffffffffull, to = ordered_start(runs, tiles, band_blocks, t);
+        const u64 end = t + 1 < tiles ? ordered_start(runs, tiles, band_blocks, t + 1) : total;
         for (u64 i = threadIdx.x % gp::WARP; i < end - to; i += gp::WARP) {
             ordered[to + i] = cand[from + i];
             if (ordered_index) ordered_index[to + i] = cand_index[from + i];

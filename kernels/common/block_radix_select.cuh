@@ -31,12 +31,19 @@ struct BlockRadixSelect {
             found[r] = 0;
         }
         for (int shift = BITS - RADIX_BITS; shift >= 0; shift -= RADIX_BITS) {
+            // The top digit has no prefix to match: every rank's histogram would be the
+            // same, so one is counted (counts[0]) and all ranks read it.
+            const bool shared = shift == BITS - RADIX_BITS;
             for (int d = threadIdx.x; d < RADIX * RANKS; d += BLOCK) s.counts[d / RADIX][d % RADIX] = 0;
             __syncthreads();
 #pragma unroll
             for (int j = 0; j < ITEMS; ++j) {
                 if (j >= live) break;
                 const u32 digit = u32(keys[j] >> shift) & (RADIX - 1);
+                if (shared) {
+                    warp_count_digit(s.counts[0], digit, true);
+                    continue;
+                }
 #pragma unroll
                 for (int r = 0; r < RANKS; ++r) warp_count_digit(s.counts[r], digit, ((keys[j] ^ found[r]) & mask) == 0);
             }
@@ -44,7 +51,7 @@ struct BlockRadixSelect {
             if (threadIdx.x < WARP)
 #pragma unroll
                 for (int r = 0; r < RANKS; ++r) {
-                    const Bucket<u32> b = find_bucket<u32, RADIX>(s.counts[r], rank[r]);
+                    const Bucket<u32> b = find_bucket<u32, RADIX>(s.counts[shared ? 0 : r], rank[r]);
                     if (threadIdx.x == 0) s.found[r] = b;
                 }
             __syncthreads();

@@ -24,11 +24,11 @@ mod rank;
 use rank::find_rank;
 
 /// Keys the pivot kernels sample (kernels/select.cu: select_pivots, select_pivots_small):
-/// the small sample up to SMALL_SAMPLE_LEN keys, where the band's digit passes are
-/// cheap and the sample's cost is not.
+/// the small sample up to 2^SMALL_SAMPLE_LOG2 keys (knob select.small_sample_log2),
+/// where the band's digit passes are cheap and the sample's cost is not.
 const SAMPLES: usize = 16384;
 const SAMPLES_SMALL: usize = 4096;
-const SMALL_SAMPLE_LEN: usize = 1 << 25;
+const SMALL_SAMPLE_LOG2: u32 = 25;
 const SAMPLE_BLOCK: u32 = 1024;
 /// Bytes reserved for the kernels' SelectState (kernels/select_state.cuh checks it).
 const STATE_BYTES: usize = 20480;
@@ -41,6 +41,8 @@ const HI_OPEN: u32 = 2;
 const NO_BAND: u32 = 4;
 const WRITE_RESULT: u32 = 8;
 const RESULT_TO_HOST: u32 = 16;
+/// Top-k: the band's last block places each band block's candidates in input order.
+const ORDER_RUNS: u32 = 32;
 const HOST_TAG_SHIFT: u32 = 8;
 const _: () = assert!(HOST_TAG_MAX <= u32::MAX >> HOST_TAG_SHIFT);
 /// Top-k up to block * SMALL_ITEMS is sorted by one block (kernels/topk.cu:
@@ -71,6 +73,9 @@ struct Policy {
     /// The band issues the next tile's loads before it reserves and copies this
     /// tile's picks: 1-2% slower on the H100 (2026-11-23), so off by default.
     band_prefetch: bool,
+    /// A band open below (top-k's) screens 2- and 4-byte keys' raw words before
+    /// picking any exactly (common/ordered_screen.cuh). Not yet timed on a GPU.
+    band_screen: bool,
     /// select_kth of up to small_block * small_keys keys: one block, one launch
     /// (select_small).
     small_block: u32,
@@ -88,6 +93,7 @@ fn policy() -> Policy {
         keep_bytes: knob("select.keep_bytes", 32768).clamp(1024, 40960),
         digits_min_blocks: knob("select.digits_min_blocks", 4),
         band_prefetch: knob("select.band_prefetch", 0) != 0,
+        band_screen: knob("select.band_screen", 1) != 0,
         // Whole warps, up to 1,024 threads.
         small_block: knob("select.small_block", 1024).clamp(32, 1024) / 32 * 32,
         small_keys: knob("select.small_keys", 8).clamp(1, 32),
@@ -116,12 +122,14 @@ pub fn module(source: Source, key_bytes: usize, float_keys: bool) -> ModuleSpec 
             format!("-DGP_KEEP_BYTES={}", p.keep_bytes),
             format!("-DGP_DIGITS_MIN_BLOCKS={}", p.digits_min_blocks),
             format!("-DGP_BAND_PREFETCH={}", p.band_prefetch as u32),
+            format!("-DGP_BAND_SCREEN={}", p.band_screen as u32),
             format!("-DGP_SMALL_BLOCK={}", p.small_block),
             format!("-DGP_SMALL_KEYS={}", p.small_keys),
             format!("-DGP_LO_OPEN={LO_OPEN}"),
             format!("-DGP_HI_OPEN={HI_OPEN}"),
             format!("-DGP_NO_BAND={NO_BAND}"),
             format!("-DGP_WRITE_RESULT={WRITE_RESULT}"),
+            format!("-DGP_ORDER_RUNS={ORDER_RUNS}"),
             format!("-DGP_RESULT_TO_HOST={RESULT_TO_HOST}"),
             format!("-DGP_HOST_TAG_SHIFT={HOST_TAG_SHIFT}"),
         ],

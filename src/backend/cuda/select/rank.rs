@@ -7,7 +7,7 @@ use cudarc::driver::result as drv;
 use cudarc::driver::sys::{CUdeviceptr, CUfunction, CUstream};
 
 use super::{function, policy, result_target, Found, Policy, Scratch};
-use super::{HI_OPEN, LO_OPEN, NO_BAND, RADIX_BITS, SAMPLES, SAMPLES_SMALL, SAMPLE_BLOCK, SMALL_SAMPLE_LEN, MIN_BAND_LEN, STATE_BYTES};
+use super::{HI_OPEN, LO_OPEN, NO_BAND, ORDER_RUNS, RADIX_BITS, SAMPLES, SAMPLES_SMALL, SAMPLE_BLOCK, SMALL_SAMPLE_LOG2, MIN_BAND_LEN, STATE_BYTES};
 use crate::backend::cuda::context::{round_up, CudaShared, State};
 use crate::backend::cuda::driver::DriverContext;
 use crate::backend::cuda::launch::{launch, launch_cooperative, Arg};
@@ -35,7 +35,8 @@ fn plan_band(len: usize, rank: usize, key_bytes: usize, lower_open: bool) -> Ban
     if key_bytes == 1 || len < MIN_BAND_LEN {
         return none;
     }
-    let samples = if len <= SMALL_SAMPLE_LEN { SAMPLES_SMALL } else { SAMPLES };
+    let small_sample_len = 1usize << knob("select.small_sample_log2", SMALL_SAMPLE_LOG2).min(62);
+    let samples = if len <= small_sample_len { SAMPLES_SMALL } else { SAMPLES };
     let s = samples as f64;
     let p = rank as f64 / len as f64;
     let centre = p * s;
@@ -81,8 +82,8 @@ struct RankPlan {
     with_indices: bool,
     tiles: usize,
     order_bits: u32,
-    /// Bytes of the tiles' runs (none without a band), of the candidates, and of their
-    /// indices (none unless wanted).
+    /// Bytes of the tiles' runs and the band blocks' starts (none without a band), of
+    /// the candidates, and of their indices (none unless wanted).
     runs_bytes: usize,
     cand_bytes: usize,
     index_bytes: usize,
@@ -96,22 +97,23 @@ impl RankPlan {
         let band = plan_band(len, rank, key_bytes, topk);
         let (result_flags, out_ptr) = result_target(shared, found);
         let banded = band.flags & NO_BAND == 0;
-        // Scratch: the state, the tiles' runs, the candidates as the band reserved them,
-        // and (top-k) again in input order, each with indices when wanted.
+        // Scratch: the state, the tiles' runs (and after them a word for each band
+        // block, at most one a tile), the candidates as the band reserved them, and
+        // (top-k) again in input order, each with indices when wanted.
         let tiles = len.div_ceil((p.block * p.items(key_bytes)) as usize);
         RankPlan {
             key_bytes,
             float_keys: dtype.is_float(),
             len,
             rank,
-            flags: band.flags | result_flags,
+            flags: band.flags | result_flags | if topk { ORDER_RUNS } else { 0 },
             out_ptr,
             banded,
             topk,
             with_indices,
             tiles,
             order_bits: radix_sort::key_order(dtype, order),
-            runs_bytes: if banded { round_up(tiles * 8) } else { 0 },
+            runs_bytes: if banded { round_up(2 * tiles * 8) } else { 0 },
             cand_bytes: round_up(band.capacity * key_bytes),
             index_bytes: if with_indices { round_up(band.capacity * 8) } else { 0 },
             band,
@@ -234,6 +236,13 @@ impl RankSearch<'_> {
         self.shared.loader.blocks_per_sm(f, block).map(|b| b as u64 * sms)
     }
 
+    /// The band's grid: what is resident, at most a block a tile (each block takes a
+    /// contiguous share of the tiles; top-k's move_runs works the shares out again).
+    fn band_grid(&self) -> Result<u64> {
+        let band_kernel = self.load("select_band")?;
+        Ok((self.plan.tiles as u64).min(self.resident(band_kernel, self.plan.p.block)?))
+    }
+
     /// The sample's pivots around the rank, then the band: the candidates between
     /// them, reserved a tile's run at a time.
     fn band(&self) -> Result<()> {
@@ -258,7 +267,7 @@ impl RankSearch<'_> {
             )?;
             launch(
                 band_kernel,
-                (plan.tiles as u64).min(self.resident(band_kernel, p.block)?),
+                self.band_grid()?,
                 p.block,
                 self.stream,
                 &[
@@ -279,13 +288,14 @@ impl RankSearch<'_> {
         Ok(())
     }
 
-    /// Top-k: the band's runs of candidates put in input order, for the gather.
+    /// Top-k: the band's runs of candidates moved to their places in input order (the
+    /// band placed them), for the gather.
     fn order_candidates(&self) -> Result<()> {
         let (plan, p, r) = (&self.plan, &self.plan.p, &self.regions);
-        let (order_runs, move_runs) = (self.load_topk("select_order_runs")?, self.load_topk("select_move_runs")?);
+        let move_runs = self.load_topk("select_move_runs")?;
+        let band_blocks = self.band_grid()? as u32;
         // SAFETY: as RankSearch says.
         unsafe {
-            launch(order_runs, 1, 1024, self.stream, &[Arg::ptr(r.state), Arg::ptr(r.runs), Arg::size(plan.tiles), Arg::size(plan.band.capacity)])?;
             let warps = (p.block / 32) as u64;
             launch(
                 move_runs,
@@ -296,6 +306,7 @@ impl RankSearch<'_> {
                     Arg::ptr(r.state),
                     Arg::ptr(r.runs),
                     Arg::size(plan.tiles),
+                    Arg::u32(band_blocks),
                     Arg::size(plan.band.capacity),
                     Arg::ptr(r.reserved),
                     Arg::ptr(r.reserved_index),
