@@ -95,7 +95,6 @@ struct LevelCounts {
 };
 static_assert(sizeof(LevelCounts) == 32, "the host's LEVEL_BYTES");
 
-
 __device__ __forceinline__ int bit_length(u64 x) { return x == 0 ? 0 : 64 - __clzll((long long)x); }
 
 // first + how many of the sorted splitters[first .. first + n) lie below x.

@@ -6,7 +6,9 @@
 //                      two of them, lo and hi, that bracket rank k with high probability
 //                      (common/block_radix_select.cuh);
 //   select_band        one read of the input, each block a contiguous share of the
-//                      tiles: counts the keys below lo, equal to lo and equal to hi,
+//                      tiles (a band open below, of 2- or 4-byte keys: raw words
+//                      screened first, common/ordered_screen.cuh): counts the keys
+//                      below lo, equal to lo and equal to hi,
 //                      copies the keys strictly between them (with their indices, for
 //                      top-k) to scratch (one atomic a tile reserves the tile's run,
 //                      noted with its place among the block's, so top-k can restore
@@ -75,7 +77,8 @@ __device__ __forceinline__ u64 mix(u64 x) {
 }
 
 // A position in [0, span) from a hash: its top 32 bits scaled by span, no division,
-// while span fits 32 bits (every stratum of an input below 2^46 keys).
+// while span fits 32 bits (every stratum of an input below 2^46 keys with 16,384
+// samples, 2^44 with 4,096); past that the remainder.
 __device__ __forceinline__ u64 scale_hash(u64 hash, u64 span) {
     return span <= 0xffffffffull ? (hash >> 32) * span >> 32 : hash % span;
 }
@@ -185,7 +188,8 @@ __device__ __forceinline__ u64 pick_vectors(const gp::Vec16 (&v)[VECS], BandPick
 }
 
 // (-DGP_BAND_SCREEN=1, knob select.band_screen; keys of 2 and 4 bytes) A band open
-// below picks the keys up to hi, a few in ten thousand: a thread's loaded words are
+// below picks the keys up to hi, few for a small k (a few in ten thousand for the top
+// 100 of 2^28; 1 in 256 for the top 2^20): a thread's loaded words are
 // screened first, a few instructions for all its keys (common/ordered_screen.cuh),
 // and only the keys the screen passes are picked exactly. A key it does not pass is
 // above hi, which the exact pick neither copies nor counts.
@@ -385,7 +389,9 @@ select_band(const U *in, usize n, SelectState *st, U *cand, u64 *cand_index, u64
     typedef gp::BlockScan<u32, BLOCK> Scan;
     typedef gp::BlockScan<u64, BLOCK> PlaceScan;
     __shared__ union {
-        typename Scan::Storage scan[2];  // tiles alternate: one's reads need no barrier before the next one's writes
+        // Tiles alternate: between a tile's reads of its storage and the writes of the
+        // tile after next lie the next tile's scan barriers, so no barrier of its own.
+        typename Scan::Storage scan[2];
         typename PlaceScan::Storage place;  // the last block's (after the last tile)
         u64 totals[RADIX];                  // the settling's (after that)
     } s;

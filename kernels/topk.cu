@@ -1,5 +1,6 @@
 // Top-k after kernels/select.cu has found the k-th key (its launches: pivots, band,
-// settle, digit passes, with the band's runs noted by tile and placed in input order):
+// settle, digit passes; the band notes each tile's run of candidates and its last block
+// where each band block's candidates start in input order):
 //   select_move_runs    the candidates moved to their places, with their indices;
 //   select_topk_gather  one ordered pass over the candidates (or the input, when the
 //                       band did not hold the k-th): the keys below the k-th and its

@@ -2,7 +2,8 @@
 // registers (common/radix_key.cuh patterns), most significant digit first: count the
 // digit of the keys that still match each rank's chosen prefix, keep the bucket
 // holding the rank, repeat. No key moves; each digit costs one shared-memory
-// histogram per rank, and several ranks share the passes over the keys.
+// histogram per rank (the top digit one for all: every rank's prefix is still empty
+// there), and several ranks share the passes over the keys.
 #pragma once
 #include "common/radix_bucket.cuh"
 

@@ -210,7 +210,9 @@ pub(super) fn find_rank(
 ///
 /// Every launch of it relies on this (SAFETY): the arguments match the kernels'
 /// parameters in kernels/select.cu; the input holds `len` keys, the scratch the state,
-/// the runs of `tiles` tiles and `capacity` candidates (and indices) once or twice.
+/// the runs (a word for each of `tiles` tiles and one for each band block: 2 * tiles
+/// words, as a band grid never exceeds its tiles) and `capacity` candidates (and
+/// indices) once or twice.
 struct RankSearch<'a> {
     shared: &'a CudaShared,
     plan: RankPlan,
