@@ -63,10 +63,11 @@ constexpr u64 REFINE_LEN = GP_REFINE_LEN;
 constexpr u32 SAMPLE = GP_SAMPLE;
 constexpr u32 LONG_SAMPLE = GP_LONG_SAMPLE;
 constexpr int STREAM_ITEMS = GP_STREAM_ITEMS;
-// Rows up to WARP_AT_ONCE keys are read at once; up to WARP_MAX (at least as many),
-// wanting at most WARP_K keys, they take a warp.
+// Rows up to WARP_AT_ONCE keys are read at once; up to WARP_MAX (at least as many, the
+// host sees to it), wanting at most WARP_K keys, they take a warp.
 constexpr u64 WARP_AT_ONCE = (u64)gp::WARP * WARP_ITEMS;
-constexpr u64 WARP_MAX = WARP_AT_ONCE > GP_WARP_MAX_LEN ? WARP_AT_ONCE : GP_WARP_MAX_LEN;
+constexpr u64 WARP_MAX = GP_WARP_MAX_LEN;
+static_assert(WARP_MAX >= WARP_AT_ONCE, "a warp takes every row it can read at once");
 constexpr u64 NO_INDEX = ~0ull;
 static_assert(WARP_K <= gp::WARP, "a lane holds one result");
 

@@ -37,6 +37,43 @@ __device__ __forceinline__ U mth_smallest(U v, u32 m) {
     }
 }
 
+// Slot `slot`'s rank among slots [0, total): those before it, smaller or equal at a
+// lower slot.
+__device__ __forceinline__ u32 slot_rank(const U *key, u32 total, U mine, u32 slot) {
+    u32 rank = 0;
+    for (u32 s = 0; s < total; ++s) {
+        const U other = key[s];
+        rank += other < mine || (other == mine && s < slot);
+    }
+    return rank;
+}
+
+// A step of the row, keys [first, first + WARP * ITEMS) below `end`, into registers
+// (key j of a lane is element first + j * WARP + lane) as ordered patterns; a missing
+// key is the largest pattern, and marked, so it is never a candidate.
+template <int ITEMS>
+__device__ __forceinline__ void load_step(const U *row, u32 first, u32 end, const KeyOrder &order, u32 lane,
+                                          U (&keys)[ITEMS], u32 &missing, U &lane_min) {
+    lane_min = U(~U(0));
+    missing = 0;
+#pragma unroll
+    for (int j = 0; j < ITEMS; ++j) {
+        const u32 at = first + j * gp::WARP + lane;
+        keys[j] = at < end ? order.ordered(row[at]) : U(~U(0));
+        if (at >= end) missing |= 1u << j;
+        lane_min = keys[j] < lane_min ? keys[j] : lane_min;
+    }
+}
+
+// Result `rank` of the row: the element at `at`, bit for bit, and its index.
+__device__ __forceinline__ void write_result(const Row &r, u32 rank, u32 at, const U *row, U *out_values,
+                                             u64 *out_indices, u64 out_len) {
+    if (r.base + rank < out_len) {
+        out_values[r.base + rank] = row[at];
+        if (out_indices) out_indices[r.base + rank] = at;
+    }
+}
+
 // Slots [0, total): each lane ranks slots lane and lane + WARP among them, and those
 // ranked below m move to their rank. Returns how many the warp keeps.
 // (One copy of it, not one a call site: the kernel stays small enough for its cache.)
@@ -45,7 +82,7 @@ __device__ __noinline__ u32 merge_slots(U *key, u32 *index, u32 total, u32 m, u3
     const u32 a = lane, b = lane + gp::WARP;
     const U ka = a < total ? key[a] : U(0), kb = b < total ? key[b] : U(0);
     const u32 ia = a < total ? index[a] : 0u, ib = b < total ? index[b] : 0u;
-    u32 ra = 0, rb = 0;
+    u32 ra = 0, rb = 0;  // as slot_rank, both slots in one pass over the slots
     for (u32 s = 0; s < total; ++s) {
         const U other = key[s];
         ra += other < ka || (other == ka && s < a);
@@ -72,16 +109,9 @@ __device__ __forceinline__ void append_slots(U *key, u32 *index, U x, u32 at_ind
 template <int ITEMS>
 __device__ __forceinline__ u32 warp_step(const U *row, u32 first, u32 end, u32 m, u32 have, const KeyOrder &order,
                                          U *key, u32 *index, u32 lane) {
-    U keys[ITEMS];
-    U lane_min = U(~U(0));
-    u32 missing = 0;  // a missing key: the largest pattern, and marked, so never a candidate
-#pragma unroll
-    for (int j = 0; j < ITEMS; ++j) {
-        const u32 at = first + j * gp::WARP + lane;
-        keys[j] = at < end ? order.ordered(row[at]) : U(~U(0));
-        if (at >= end) missing |= 1u << j;
-        lane_min = keys[j] < lane_min ? keys[j] : lane_min;
-    }
+    U keys[ITEMS], lane_min;
+    u32 missing;
+    load_step(row, first, end, order, lane, keys, missing, lane_min);
     // Once the warp has m, a key must beat the m-th: equal ones come after it.
     const bool full = have == m;
     const U worst = full ? key[m - 1] : U(0);
@@ -127,34 +157,18 @@ __device__ __forceinline__ void rank_candidates(const U (&keys)[WARP_ITEMS], con
     }
     __syncwarp();
     if (lane >= total) return;
-    const U mine = key[lane];
-    u32 rank = 0;  // candidates before this one: smaller, or equal at a lower index (slot)
-    for (u32 s = 0; s < total; ++s) {
-        const U other = key[s];
-        rank += other < mine || (other == mine && s < lane);
-    }
-    if (rank < m && r.base + rank < out_len) {
-        const u32 at = index[lane];
-        out_values[r.base + rank] = row[at];
-        if (out_indices) out_indices[r.base + rank] = at;
-    }
+    const u32 rank = slot_rank(key, total, key[lane], lane);
+    if (rank < m) write_result(r, rank, index[lane], row, out_values, out_indices, out_len);
 }
 
 // A row of up to WARP * WARP_ITEMS keys at once, when its candidates are at most a
 // lane's worth; false (nothing written) when they are more.
 __device__ __forceinline__ bool warp_row_at_once(const U *row, const Row &r, u32 m, const KeyOrder &order, U *key,
                                                  u32 *index, U *out_values, u64 *out_indices, u64 out_len) {
-    const u32 n = (u32)r.n, lane = threadIdx.x % gp::WARP;
-    U keys[WARP_ITEMS];
-    U lane_min = U(~U(0));
-    u32 missing = 0;  // a missing key: the largest pattern, and marked, so never a candidate
-#pragma unroll
-    for (int j = 0; j < WARP_ITEMS; ++j) {
-        const u32 at = j * gp::WARP + lane;
-        keys[j] = at < n ? order.ordered(row[at]) : U(~U(0));
-        if (at >= n) missing |= 1u << j;
-        lane_min = keys[j] < lane_min ? keys[j] : lane_min;
-    }
+    const u32 lane = threadIdx.x % gp::WARP;
+    U keys[WARP_ITEMS], lane_min;
+    u32 missing;
+    load_step(row, 0, (u32)r.n, order, lane, keys, missing, lane_min);
     const U bound = mth_smallest(lane_min, m);
     u32 picked[WARP_ITEMS], total = 0;
 #pragma unroll
@@ -174,9 +188,5 @@ __device__ __forceinline__ void warp_row_streamed(const U *row, const Row &r, u3
     u32 have = 0;
     for (u32 first = 0; first < n; first += gp::WARP * STREAM_ITEMS)
         have = warp_step<STREAM_ITEMS>(row, first, n, m, have, order, key, index, lane);
-    if (lane < m && r.base + lane < out_len) {
-        const u32 at = index[lane];
-        out_values[r.base + lane] = row[at];
-        if (out_indices) out_indices[r.base + lane] = at;
-    }
+    if (lane < m) write_result(r, lane, index[lane], row, out_values, out_indices, out_len);
 }

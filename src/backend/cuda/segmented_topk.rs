@@ -69,37 +69,41 @@ struct Policy {
 }
 
 fn policy() -> &'static Policy {
-    static POLICY: once_cell::sync::Lazy<Policy> = once_cell::sync::Lazy::new(|| Policy {
-        warp_block: knob("segtopk.warp_block", 256).clamp(32, 1024) / 32 * 32,
-        warp_items: knob("segtopk.warp_items", 8).clamp(1, 32),
-        warp_k: knob("segtopk.warp_k", 16).clamp(1, 32),
-        // A warp streams rows this long: one read, its best kept as it goes, many rows
-        // an SM at once (a block a row waits on a dozen barriers).
-        warp_max_len: knob("segtopk.warp_max_len", 8192).min(1 << 22),
-        // Keys a lane a step of a streamed row.
-        stream_items: knob("segtopk.stream_items", 4).clamp(1, 32),
-        block: knob("segtopk.block", 256).clamp(64, 1024) / 32 * 32,
-        sort_items_4: knob("segtopk.sort_items", 8).clamp(2, 16),
-        sort_items_8: knob("segtopk.sort_items_8", 8).clamp(2, 16),
-        loads: knob("segtopk.loads", 8).clamp(1, 16),
-        // Short rows are many and each a chain of dependent steps: 5 blocks an SM
-        // (48 registers) for keys up to 4 bytes, 4 for wider ones (which spill at 5).
-        block_min_blocks: knob("segtopk.block_min_blocks", 5).clamp(1, 8),
-        refine_len: knob("segtopk.refine_len", 8192),
-        // Long rows want many loads in flight: a block of 1,024 threads, which fits
-        // shared memory for 1,024 candidates (the sort's ranking takes 32 KiB).
-        long_block: knob("segtopk.long_block", 1024).clamp(64, 1024) / 32 * 32,
-        long_sort_items: knob("segtopk.long_sort_items", 1).clamp(1, 16),
-        long_loads: knob("segtopk.long_loads", 16).clamp(1, 16),
-        long_min: knob("segtopk.long_min", 16384) as u64,
-        // Uniform long rows more than this many an SM take the block kernel instead.
-        long_rows_per_sm: knob("segtopk.long_rows_per_sm", 4),
-        sample: knob("segtopk.sample", 2048),
-        // A long row's sample: 8 keys a thread; with 2,048 a 128,256-key row's
-        // threshold often let more than 1,024 keys through.
-        long_sample: knob("segtopk.long_sample", 8192),
-        // Longer rows are many blocks' work: the device-wide top-k takes them.
-        block_max_len: knob("segtopk.block_max_len", 1 << 22) as u64,
+    static POLICY: once_cell::sync::Lazy<Policy> = once_cell::sync::Lazy::new(|| {
+        let warp_items = knob("segtopk.warp_items", 8).clamp(1, 32);
+        Policy {
+            warp_block: knob("segtopk.warp_block", 256).clamp(32, 1024) / 32 * 32,
+            warp_items,
+            warp_k: knob("segtopk.warp_k", 16).clamp(1, 32),
+            // A warp streams rows this long: one read, its best kept as it goes, many rows
+            // an SM at once (a block a row waits on a dozen barriers). At least the rows it
+            // reads at once.
+            warp_max_len: knob("segtopk.warp_max_len", 8192).min(1 << 22).max(32 * warp_items),
+            // Keys a lane a step of a streamed row.
+            stream_items: knob("segtopk.stream_items", 4).clamp(1, 32),
+            block: knob("segtopk.block", 256).clamp(64, 1024) / 32 * 32,
+            sort_items_4: knob("segtopk.sort_items", 8).clamp(2, 16),
+            sort_items_8: knob("segtopk.sort_items_8", 8).clamp(2, 16),
+            loads: knob("segtopk.loads", 8).clamp(1, 16),
+            // Short rows are many and each a chain of dependent steps: 5 blocks an SM
+            // (48 registers) for keys up to 4 bytes, 4 for wider ones (which spill at 5).
+            block_min_blocks: knob("segtopk.block_min_blocks", 5).clamp(1, 8),
+            refine_len: knob("segtopk.refine_len", 8192),
+            // Long rows want many loads in flight: a block of 1,024 threads, which fits
+            // shared memory for 1,024 candidates (the sort's ranking takes 32 KiB).
+            long_block: knob("segtopk.long_block", 1024).clamp(64, 1024) / 32 * 32,
+            long_sort_items: knob("segtopk.long_sort_items", 1).clamp(1, 16),
+            long_loads: knob("segtopk.long_loads", 16).clamp(1, 16),
+            long_min: knob("segtopk.long_min", 16384) as u64,
+            // Uniform long rows more than this many an SM take the block kernel instead.
+            long_rows_per_sm: knob("segtopk.long_rows_per_sm", 4),
+            sample: knob("segtopk.sample", 2048),
+            // A long row's sample: 8 keys a thread; with 2,048 a 128,256-key row's
+            // threshold often let more than 1,024 keys through.
+            long_sample: knob("segtopk.long_sample", 8192),
+            // Longer rows are many blocks' work: the device-wide top-k takes them.
+            block_max_len: knob("segtopk.block_max_len", 1 << 22) as u64,
+        }
     });
     &POLICY
 }
@@ -112,14 +116,10 @@ impl Policy {
     fn cap(&self, key_bytes: usize) -> u64 {
         (self.block * self.sort_items(key_bytes)) as u64
     }
-    /// The longest row a warp takes (the kernel's WARP_MAX): at least one step's worth.
-    fn warp_max_len(&self) -> u64 {
-        (32 * self.warp_items).max(self.warp_max_len) as u64
-    }
     /// The class of a row of `n` keys wanting `k` (as the kernel's row_class).
     fn class(&self, n: u64, k: u64, key_bytes: usize) -> usize {
         let m = k.min(n);
-        if n <= self.warp_max_len() && m <= self.warp_k as u64 {
+        if n <= self.warp_max_len as u64 && m <= self.warp_k as u64 {
             CLASS_WARP
         } else if n > self.long_min && m <= (self.long_block * self.long_sort_items) as u64 && n <= self.block_max_len {
             CLASS_LONG
