@@ -49,6 +49,10 @@ def _shape_error(what, shape, ndim=1):
     return ValueError(f"{what}: expected a {want} array, got shape {tuple(shape)} (flatten it first)")
 
 
+def dtype_error(what, dtype):
+    return TypeError(f"{what}: dtype {dtype} is not supported (integers of 8 to 64 bits and floats)")
+
+
 def _contig_error(what):
     return ValueError(f"{what}: the array is not contiguous (make a contiguous copy first)")
 
@@ -66,8 +70,8 @@ class NumpyKind:
         return Operand(x, x.__array_interface__["data"][0], x.size, code, None, NumpyKind)
 
     @staticmethod
-    def empty(like, n, code, ctx):
-        out = np.empty(n, _dtypes.to_numpy(code))
+    def empty(like, n, code, ctx, shape=None):
+        out = np.empty(shape or n, _dtypes.to_numpy(code))
         return Operand(out, out.__array_interface__["data"][0], n, code, None, NumpyKind)
 
 
@@ -92,7 +96,7 @@ class TorchKind:
             raise _contig_error(what)
         code = cls._fwd.get(x.dtype)
         if code is None and ndim == 1:
-            raise TypeError(f"{what}: dtype {x.dtype} is not supported (integers of 8 to 64 bits and floats)")
+            raise dtype_error(what, x.dtype)
         dev = x.get_device()
         if dev < 0:
             if x.device.type != "cpu":
@@ -101,8 +105,8 @@ class TorchKind:
         return Operand(x, x.data_ptr(), x.numel(), code, dev, cls)
 
     @classmethod
-    def empty(cls, like, n, code, ctx):
-        out = cls.torch.empty(n, dtype=cls._rev[code], device=like.obj.device)
+    def empty(cls, like, n, code, ctx, shape=None):
+        out = cls.torch.empty(shape or n, dtype=cls._rev[code], device=like.obj.device)
         return Operand(out, out.data_ptr(), n, code, like.device, cls)
 
     @classmethod
@@ -128,13 +132,13 @@ class CupyKind:
         return Operand(x, x.data.ptr, x.size, code, x.device.id, cls)
 
     @classmethod
-    def empty(cls, like, n, code, ctx):
+    def empty(cls, like, n, code, ctx, shape=None):
         cp = cls.cupy
         if cp.cuda.runtime.getDevice() == like.device:
-            out = cp.empty(n, _dtypes.to_numpy(code))
+            out = cp.empty(shape or n, _dtypes.to_numpy(code))
         else:
             with cp.cuda.Device(like.device):
-                out = cp.empty(n, _dtypes.to_numpy(code))
+                out = cp.empty(shape or n, _dtypes.to_numpy(code))
         return Operand(out, out.data.ptr, n, code, like.device, cls)
 
     @classmethod

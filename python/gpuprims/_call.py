@@ -182,9 +182,10 @@ class Call:
         self.readback.append((h, op))
         return h
 
-    def output(self, like, n, code, buf_code=None):
-        """A new array of `like`'s kind and device, and its buffer."""
-        op = like.kind.empty(like, n, code, self.ctx)
+    def output(self, like, n, code, buf_code=None, shape=None):
+        """A new array of `like`'s kind and device, and its buffer; `shape` (n elements
+        in all) only for NumPy, PyTorch and CuPy kinds."""
+        op = like.kind.empty(like, n, code, self.ctx, shape) if shape else like.kind.empty(like, n, code, self.ctx)
         if self.record is not None:
             op.obj.record_stream(_torch_stream(self.record, op.device))
         return op.obj, self.out_buf(op, buf_code)

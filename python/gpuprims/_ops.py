@@ -16,7 +16,7 @@ import struct
 import numpy as np
 
 from . import _abi, _dtypes
-from ._arrays import adapt
+from ._arrays import TorchKind, adapt, dtype_error
 from ._call import U64, Call, check
 from ._lib import lib
 
@@ -290,28 +290,36 @@ def _ndim(x):
 
 
 def _topk_rows(x, k, dim, largest, out, ctx, stream):
-    """topk along the last dim of a 2-D array: its rows, row_len at a time."""
+    """topk along the last dim of a 2-D array: its rows, row_len at a time. The results
+    are allocated (rows, k) and x is read in place (no reshape: each costs a few µs a
+    call in torch, as much as the layer's whole work)."""
     if dim not in (-1, 1):
         raise ValueError(f"dim: only the last dim (-1 or 1) of a 2-D array, not {dim!r} (transpose and copy first)")
     if out is not None:
         raise ValueError("out: only for a 1-D x")
     if isinstance(x, (list, tuple)):
         x = np.ascontiguousarray(x)
-    rows, row_len = (int(n) for n in x.shape)
-    adapt(x, "x", ndim=2)  # 2-D and contiguous, or the usual errors
-    if not hasattr(x, "reshape"):
+    a = adapt(x, "x", ndim=2)  # 2-D and contiguous, or the usual errors
+    if a.kind.name not in _ROW_KINDS:
         raise TypeError("x: a 2-D x must be a NumPy, PyTorch or CuPy array")
+    if a.code is None:  # NumPy and CuPy name the dtype in 1-D only; torch's: not one of ours
+        if a.kind is TorchKind:
+            raise dtype_error("x", x.dtype)
+        a.code = _dtypes.from_numpy(x.dtype)
+    rows, row_len = (int(n) for n in x.shape)
     k = _count(k, "k")
     if not 0 <= k <= row_len:
         raise ValueError(f"k: {k} is out of range for rows of {row_len} elements (0 <= k <= {row_len})")
-    a = adapt(x.reshape(-1), "x")  # a view: x is contiguous
     order = _ORDER["DESCENDING" if largest else "ASCENDING"]
     with Call((a,), ctx, stream) as c:
-        vals, hv = c.output(a, rows * k, a.code)
-        idx, hi = c.output(a, rows * k, I64, U64)
+        vals, hv = c.output(a, rows * k, a.code, shape=(rows, k))
+        idx, hi = c.output(a, rows * k, I64, U64, shape=(rows, k))
         if rows * k:
             check(lib.gpuprims_segmented_topk(c.h, c.buf(a), None, row_len, k, None, order, hv, hi))
-    return vals.reshape(rows, k), idx.reshape(rows, k)
+    return vals, idx
+
+
+_ROW_KINDS = frozenset(("numpy", "torch", "cupy"))
 
 
 def segmented_topk(values, offsets, k=None, *, ks=None, largest=True, ctx=None, stream=None):

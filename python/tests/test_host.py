@@ -512,6 +512,26 @@ def test_cuda_path_on_standins(cuda_standins):
     assert gp._streams._driver.waits == [(gp._streams.LEGACY, 0x77)]
 
 
+def test_topk_of_rows_on_standins(cuda_standins):
+    """2-D torch and CuPy arrays: x read in place, results allocated (rows, k), one
+    library call with the row length and no offsets; a dtype the library lacks is a
+    TypeError before any call."""
+    standins, ctx, rec = cuda_standins
+    torch, cupy = standins.torch, standins.cupy
+    for x in (torch.Tensor((6, 300), torch.bfloat16), cupy.ndarray((6, 300), "float32")):
+        rec.calls.clear()
+        values, indices = gp.topk(x, 7, dim=-1)
+        assert type(values) is type(x) and tuple(values.shape) == (6, 7) and tuple(indices.shape) == (6, 7)
+        call = [args for name, args in rec.calls if name == "gpuprims_segmented_topk"]
+        assert len(call) == 1 and call[0][2:5] == (None, 300, 7)
+        wraps = [args for name, args in rec.calls if name == "gpuprims_buffer_wrap_device"]
+        assert any(w[2:4] == (x.data_ptr() if hasattr(x, "data_ptr") else x.data.ptr, 1800) for w in wraps)
+    rec.calls.clear()
+    with pytest.raises(TypeError, match="torch.bool is not supported"):
+        gp.topk(torch.Tensor((2, 5), torch.bool), 1)
+    assert rec.calls == []
+
+
 def test_cuda_path_checks_on_standins(cuda_standins):
     standins, ctx, rec = cuda_standins
     torch, cupy = standins.torch, standins.cupy
