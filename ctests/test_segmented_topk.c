@@ -7,7 +7,8 @@
  *
  * Rows: ragged (offsets U32 and U64) with lengths in the classes a CUDA backend would
  * split at (0, 1, 31..33, 255..257, 1000, 4095..4097, 20000, 100000); uniform rows
- * (row_len, a 2-D array) of those lengths; 5,000 ragged rows of 0..300 with per-row k of
+ * (row_len, a 2-D array) of those lengths, and a few of 40,000 and 100,003 (which the
+ * CUDA backend splits into parts); 5,000 ragged rows of 0..300 with per-row k of
  * 0..20. k: one for every row (0, 1, up to and past the row lengths; 4096, 4097 and the
  * row's length for a 20,000-long row) or per-row ks (U32 and U64). Both orders; indices
  * NULL and not. Row contents: random bits, the type's special values (NaNs of both signs
@@ -253,6 +254,28 @@ static void check_uniform(env_t *e) {
       k_list[2] = n + 1 + tu_below(&e->rng, 3);
       k_list[3] = n == 20000 ? 4096 + (uint64_t)(i & 1) : 1; /* 4096 and 4097 of a 20000-long row */
       check_layout(e, &tu_dtypes()[i], &l, k_list, 4, n + 2);
+      tu_layout_free(&l);
+    }
+  }
+}
+
+/* A few long uniform rows, which a CUDA backend splits into parts (a block a part, then
+ * the top-k of the parts' results): lengths that divide unevenly, k from 1 to the most
+ * a block gives and past it (those rows go whole to the device-wide top-k). */
+static void check_split(env_t *e) {
+  static const size_t lens[] = {40000, 100003};
+  size_t li;
+  int i;
+  printf("a few uniform rows of 40000 and 100003 (split on CUDA), every dtype\n");
+  for (i = 0; i < TU_NUM_DTYPES; i++) {
+    for (li = 0; li < TU_ARRAY_LEN(lens); li++) {
+      uint64_t k_list[5] = {1, 17, 100, 1024, 0};
+      tu_layout l;
+      if (e->quick && i % 3 != (int)li) continue;
+      l = tu_layout_uniform(li == 0 ? 3 : 2, lens[li]);
+      k_list[4] = li == 0 ? 2048 : 2049; /* the most a block gives, and one more */
+      k_list[(size_t)i % 4] = 1 + tu_below(&e->rng, 2048);
+      check_layout(e, &tu_dtypes()[i], &l, k_list, 5, 2049);
       tu_layout_free(&l);
     }
   }
@@ -753,6 +776,7 @@ int main(void) {
   if (part("ties")) check_ties(&e);
   if (part("classes")) check_classes(&e);
   if (part("uniform")) check_uniform(&e);
+  if (part("split")) check_split(&e);
   if (part("many")) check_many(&e);
   if (part("sequence")) check_sequence(&e);
   gpuprims_context_destroy(e.ctx);

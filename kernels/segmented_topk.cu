@@ -17,7 +17,9 @@
 //   topk_long    the same for rows longer than LONG_ROW_MIN wanting up to LONG_CAP:
 //                LONG_BLOCK threads, more of the row in flight.
 // Rows wanting more than CAP keys, and rows too long for one block, go row by row
-// through the device-wide top-k (src/backend/cuda/segmented_topk.rs).
+// through the device-wide top-k (src/backend/cuda/segmented_topk.rs). A few long
+// uniform rows are split: their parts' top-ks first (a block a part), then the top-k
+// of each row's parts' results, then topk_split_indices (segmented_topk/split.rs).
 //
 // Keys are compared as ordered patterns (common/radix_key.cuh; descending order
 // complements them), so "best" is always the smallest pattern and one module serves
@@ -71,8 +73,9 @@ static_assert(WARP_MAX >= WARP_AT_ONCE, "a warp takes every row it can read at o
 constexpr u64 NO_INDEX = ~0ull;
 static_assert(WARP_K <= gp::WARP, "a lane holds one result");
 
-// Layout flags from the host (segmented_topk.rs: the same bits).
-constexpr u32 RAGGED = 1, OFFSETS_U64 = 2, KS_GIVEN = 4, KS_U64 = 8;
+// Layout flags from the host (segmented_topk.rs: the same bits). Above SPLIT_SHIFT: the
+// parts each uniform row is split into, a row of the launch being one part (0: none).
+constexpr u32 RAGGED = 1, OFFSETS_U64 = 2, KS_GIVEN = 4, KS_U64 = 8, SPLIT_SHIFT = 8;
 // Classes, in the check's counts.
 constexpr u32 CLASS_WARP = 0, CLASS_BLOCK = 1, CLASS_LONG = 2, CLASS_HUGE = 3, CLASSES = 4;
 // Row faults (src/backend/mod.rs: TopkRowFault).
@@ -107,6 +110,10 @@ struct Rows {
             begin = offset(row);
             end = end < len ? end : len;
             begin = begin < end ? begin : end;
+        } else if (flags >> SPLIT_SHIFT) {  // part `row % parts` of uniform row `row / parts`
+            const u64 parts = flags >> SPLIT_SHIFT, whole = row / parts * row_len, part = row % parts;
+            begin = whole + part * row_len / parts;
+            end = whole + (part + 1) * row_len / parts;
         } else {
             begin = row * row_len;
             end = begin + row_len;
@@ -227,6 +234,18 @@ static_assert(LongRow::CAP == LONG_CAP, "the class bound is the long block's cap
 
 GP_SEGTOPK_ROW_KERNEL(topk_block, BlockRow, BLOCK, GP_BLOCK_MIN_BLOCKS)
 GP_SEGTOPK_ROW_KERNEL(topk_long, LongRow, LONG_BLOCK, 1)
+
+// Split rows, after the merge (segmented_topk/split.rs): each of the `count` results
+// indexes its row's parts' results (parts * k a row, part by part) and becomes the
+// index within the whole row: where its part begins plus its index within the part.
+extern "C" __global__ void __launch_bounds__(256)
+topk_split_indices(u64 *indices, const u64 *part_indices, u64 count, u64 k, u32 parts, u64 row_len) {
+    gp::wait_for_prior_grids();
+    const u64 t = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= count) return;
+    const u64 row = t / k, j = indices[t], part = j / k;
+    indices[t] = part * row_len / parts + part_indices[row * parts * k + j];
+}
 
 // U32 ks widened to u64, for the scan of the rows' first slots.
 extern "C" __global__ void __launch_bounds__(256) topk_widen(const u32 *ks, u64 *wide, u64 n) {
