@@ -3,8 +3,9 @@
 //
 //   topk_check   rows given by offsets, or one k a row: a thread a row checks it
 //                (offsets decreasing, past the end: the first bad row kept), files it
-//                under its class (below) and adds its k to the total, which the host
-//                reads back with the counts before anything is written.
+//                under its class (below) and adds its k to the total; the last block
+//                copies the counts into the host's mapped slot, on which the host
+//                spins before anything is written.
 //   topk_warp    rows of up to WARP_MAX keys wanting up to WARP_K of them: a warp a
 //                row (segmented_topk_warp.cuh): short rows at once from registers,
 //                the few candidates ranked against each other; longer ones streamed,
@@ -37,6 +38,8 @@
 #include "common/block_scan.cuh"
 #include "common/block_radix_sort.cuh"
 #include "common/block_radix_select.cuh"
+#include "common/last_to_arrive.cuh"
+#include "common/tagged.cuh"
 
 typedef gp::BitsOf<GP_KEY_BYTES>::type U;
 typedef gp::KeyOrder<U, GP_KEY_FLOAT != 0> KeyOrder;
@@ -132,19 +135,40 @@ __device__ __forceinline__ u32 row_class(u64 n, u64 k, u64 block_max_len) {
     return CLASS_HUGE;
 }
 
-// Zeroed by the host before topk_check; read back after it.
+// Zeroed by the host before topk_check.
 struct Counters {
     u32 counts[CLASSES];
     u64 fault;     // max over bad rows of ~(row << 2 | fault): the lowest row wins
     u64 k_low;     // the ks' low 32 bits, summed
     u64 k_high;    // their high 32 bits, summed (the total is exact past 2^64)
+    u32 arrived;   // the check's blocks done
 };
 
+// What the check's last block copies into the host's mapped result slot
+// (segmented_topk.rs: struct Report): `status` (the host's tag in its high half)
+// last, once the rest has reached host memory; the host spins on it.
+struct Report {
+    u64 status;
+    u32 counts[CLASSES];
+    u64 fault, k_low, k_high;
+};
+
+__device__ __forceinline__ void report_counters(const Counters *ctr, Report *report, u32 tag) {
+    volatile Report *r = report;
+    for (u32 c = 0; c < CLASSES; ++c) r->counts[c] = __ldcg(&ctr->counts[c]);
+    r->fault = __ldcg((const unsigned long long *)&ctr->fault);
+    r->k_low = __ldcg((const unsigned long long *)&ctr->k_low);
+    r->k_high = __ldcg((const unsigned long long *)&ctr->k_high);
+    __threadfence_system();
+    gp::store_relaxed_system(&report->status, (u64)tag << 32 | 1u);
+}
+
 // Rows given by offsets or with one k each: checked and filed, a thread a row.
-// `lists` holds CLASSES lists of nrows ids.
+// `lists` holds CLASSES lists of nrows ids. The last block to finish reports the
+// counters to the host (`report`: the mapped slot, tagged `tag`).
 extern "C" __global__ void __launch_bounds__(256)
 topk_check(const void *offsets, const void *ks, u32 flags, u64 row_len, u64 k, u64 len, u64 nrows,
-           u64 block_max_len, Counters *ctr, u32 *lists) {
+           u64 block_max_len, Counters *ctr, u32 *lists, Report *report, u32 tag) {
     gp::wait_for_prior_grids();
     const Rows rows{offsets, ks, nullptr, row_len, k, flags};
     const u64 row = (u64)blockIdx.x * blockDim.x + threadIdx.x;
@@ -174,6 +198,7 @@ topk_check(const void *offsets, const void *ks, u32 flags, u64 row_len, u64 k, u
         at = __shfl_sync(gp::FULL_MASK, at, leader);
         if (cls == c) lists[c * nrows + at + __popc(peers & ((1u << lane) - 1))] = (u32)row;
     }
+    if (gp::last_to_arrive(&ctr->arrived, gridDim.x) && threadIdx.x == 0) report_counters(ctr, report, tag);
 }
 
 // Slots [from, k) of a row shorter than its k: zero bits and NO_INDEX, `step` apart

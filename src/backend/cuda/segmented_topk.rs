@@ -1,12 +1,14 @@
 //! Planning and launching the top-k of every row (kernels/segmented_topk.cu).
 //!
 //! Uniform rows with one k need nothing from the device: the host knows every row's
-//! class and launches one kernel over all rows, without waiting. Rows given by
+//! class and launches one kernel over all rows, without waiting (a few long rows are
+//! split into parts first: split.rs). Rows given by
 //! offsets, or one k a row, are checked on the device first (topk_check: the first
-//! bad row, the class lists, the ks' total), which the host reads back (the call's one
-//! wait) before anything is written; with ks, a scan of them gives each row's first
-//! slot. Then the warp class the block class and the long class each get one launch over their list,
-//! and the rows of neither (more than CAP results, or too long for one block) go one
+//! bad row, the class lists, the ks' total), whose last block reports the counts in the
+//! mapped result slot, on which the host spins (the call's one wait) before anything is
+//! written; with ks, a scan of them gives each row's first slot. Then the warp class,
+//! the block class and the long class each get one launch over their list, and the
+//! rows of none (more than CAP results, or too long for one block) go one
 //! by one through the device-wide top-k. Those huge rows are read back (their ids, then
 //! their offsets and ks a span of nearby ids at a time) and everything their top-ks
 //! take from the context is acquired before the first launch that writes: a failure
@@ -15,7 +17,7 @@
 use cudarc::driver::result as drv;
 use cudarc::driver::sys::{CUdeviceptr, CUstream};
 
-use super::context::{round_up, CudaShared, Needs, State};
+use super::context::{round_up, CudaShared, Needs, State, RESULT_SLOT_BYTES};
 use super::launch::{launch, Arg};
 use super::loader::ModuleSpec;
 use super::memory::{read_to_host, DeviceMemory};
@@ -189,16 +191,30 @@ fn function(shared: &CudaShared, key_bytes: usize, float_keys: bool, name: &'sta
     shared.loader.function(SOURCE, select::variant(key_bytes, float_keys), name, || module(key_bytes, float_keys))
 }
 
-/// The check's counters (kernels/segmented_topk.cu: struct Counters).
+/// The check's counters on the device (kernels/segmented_topk.cu: struct Counters),
+/// zeroed before it.
 #[repr(C)]
-#[derive(Clone, Copy, Default)]
 struct Counters {
     counts: [u32; CLASSES],
     fault: u64,
     k_low: u64,
     k_high: u64,
+    arrived: u32,
 }
 const COUNTERS_BYTES: usize = std::mem::size_of::<Counters>();
+
+/// The counters as the check's last block reports them in the mapped result slot
+/// (kernels/segmented_topk.cu: struct Report): `status` tagged, written last.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct Report {
+    status: u64,
+    counts: [u32; CLASSES],
+    fault: u64,
+    k_low: u64,
+    k_high: u64,
+}
+const _: () = assert!(std::mem::size_of::<Report>() <= RESULT_SLOT_BYTES);
 
 /// The rows as the kernels take them (kernels/segmented_topk.cu: struct Rows).
 struct RowArgs {
@@ -468,7 +484,7 @@ fn checked(call: &Call, rows: &TopkRows, ks: &TopkKs) -> Result<()> {
     if args.flags & KS_GIVEN != 0 {
         row_starts(call, &mut state, &args, &s, nrows)?;
     }
-    let c = check(call, &state, &args, &s, nrows)?;
+    let c = check(call, &mut state, &args, &s, nrows)?;
     verdict(&c, rows, ks, state.stream, call.len, call.out.len)?;
     // What the huge rows need is acquired before the first write.
     let huge = match c.counts[CLASS_HUGE] as usize {
@@ -510,9 +526,12 @@ fn row_args(rows: &TopkRows, ks: &TopkKs, s: &CheckScratch) -> Result<RowArgs> {
     Ok(args)
 }
 
-/// topk_check over the rows, and its counters read back (the call's wait).
-fn check(call: &Call, state: &State, args: &RowArgs, s: &CheckScratch, nrows: usize) -> Result<Counters> {
+/// topk_check over the rows, and its report of the counters (the call's wait: a spin
+/// on the mapped slot, which returns sooner than a copy and a stream synchronize).
+fn check(call: &Call, state: &mut State, args: &RowArgs, s: &CheckScratch, nrows: usize) -> Result<Report> {
     let check = function(call.shared, call.dtype.size(), call.dtype.is_float(), "topk_check")?;
+    // Clears the slot's first words (the status among them) and gives the call's tag.
+    let tag = call.shared.begin_host_value(state, DType::U64);
     let check_args = [
         Arg::ptr(args.offsets),
         Arg::ptr(args.ks),
@@ -524,14 +543,16 @@ fn check(call: &Call, state: &State, args: &RowArgs, s: &CheckScratch, nrows: us
         Arg::u64(policy().block_max_len),
         Arg::ptr(s.counters),
         Arg::ptr(s.lists),
+        Arg::ptr(call.shared.result_slot.device),
+        Arg::u32(tag),
     ];
     // SAFETY: arguments match topk_check; offsets hold nrows + 1 entries, ks nrows, the
-    // scratch the counters and CLASSES lists of nrows ids.
+    // scratch the counters and CLASSES lists of nrows ids, the slot a Report.
     unsafe { launch(check, (nrows as u64).div_ceil(CHECK_BLOCK as u64), CHECK_BLOCK, state.stream, &check_args)? };
-    let mut c = Counters::default();
-    // SAFETY: the counters lie inside the scratch; Counters is plain numbers.
-    unsafe { read_to_host(state.stream, s.counters, std::slice::from_mut(&mut c), "copying the top-k's counters from the device") }?;
-    Ok(c)
+    call.shared.wait_for_slot_tag(state.stream, std::mem::offset_of!(Report, status), tag)?;
+    // SAFETY: the slot is pinned host memory of RESULT_SLOT_BYTES >= size_of::<Report>(),
+    // aligned to a page; its writer wrote every field before `status`.
+    Ok(unsafe { std::ptr::read_volatile(call.shared.result_slot.host as *const Report) })
 }
 
 /// Each row's first slot, the exclusive scan of the ks (widened to u64 first when they
@@ -549,7 +570,7 @@ fn row_starts(call: &Call, state: &mut State, args: &RowArgs, s: &CheckScratch, 
 }
 
 /// The first bad row's error, or the ks' total against the output's length.
-fn verdict(c: &Counters, rows: &TopkRows, ks: &TopkKs, stream: CUstream, len: usize, out_len: usize) -> Result<()> {
+fn verdict(c: &Report, rows: &TopkRows, ks: &TopkKs, stream: CUstream, len: usize, out_len: usize) -> Result<()> {
     if c.fault != 0 {
         let fault = !c.fault;
         let row = fault >> 2;
