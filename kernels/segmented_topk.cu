@@ -19,7 +19,7 @@
 //                LONG_BLOCK threads, more of the row in flight.
 // Rows wanting more than CAP keys, and rows too long for one block, go row by row
 // through the device-wide top-k (src/backend/cuda/segmented_topk.rs). A few long
-// uniform rows are split: their parts' top-ks first (a block a part), then the top-k
+// uniform rows are split: their parts' top-ks first (a block or a warp a part), then the top-k
 // of each row's parts' results, then topk_split_indices (segmented_topk/split.rs).
 //
 // Keys are compared as ordered patterns (common/radix_key.cuh; descending order

@@ -300,12 +300,16 @@ def _topk_rows(x, k, dim, largest, out, ctx, stream):
     if isinstance(x, (list, tuple)):
         x = np.ascontiguousarray(x)
     a = adapt(x, "x", ndim=2)  # 2-D and contiguous, or the usual errors
+    x = a.obj  # (what adapt made of it: a NumPy array for a memoryview, say)
     if a.kind.name not in _ROW_KINDS:
         raise TypeError("x: a 2-D x must be a NumPy, PyTorch or CuPy array")
     if a.code is None:  # NumPy and CuPy name the dtype in 1-D only; torch's: not one of ours
         if a.kind is TorchKind:
             raise dtype_error("x", x.dtype)
-        a.code = _dtypes.from_numpy(x.dtype)
+        try:
+            a.code = _dtypes.from_numpy(x.dtype)
+        except (TypeError, ValueError) as e:
+            raise type(e)(f"x: {e}") from None
     rows, row_len = (int(n) for n in x.shape)
     k = _count(k, "k")
     if not 0 <= k <= row_len:

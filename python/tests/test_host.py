@@ -167,6 +167,10 @@ def test_topk_of_rows(dtype, largest):
         gp.topk(x, 2, out=(np.empty(14, dtype), np.empty(14, np.int64)))
     with pytest.raises(ValueError, match="dim"):
         gp.topk(x[0], 2, dim=1)
+    # A 2-D buffer-protocol object is taken as the NumPy array it converts to.
+    assert np.array_equal(bits(gp.topk(memoryview(x), 3, largest=largest)[0]), bits(gp.topk(x, 3, largest=largest)[0]))
+    with pytest.raises(TypeError, match="x: dtype bool"):
+        gp.topk(np.zeros((2, 3), bool), 1)
 
 
 @pytest.mark.parametrize("dtype", TYPES)

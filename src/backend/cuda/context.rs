@@ -447,6 +447,29 @@ impl CudaShared {
         state.host_tag
     }
 
+    /// Before a launch whose kernel reports a record of type T to the host in the slot,
+    /// every field first and then its status word (at `status_offset`, tagged): clears
+    /// that word, so that none left by an earlier call passes for this one's, and
+    /// returns the tag. The state lock must be held, with no kernel still to write the
+    /// slot.
+    pub fn begin_report<T: Copy>(&self, state: &mut State, status_offset: usize) -> u32 {
+        assert!(std::mem::size_of::<T>() <= RESULT_SLOT_BYTES && status_offset.is_multiple_of(8));
+        // SAFETY: an aligned u64 inside the pinned slot; no kernel writes it now.
+        unsafe { std::ptr::write_volatile(self.result_slot.host.add(status_offset) as *mut u64, 0) };
+        state.host_tag = state.host_tag % HOST_TAG_MAX + 1;
+        state.host_tag
+    }
+
+    /// Waits for the record of `tag` (begin_report), spinning on its status word, and
+    /// reads it whole.
+    pub fn wait_for_report<T: Copy>(&self, stream: CUstream, status_offset: usize, tag: u32) -> Result<T> {
+        self.wait_for_slot_tag(stream, status_offset, tag)?;
+        // SAFETY: the slot is pinned host memory of RESULT_SLOT_BYTES >= size_of::<T>()
+        // (begin_report), aligned to a page; its writer wrote every field before the
+        // status word, which the wait read with Acquire.
+        Ok(unsafe { std::ptr::read_volatile(self.result_slot.host as *const T) })
+    }
+
     /// Waits for the value a kernel on `stream` publishes to the slot as tagged words
     /// of `tag` (begin_host_value), spinning on them, and copies it to `out` (the
     /// value's bytes).

@@ -39,6 +39,11 @@ const RAGGED: u32 = 1;
 const OFFSETS_U64: u32 = 2;
 const KS_GIVEN: u32 = 4;
 const KS_U64: u32 = 8;
+/// Above this bit of the flags: the parts each uniform row is split into (split.rs).
+const SPLIT_SHIFT: u32 = 8;
+/// Block of the kernels that take a thread an item (topk_check, topk_widen,
+/// topk_split_indices: __launch_bounds__(256)).
+const ITEM_BLOCK: u32 = 256;
 /// Classes (kernels/segmented_topk.cu: CLASS_*).
 const CLASS_WARP: usize = 0;
 const CLASS_BLOCK: usize = 1;
@@ -254,10 +259,10 @@ fn uniform(call: &Call, nrows: usize, row_len: u64, k: u64) -> Result<()> {
         return Ok(());
     }
     let class = uniform_class(call, nrows as u64, row_len, k);
-    let parts = split::parts(call, nrows as u64, row_len, k, class);
+    let split = split::plan(call, nrows as u64, row_len, k, class);
     let mut state = call.shared.lock()?;
-    if parts > 1 {
-        return split::run(call, &mut state, nrows as u64, row_len, k, parts);
+    if let Some(split) = split {
+        return split::run(call, &mut state, nrows as u64, row_len, k, &split);
     }
     if class == CLASS_HUGE {
         let huge = HugeRows((0..nrows as u64).map(|r| HugeRow { begin: r * row_len, n: row_len, k, base: r * k }).collect());

@@ -9,9 +9,9 @@ use cudarc::driver::result as drv;
 use cudarc::driver::sys::{CUdeviceptr, CUstream};
 
 use super::huge::{HugeRow, HugeRows};
-use super::{function, launch_class, policy, Call, RowArgs, CLASSES, CLASS_BLOCK, CLASS_HUGE, CLASS_LONG, CLASS_WARP};
+use super::{function, launch_class, policy, Call, RowArgs, CLASSES, ITEM_BLOCK, CLASS_BLOCK, CLASS_HUGE, CLASS_LONG, CLASS_WARP};
 use super::{KS_GIVEN, KS_U64, OFFSETS_U64, RAGGED};
-use crate::backend::cuda::context::{round_up, State, RESULT_SLOT_BYTES};
+use crate::backend::cuda::context::{round_up, State};
 use crate::backend::cuda::driver::DriverContext;
 use crate::backend::cuda::launch::{launch, Arg};
 use crate::backend::cuda::memory::read_to_host;
@@ -19,8 +19,6 @@ use crate::backend::cuda::scan;
 use crate::backend::{ks_total_mismatch, TopkKs, TopkRowFault, TopkRows};
 use crate::dtype::{DType, Op, ScanMode};
 use crate::error::Result;
-
-const CHECK_BLOCK: u32 = 256;
 
 /// The check's counters on the device (kernels/segmented_topk.cu: struct Counters),
 /// zeroed before it.
@@ -45,7 +43,6 @@ struct Report {
     k_low: u64,
     k_high: u64,
 }
-const _: () = assert!(std::mem::size_of::<Report>() <= RESULT_SLOT_BYTES);
 
 /// Scratch of a checked call: the counters, CLASSES lists of nrows ids, and (with ks)
 /// the rows' first slots, with room for the ks widened to u64 when they are U32. It
@@ -157,8 +154,8 @@ fn row_args(rows: &TopkRows, ks: &TopkKs, s: &CheckScratch) -> Result<RowArgs> {
 /// on the mapped slot, which returns sooner than a copy and a stream synchronize).
 fn check(call: &Call, state: &mut State, args: &RowArgs, s: &CheckScratch, nrows: usize) -> Result<Report> {
     let check = function(call.shared, call.dtype.size(), call.dtype.is_float(), "topk_check")?;
-    // Clears the slot's first words (the status among them) and gives the call's tag.
-    let tag = call.shared.begin_host_value(state, DType::U64);
+    let status = std::mem::offset_of!(Report, status);
+    let tag = call.shared.begin_report::<Report>(state, status);
     let check_args = [
         Arg::ptr(args.offsets),
         Arg::ptr(args.ks),
@@ -175,11 +172,8 @@ fn check(call: &Call, state: &mut State, args: &RowArgs, s: &CheckScratch, nrows
     ];
     // SAFETY: arguments match topk_check; offsets hold nrows + 1 entries, ks nrows, the
     // scratch the counters and CLASSES lists of nrows ids, the slot a Report.
-    unsafe { launch(check, (nrows as u64).div_ceil(CHECK_BLOCK as u64), CHECK_BLOCK, state.stream, &check_args)? };
-    call.shared.wait_for_slot_tag(state.stream, std::mem::offset_of!(Report, status), tag)?;
-    // SAFETY: the slot is pinned host memory of RESULT_SLOT_BYTES >= size_of::<Report>(),
-    // aligned to a page; its writer wrote every field before `status`.
-    Ok(unsafe { std::ptr::read_volatile(call.shared.result_slot.host as *const Report) })
+    unsafe { launch(check, (nrows as u64).div_ceil(ITEM_BLOCK as u64), ITEM_BLOCK, state.stream, &check_args)? };
+    call.shared.wait_for_report::<Report>(state.stream, status, tag)
 }
 
 /// Each row's first slot, the exclusive scan of the ks (widened to u64 first when they
@@ -188,9 +182,9 @@ fn row_starts(call: &Call, state: &mut State, args: &RowArgs, s: &CheckScratch, 
     let mut from = args.ks;
     if args.flags & KS_U64 == 0 {
         let widen = function(call.shared, call.dtype.size(), call.dtype.is_float(), "topk_widen")?;
-        let blocks = (nrows as u64).div_ceil(CHECK_BLOCK as u64);
+        let blocks = (nrows as u64).div_ceil(ITEM_BLOCK as u64);
         // SAFETY: ks holds nrows u32, `widened` room for nrows u64.
-        unsafe { launch(widen, blocks, CHECK_BLOCK, state.stream, &[Arg::ptr(args.ks), Arg::ptr(s.widened), Arg::size(nrows)])? };
+        unsafe { launch(widen, blocks, ITEM_BLOCK, state.stream, &[Arg::ptr(args.ks), Arg::ptr(s.widened), Arg::size(nrows)])? };
         from = s.widened;
     }
     scan::scan_locked(call.shared, state, from, s.bases, DType::U64, nrows, Op::Sum, ScanMode::Exclusive, None)
