@@ -32,6 +32,7 @@ pub const HEADERS: &[(&str, &str)] = &[
     ("common/grid_dependency.cuh", include_str!("../../../kernels/common/grid_dependency.cuh")),
     ("common/sort_types.cuh", include_str!("../../../kernels/common/sort_types.cuh")),
     ("select_state.cuh", include_str!("../../../kernels/select_state.cuh")),
+    ("select_band.cuh", include_str!("../../../kernels/select_band.cuh")),
     ("quicksort_state.cuh", include_str!("../../../kernels/quicksort_state.cuh")),
     ("quicksort_block_sort.cuh", include_str!("../../../kernels/quicksort_block_sort.cuh")),
     ("radix_sort_control.cuh", include_str!("../../../kernels/radix_sort_control.cuh")),
