@@ -81,9 +81,20 @@ struct Policy {
     /// (select_small).
     small_block: u32,
     small_keys: u32,
+    /// Inputs up to this many keys take the small sample (SAMPLES_SMALL).
+    small_sample_len: usize,
+    /// The band's half width in standard deviations of the sample's count: narrowed
+    /// in tests, to make the sample miss and the fallbacks run.
+    spread_sigmas: f64,
 }
 
-fn policy() -> Policy {
+/// The policy, from the knobs (read once: GPUPRIMS_TUNE is read once per process).
+fn policy() -> &'static Policy {
+    static POLICY: once_cell::sync::Lazy<Policy> = once_cell::sync::Lazy::new(read_policy);
+    &POLICY
+}
+
+fn read_policy() -> Policy {
     // 64 bytes a thread: as fast as 128 on the H100 (0.61 vs 0.62 ms, f32 2^28) and the
     // modules compile in two thirds of the time.
     Policy {
@@ -98,6 +109,8 @@ fn policy() -> Policy {
         // Whole warps, up to 1,024 threads.
         small_block: knob("select.small_block", 1024).clamp(32, 1024) / 32 * 32,
         small_keys: knob("select.small_keys", 8).clamp(1, 32),
+        small_sample_len: 1usize << knob("select.small_sample_log2", SMALL_SAMPLE_LOG2).min(62),
+        spread_sigmas: knob("select.spread_tenths", 35) as f64 / 10.0,
     }
 }
 

@@ -7,14 +7,13 @@ use cudarc::driver::result as drv;
 use cudarc::driver::sys::{CUdeviceptr, CUfunction, CUstream};
 
 use super::{function, policy, result_target, Found, Policy, Scratch};
-use super::{HI_OPEN, LO_OPEN, NO_BAND, ORDER_RUNS, RADIX_BITS, SAMPLES, SAMPLES_SMALL, SAMPLE_BLOCK, SMALL_SAMPLE_LOG2, MIN_BAND_LEN, STATE_BYTES};
+use super::{HI_OPEN, LO_OPEN, NO_BAND, ORDER_RUNS, RADIX_BITS, SAMPLES, SAMPLES_SMALL, SAMPLE_BLOCK, MIN_BAND_LEN, STATE_BYTES};
 use crate::backend::cuda::context::{round_up, CudaShared, State};
 use crate::backend::cuda::driver::DriverContext;
 use crate::backend::cuda::launch::{launch, launch_cooperative, Arg};
 use crate::backend::cuda::memory::DeviceMemory;
 use crate::backend::cuda::radix_sort;
 use crate::backend::cuda::sources;
-use crate::backend::cuda::tuning::knob;
 use crate::dtype::{DType, Order};
 use crate::error::Result;
 
@@ -35,14 +34,11 @@ fn plan_band(len: usize, rank: usize, key_bytes: usize, lower_open: bool) -> Ban
     if key_bytes == 1 || len < MIN_BAND_LEN {
         return none;
     }
-    let small_sample_len = 1usize << knob("select.small_sample_log2", SMALL_SAMPLE_LOG2).min(62);
-    let samples = if len <= small_sample_len { SAMPLES_SMALL } else { SAMPLES };
+    let samples = if len <= policy().small_sample_len { SAMPLES_SMALL } else { SAMPLES };
     let s = samples as f64;
     let p = rank as f64 / len as f64;
     let centre = p * s;
-    // The knob narrows the band in tests, to make the sample miss and the fallbacks run.
-    let sigmas = knob("select.spread_tenths", 35) as f64 / 10.0;
-    let spread = sigmas * (s * p * (1.0 - p)).sqrt() + 4.0;
+    let spread = policy().spread_sigmas * (s * p * (1.0 - p)).sqrt() + 4.0;
     let lo = (centre - spread).floor();
     let hi = (centre + spread).ceil();
     let mut flags = 0;
@@ -68,7 +64,7 @@ fn plan_band(len: usize, rank: usize, key_bytes: usize, lower_open: bool) -> Ban
 /// What one find_rank call takes, worked out before anything is acquired: the band,
 /// the flags its kernels run with, the tiles, and the sizes of the scratch's regions.
 struct RankPlan {
-    p: Policy,
+    p: &'static Policy,
     key_bytes: usize,
     float_keys: bool,
     len: usize,
