@@ -228,10 +228,10 @@ topk_warp(const U *values, u64 len, const void *offsets, const void *ks, const u
     const u32 m = (u32)(r.k < r.n ? r.k : r.n), in_block = threadIdx.x / gp::WARP;
     const U *row = values + r.begin;
     const KeyOrder order(key_order);
-    U *key = slot_key[in_block];
-    u32 *index = slot_index[in_block];
-    if (m != 0 && !(r.n <= WARP_AT_ONCE && warp_row_at_once(row, r, m, order, key, index, out_values, out_indices, out_len)))
-        warp_row_streamed(row, r, m, order, key, index, out_values, out_indices, out_len);
+    const Slots slots{slot_key[in_block], slot_index[in_block]};
+    const Out out{out_values, out_indices, out_len};
+    if (m != 0 && !(r.n <= WARP_AT_ONCE && warp_row_at_once(row, r, m, order, slots, out)))
+        warp_row_streamed(row, r, m, order, slots, out);
     write_pads(r, m, threadIdx.x % gp::WARP, gp::WARP, out_values, out_indices, out_len);
 }
 

@@ -25,6 +25,19 @@ constexpr int WARPS_A_BLOCK = WARP_BLOCK / gp::WARP;
 constexpr u32 SLOTS = 2 * gp::WARP;  // the best m (m <= WARP), then up to a lane's worth each
 static_assert(WARP_K <= gp::WARP, "the best m and a ballot's candidates fit the slots");
 
+// A warp's slots in shared memory: SLOTS keys (ordered patterns) and their indices.
+struct Slots {
+    U *key;
+    u32 *index;
+};
+
+// Where a call's results go: values, indices (or null), and their length.
+struct Out {
+    U *values;
+    u64 *indices;
+    u64 len;
+};
+
 // The m-th smallest (from 1) of the lanes' patterns: rounds of a warp minimum, each
 // setting aside the lanes that hold it.
 __device__ __forceinline__ U mth_smallest(U v, u32 m) {
@@ -66,11 +79,10 @@ __device__ __forceinline__ void load_step(const U *row, u32 first, u32 end, cons
 }
 
 // Result `rank` of the row: the element at `at`, bit for bit, and its index.
-__device__ __forceinline__ void write_result(const Row &r, u32 rank, u32 at, const U *row, U *out_values,
-                                             u64 *out_indices, u64 out_len) {
-    if (r.base + rank < out_len) {
-        out_values[r.base + rank] = row[at];
-        if (out_indices) out_indices[r.base + rank] = at;
+__device__ __forceinline__ void write_result(const Row &r, u32 rank, u32 at, const U *row, const Out &out) {
+    if (r.base + rank < out.len) {
+        out.values[r.base + rank] = row[at];
+        if (out.indices) out.indices[r.base + rank] = at;
     }
 }
 
@@ -96,11 +108,11 @@ __device__ __noinline__ u32 merge_slots(U *key, u32 *index, u32 total, u32 m, u3
 }
 
 // The lanes of `lanes` append their key x (element at_index) in lane order from slot `at`.
-__device__ __forceinline__ void append_slots(U *key, u32 *index, U x, u32 at_index, u32 lanes, u32 at, u32 lane) {
+__device__ __forceinline__ void append_slots(const Slots &slots, U x, u32 at_index, u32 lanes, u32 at, u32 lane) {
     if (lanes >> lane & 1) {
         const u32 slot = at + __popc(lanes & ((1u << lane) - 1));
-        key[slot] = x;
-        index[slot] = at_index;
+        slots.key[slot] = x;
+        slots.index[slot] = at_index;
     }
 }
 
@@ -108,7 +120,9 @@ __device__ __forceinline__ void append_slots(U *key, u32 *index, U x, u32 at_ind
 // `have`. Returns the new count.
 template <int ITEMS>
 __device__ __forceinline__ u32 warp_step(const U *row, u32 first, u32 end, u32 m, u32 have, const KeyOrder &order,
-                                         U *key, u32 *index, u32 lane) {
+                                         const Slots &slots, u32 lane) {
+    U *key = slots.key;
+    u32 *index = slots.index;
     U keys[ITEMS], lane_min;
     u32 missing;
     load_step(row, first, end, order, lane, keys, missing, lane_min);
@@ -135,7 +149,7 @@ __device__ __forceinline__ u32 warp_step(const U *row, u32 first, u32 end, u32 m
     u32 at = have;
 #pragma unroll
     for (int j = 0; j < ITEMS; ++j) {
-        append_slots(key, index, keys[j], first + j * gp::WARP + lane, picked[j], at, lane);
+        append_slots(slots, keys[j], first + j * gp::WARP + lane, picked[j], at, lane);
         at += __popc(picked[j]);
         if (!at_once && picked[j]) at = merge_slots(key, index, at, m, lane);
     }
@@ -146,25 +160,25 @@ __device__ __forceinline__ u32 warp_step(const U *row, u32 first, u32 end, u32 m
 // order in the slots; each lane ranks the candidate of its slot against all of them
 // and writes it if it is among the first m.
 __device__ __forceinline__ void rank_candidates(const U (&keys)[WARP_ITEMS], const u32 (&picked)[WARP_ITEMS],
-                                                u32 total, const Row &r, u32 m, const U *row, U *key, u32 *index,
-                                                U *out_values, u64 *out_indices, u64 out_len) {
+                                                u32 total, const Row &r, u32 m, const U *row, const Slots &slots,
+                                                const Out &out) {
     const u32 lane = threadIdx.x % gp::WARP;
     u32 base = 0;
 #pragma unroll
     for (int j = 0; j < WARP_ITEMS; ++j) {
-        append_slots(key, index, keys[j], j * gp::WARP + lane, picked[j], base, lane);
+        append_slots(slots, keys[j], j * gp::WARP + lane, picked[j], base, lane);
         base += __popc(picked[j]);
     }
     __syncwarp();
     if (lane >= total) return;
-    const u32 rank = slot_rank(key, total, key[lane], lane);
-    if (rank < m) write_result(r, rank, index[lane], row, out_values, out_indices, out_len);
+    const u32 rank = slot_rank(slots.key, total, slots.key[lane], lane);
+    if (rank < m) write_result(r, rank, slots.index[lane], row, out);
 }
 
 // A row of up to WARP * WARP_ITEMS keys at once, when its candidates are at most a
 // lane's worth; false (nothing written) when they are more.
-__device__ __forceinline__ bool warp_row_at_once(const U *row, const Row &r, u32 m, const KeyOrder &order, U *key,
-                                                 u32 *index, U *out_values, u64 *out_indices, u64 out_len) {
+__device__ __forceinline__ bool warp_row_at_once(const U *row, const Row &r, u32 m, const KeyOrder &order,
+                                                 const Slots &slots, const Out &out) {
     const u32 lane = threadIdx.x % gp::WARP;
     U keys[WARP_ITEMS], lane_min;
     u32 missing;
@@ -177,16 +191,16 @@ __device__ __forceinline__ bool warp_row_at_once(const U *row, const Row &r, u32
         total += __popc(picked[j]);
     }
     if (total > gp::WARP) return false;
-    rank_candidates(keys, picked, total, r, m, row, key, index, out_values, out_indices, out_len);
+    rank_candidates(keys, picked, total, r, m, row, slots, out);
     return true;
 }
 
 // Any row, streamed through the warp's slots; its best m written from out[r.base] on.
-__device__ __forceinline__ void warp_row_streamed(const U *row, const Row &r, u32 m, const KeyOrder &order, U *key,
-                                                  u32 *index, U *out_values, u64 *out_indices, u64 out_len) {
+__device__ __forceinline__ void warp_row_streamed(const U *row, const Row &r, u32 m, const KeyOrder &order,
+                                                  const Slots &slots, const Out &out) {
     const u32 n = (u32)r.n, lane = threadIdx.x % gp::WARP;
     u32 have = 0;
     for (u32 first = 0; first < n; first += gp::WARP * STREAM_ITEMS)
-        have = warp_step<STREAM_ITEMS>(row, first, n, m, have, order, key, index, lane);
-    if (lane < m) write_result(r, lane, index[lane], row, out_values, out_indices, out_len);
+        have = warp_step<STREAM_ITEMS>(row, first, n, m, have, order, slots, lane);
+    if (lane < m) write_result(r, lane, slots.index[lane], row, out);
 }
