@@ -34,14 +34,14 @@ struct BlockRadixSelect {
         for (int shift = BITS - RADIX_BITS; shift >= 0; shift -= RADIX_BITS) {
             // The top digit has no prefix to match: every rank's histogram would be the
             // same, so one is counted (counts[0]) and all ranks read it.
-            const bool shared = shift == BITS - RADIX_BITS;
+            const bool one_histogram = shift == BITS - RADIX_BITS;
             for (int d = threadIdx.x; d < RADIX * RANKS; d += BLOCK) s.counts[d / RADIX][d % RADIX] = 0;
             __syncthreads();
 #pragma unroll
             for (int j = 0; j < ITEMS; ++j) {
                 if (j >= live) break;
                 const u32 digit = u32(keys[j] >> shift) & (RADIX - 1);
-                if (shared) {
+                if (one_histogram) {
                     warp_count_digit(s.counts[0], digit, true);
                     continue;
                 }
@@ -52,7 +52,7 @@ struct BlockRadixSelect {
             if (threadIdx.x < WARP)
 #pragma unroll
                 for (int r = 0; r < RANKS; ++r) {
-                    const Bucket<u32> b = find_bucket<u32, RADIX>(s.counts[shared ? 0 : r], rank[r]);
+                    const Bucket<u32> b = find_bucket<u32, RADIX>(s.counts[one_histogram ? 0 : r], rank[r]);
                     if (threadIdx.x == 0) s.found[r] = b;
                 }
             __syncthreads();
