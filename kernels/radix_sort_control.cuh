@@ -7,7 +7,7 @@
 #pragma once
 #include "common/types.cuh"
 #include "common/sort_types.cuh"
-#include "common/ordered_read.cuh"
+#include "common/input_order.cuh"
 
 constexpr int RADIX_BITS = GP_RADIX_BITS;
 constexpr int RADIX = 1 << RADIX_BITS;

@@ -15,31 +15,11 @@
 #ifndef GP_ORDER_CHECK_EARLY_OUT
 #define GP_ORDER_CHECK_EARLY_OUT 0
 #endif
+#include "common/input_order.cuh"
 #include "common/tile_io.cuh"
 #include "common/warp.cuh"
 
 namespace gp {
-
-struct OrderSeen {
-    bool unsorted = false;      // some neighbours out of the wanted order
-    bool not_reversed = false;  // some neighbours not strictly in the opposite order
-
-    // a comes right before b in the input (both ordered)
-    template <class U>
-    __device__ __forceinline__ void neighbours(U a, U b) {
-        unsorted |= a > b;
-        not_reversed |= a <= b;
-    }
-};
-
-// The verdict on a whole input from what every block's OrderSeen reported (the flags
-// or-ed together): sort it, it is in order already, or it is in exactly the opposite
-// order with no two keys equal (mirror it). The radix plan and the quicksort's first
-// level both decide this way.
-constexpr u32 INPUT_UNSORTED = 0, INPUT_SORTED = 1, INPUT_REVERSED = 2;
-__device__ __forceinline__ u32 input_order(u32 any_unsorted, u32 any_not_reversed) {
-    return !any_unsorted ? INPUT_SORTED : !any_not_reversed ? INPUT_REVERSED : INPUT_UNSORTED;
-}
 
 // Block `part` of `parts` reads its share of keys[0, n) (grid-strided over the parts,
 // BLOCK threads each). `counter.add(x)` takes an array of ordered keys: a whole

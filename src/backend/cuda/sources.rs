@@ -16,6 +16,7 @@ pub const HEADERS: &[(&str, &str)] = &[
     ("common/radix_key.cuh", include_str!("../../../kernels/common/radix_key.cuh")),
     ("common/digit_histogram.cuh", include_str!("../../../kernels/common/digit_histogram.cuh")),
     ("common/ordered_read.cuh", include_str!("../../../kernels/common/ordered_read.cuh")),
+    ("common/input_order.cuh", include_str!("../../../kernels/common/input_order.cuh")),
     ("common/ordered_screen.cuh", include_str!("../../../kernels/common/ordered_screen.cuh")),
     ("common/block_radix_rank.cuh", include_str!("../../../kernels/common/block_radix_rank.cuh")),
     ("common/digit_lookback.cuh", include_str!("../../../kernels/common/digit_lookback.cuh")),
