@@ -337,16 +337,20 @@ impl Plan {
         self.len > self.large_span
     }
 
-    /// On the first call the four modules compile side by side.
+    /// On the first call the modules this input runs compile side by side: a short one
+    /// (one large sort, no levels) runs qs_init and the large sort alone; one with
+    /// levels all four sources and the scan of the bucket counts.
     fn compile(&self, shared: &CudaShared) -> Result<()> {
         let inst = self.inst;
         let v = |source: Source| inst.variant(source);
         let spec = |source: Source| move || module(source, inst);
         let specs = SOURCES.map(spec);
-        // The scan of the bucket counts too, unless the input is one block sort.
         let counts_scan = || scan::module(DType::U32, Op::Sum);
-        let mut wanted: Vec<precompile::Wanted> = SOURCES.iter().zip(&specs).map(|(&s, f)| (s, v(s), f as _)).collect();
-        if self.has_levels() {
+        let levels = self.has_levels();
+        let runs = |s: &Source| levels || s.name == sources::QUICKSORT.name || s.name == sources::QUICKSORT_LARGE.name;
+        let mut wanted: Vec<precompile::Wanted> =
+            SOURCES.iter().zip(&specs).filter(|(s, _)| runs(s)).map(|(&s, f)| (s, v(s), f as _)).collect();
+        if levels {
             wanted.push((sources::SCAN, scan::variant(DType::U32, Op::Sum), &counts_scan));
         }
         precompile::compile_unloaded(shared, &wanted)
