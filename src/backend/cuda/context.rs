@@ -241,6 +241,12 @@ pub struct State {
 /// then 1 again (24 bits: the selection carries its tag in the top of its flags word).
 pub(crate) const HOST_TAG_MAX: u32 = (1 << 24) - 1;
 
+/// The next tag of a value or report handed to the host (1..=HOST_TAG_MAX, wrapping).
+fn next_host_tag(state: &mut State) -> u32 {
+    state.host_tag = state.host_tag % HOST_TAG_MAX + 1;
+    state.host_tag
+}
+
 impl State {
     /// Acquires what `needs` says, before a primitive's first write: scratch memory of
     /// at least needs.scratch bytes (its address is scratch.ptr), sync memory of
@@ -439,12 +445,9 @@ impl CudaShared {
     /// write the slot.
     pub fn begin_host_value(&self, state: &mut State, dtype: DType) -> u32 {
         for k in 0..tagged_words(dtype) {
-            // SAFETY: an aligned u64 inside the pinned slot (RESULT_SLOT_BYTES >= 16);
-            // no kernel writes it now.
-            unsafe { std::ptr::write_volatile((self.result_slot.host as *mut u64).add(k), 0) };
+            self.clear_slot_word(8 * k);
         }
-        state.host_tag = state.host_tag % HOST_TAG_MAX + 1;
-        state.host_tag
+        next_host_tag(state)
     }
 
     /// Before a launch whose kernel reports a record of type T to the host in the slot,
@@ -453,11 +456,18 @@ impl CudaShared {
     /// returns the tag. The state lock must be held, with no kernel still to write the
     /// slot.
     pub fn begin_report<T: Copy>(&self, state: &mut State, status_offset: usize) -> u32 {
-        assert!(std::mem::size_of::<T>() <= RESULT_SLOT_BYTES && status_offset.is_multiple_of(8));
-        // SAFETY: an aligned u64 inside the pinned slot; no kernel writes it now.
-        unsafe { std::ptr::write_volatile(self.result_slot.host.add(status_offset) as *mut u64, 0) };
-        state.host_tag = state.host_tag % HOST_TAG_MAX + 1;
-        state.host_tag
+        assert!(std::mem::size_of::<T>() <= RESULT_SLOT_BYTES);
+        self.clear_slot_word(status_offset);
+        next_host_tag(state)
+    }
+
+    /// Zeroes the slot's word at byte `offset` (tag 0: no call's), while no kernel
+    /// writes the slot.
+    fn clear_slot_word(&self, offset: usize) {
+        assert!(offset + 8 <= RESULT_SLOT_BYTES && offset.is_multiple_of(8));
+        // SAFETY: an aligned u64 inside the pinned slot; no kernel writes it now (the
+        // callers hold the state lock, and every earlier value was waited for).
+        unsafe { std::ptr::write_volatile(self.result_slot.host.add(offset) as *mut u64, 0) };
     }
 
     /// Waits for the record of `tag` (begin_report), spinning on its status word, and
