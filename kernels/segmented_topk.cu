@@ -84,6 +84,10 @@ constexpr u32 CLASS_WARP = 0, CLASS_BLOCK = 1, CLASS_LONG = 2, CLASS_HUGE = 3, C
 // Row faults (src/backend/mod.rs: TopkRowFault).
 constexpr u32 FAULT_DECREASING = 1, FAULT_PAST_END = 2;
 
+// Where part `part` of `parts` begins in a split row of row_len keys (the parts of
+// nearly equal length, segmented_topk/split.rs).
+__device__ __forceinline__ u64 part_begin(u64 part, u64 parts, u64 row_len) { return part * row_len / parts; }
+
 // A row as the kernels see it: keys [begin, begin + n), its k, where its results go.
 struct Row {
     u64 begin, n, k, base;
@@ -115,8 +119,8 @@ struct Rows {
             begin = begin < end ? begin : end;
         } else if (flags >> SPLIT_SHIFT) {  // part `row % parts` of uniform row `row / parts`
             const u64 parts = flags >> SPLIT_SHIFT, whole = row / parts * row_len, part = row % parts;
-            begin = whole + part * row_len / parts;
-            end = whole + (part + 1) * row_len / parts;
+            begin = whole + part_begin(part, parts, row_len);
+            end = whole + part_begin(part + 1, parts, row_len);
         } else {
             begin = row * row_len;
             end = begin + row_len;
@@ -269,7 +273,7 @@ topk_split_indices(u64 *indices, const u64 *part_indices, u64 count, u64 k, u32 
     const u64 t = (u64)blockIdx.x * blockDim.x + threadIdx.x;
     if (t >= count) return;
     const u64 row = t / k, j = indices[t], part = j / k;
-    indices[t] = part * row_len / parts + part_indices[row * parts * k + j];
+    indices[t] = part_begin(part, parts, row_len) + part_indices[row * parts * k + j];
 }
 
 // U32 ks widened to u64, for the scan of the rows' first slots.
