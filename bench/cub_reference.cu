@@ -12,11 +12,12 @@
 #include <cub/device/device_reduce.cuh>
 #include <cub/device/device_scan.cuh>
 #include <cub/version.cuh>
-// cub::DeviceBatchedTopK first appears in CCCL 3.5.0 (CUDA 13.5); the toolkit's 3.0.1 lacks it,
-// and there cubref_batched_topk_ms says so (-2).
+// cub::DeviceBatchedTopK and cub::DeviceTopK first appear in CCCL 3.5.0 (CUDA 13.5); the
+// toolkit's 3.0.1 lacks them, and there cubref_batched_topk_ms and cubref_topk_ms say so (-2).
 #if CCCL_MAJOR_VERSION > 3 || (CCCL_MAJOR_VERSION == 3 && CCCL_MINOR_VERSION >= 5)
 #define CUBREF_HAVE_BATCHED_TOPK 1
 #include <cub/device/device_batched_topk.cuh>
+#include <cub/device/device_topk.cuh>
 #include <cuda/argument>
 #include <cuda/iterator>
 #include <cuda/std/execution>
@@ -725,6 +726,73 @@ double cubref_batched_topk_ms(uint32_t dtype, uint32_t order, const void *d_valu
   (void)d_out_keys; (void)d_out_indices; (void)warmup; (void)reps; (void)stream;
   std::snprintf(buf, sizeof buf, "DeviceBatchedTopK: built against CCCL %d.%d.%d (it needs 3.5.0)",
                 CCCL_MAJOR_VERSION, CCCL_MINOR_VERSION, CCCL_PATCH_VERSION);
+  g_error = buf;
+  return -2.0;
+#endif
+}
+
+}  // extern "C"
+
+// ---------------------------------------------------------------------------------------
+// cub::DeviceTopK (CCCL >= 3.5.0), the device-wide top-k rows' anchor: MaxKeys / MinKeys,
+// or MaxPairs / MinPairs with each key's u32 index (a counting iterator: the indices cost
+// a write, not a read), num_items and k as int64. Only the opted-out contract compiles:
+// require(determinism::not_guaranteed, output_ordering::unsorted).
+#if CUBREF_HAVE_BATCHED_TOPK
+namespace {
+
+template <class T>
+double topk_t(bool max, const void *d_in_v, size_t n, size_t k, void *d_out_keys, void *d_out_indices, int warmup,
+              int reps, cudaStream_t s) {
+  const auto req = cuda::execution::require(cuda::execution::determinism::not_guaranteed,
+                                            cuda::execution::output_ordering::unsorted);
+  const auto env = cuda::std::execution::env{cuda::stream_ref{s}, req};
+  const T *in = static_cast<const T *>(d_in_v);
+  T *keys_out = static_cast<T *>(d_out_keys);
+  uint32_t *idx_out = static_cast<uint32_t *>(d_out_indices);
+  const int64_t nn = (int64_t)n, kk = (int64_t)k;
+  auto call = [&](void *temp, size_t &bytes) -> cudaError_t {
+    if (idx_out) {
+      cuda::counting_iterator<uint32_t> idx_in{0u};
+      if (max) return cub::DeviceTopK::MaxPairs(temp, bytes, in, keys_out, idx_in, idx_out, nn, kk, env);
+      return cub::DeviceTopK::MinPairs(temp, bytes, in, keys_out, idx_in, idx_out, nn, kk, env);
+    }
+    if (max) return cub::DeviceTopK::MaxKeys(temp, bytes, in, keys_out, nn, kk, env);
+    return cub::DeviceTopK::MinKeys(temp, bytes, in, keys_out, nn, kk, env);
+  };
+  auto refresh = rerun_into_poisoned(d_out_keys, k * sizeof(T), d_out_indices, k * 4, s);
+  return time_cub(call, warmup, reps, s, refresh);
+}
+
+}  // namespace
+#endif  // CUBREF_HAVE_BATCHED_TOPK
+
+extern "C" {
+
+double cubref_topk_ms(uint32_t dtype, uint32_t order, const void *d_in, size_t n, size_t k, void *d_out_keys,
+                      void *d_out_indices, int warmup, int reps, void *stream) {
+#if CUBREF_HAVE_BATCHED_TOPK
+  const bool max = order == GPUPRIMS_ORDER_DESCENDING;
+  if (order != GPUPRIMS_ORDER_ASCENDING && order != GPUPRIMS_ORDER_DESCENDING)
+    return unsupported("DeviceTopK (order)", dtype, order);
+  if (n == 0 || k == 0 || k > n || (d_out_indices && n > 4294967295u)) {
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "DeviceTopK: n %zu, k %zu not wired (1 <= k <= n, n < 2^32 with indices)", n, k);
+    g_error = buf;
+    return -2.0;
+  }
+  cudaStream_t s = (cudaStream_t)stream;
+  switch (dtype) {
+    case GPUPRIMS_DTYPE_F32: return topk_t<float>(max, d_in, n, k, d_out_keys, d_out_indices, warmup, reps, s);
+    case GPUPRIMS_DTYPE_U32: return topk_t<uint32_t>(max, d_in, n, k, d_out_keys, d_out_indices, warmup, reps, s);
+    default: return unsupported("DeviceTopK (dtype; f32 and u32 wired)", dtype, order);
+  }
+#else
+  (void)dtype; (void)order; (void)d_in; (void)n; (void)k; (void)d_out_keys; (void)d_out_indices; (void)warmup;
+  (void)reps; (void)stream;
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "DeviceTopK: built against CCCL %d.%d.%d (it needs 3.5.0)", CCCL_MAJOR_VERSION,
+                CCCL_MINOR_VERSION, CCCL_PATCH_VERSION);
   g_error = buf;
   return -2.0;
 #endif

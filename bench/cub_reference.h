@@ -131,6 +131,16 @@ double cubref_batched_topk_ms(uint32_t dtype, uint32_t order, const void *d_valu
                               void *d_out_indices, int warmup, int reps, void *stream, char *config,
                               size_t config_len);
 
+/* cub::DeviceTopK (CCCL >= 3.5.0) of n keys (f32 or u32) from d_in: the k (1..n) largest
+ * (order DESCENDING: MaxKeys/MaxPairs) or smallest, to d_out_keys, with each one's u32
+ * input index to d_out_indices (NULL: keys only; then n < 2^32), in no particular order,
+ * ties at the k-th place broken any way (CUB's only mode: determinism::not_guaranteed,
+ * output_ordering::unsorted). -2: not wired (other dtypes, k, a build against an older
+ * CCCL; the reason in cubref_last_error()). Timing, and the outputs written by one run,
+ * as cubref_radix_sort_ms. */
+double cubref_topk_ms(uint32_t dtype, uint32_t order, const void *d_in, size_t n, size_t k, void *d_out_keys,
+                      void *d_out_indices, int warmup, int reps, void *stream);
+
 #ifdef __cplusplus
 }
 #endif

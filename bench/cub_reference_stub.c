@@ -74,3 +74,9 @@ double cubref_batched_topk_ms(uint32_t dtype, uint32_t order, const void *d_valu
   if (config && config_len) config[0] = '\0';
   return -2.0;
 }
+double cubref_topk_ms(uint32_t dtype, uint32_t order, const void *d_in, size_t n, size_t k, void *d_out_keys,
+                      void *d_out_indices, int warmup, int reps, void *stream) {
+  (void)dtype; (void)order; (void)d_in; (void)n; (void)k; (void)d_out_keys; (void)d_out_indices; (void)warmup;
+  (void)reps; (void)stream;
+  return -2.0;
+}

@@ -1,15 +1,19 @@
 /* The selection rows of the tour.
  *
  * select_kth of the median (value handed to the host, as gpuprims_select_kth does) for
- * f32 and u32; top-k of f32, descending, with indices, for k = 100 and 2^20, and k = 100
- * without indices. Beside each, CUB in the same process: DeviceRadixSort of the same
- * input (SortKeys for the k-th element, SortKeysDescending for top-k), which is what
- * selecting by sorting costs (the anchors' "sort + index" adds one element's copy).
+ * f32 and u32; top-k of f32, descending, for k = 100 and 65,536 with and without
+ * indices, and k = 2^20 with indices. Beside each, CUB in the same process: for the
+ * k-th element DeviceRadixSort::SortKeys of the same input, which is what selecting by
+ * sorting costs (the anchors' "sort + index" adds one element's copy); for top-k
+ * cub::DeviceTopK (MaxKeys, or MaxPairs with u32 indices) where the CUB build has it
+ * (CCCL >= 3.5.0: unsorted and not deterministic, its only mode), else
+ * DeviceRadixSort::SortKeysDescending.
  *
  * Checks: the k-th element equals CUB's sorted output at k (NaNs aside: the inputs
- * hold none); top-k values equal the first k of CUB's descending sort bitwise, every
- * index points at its value, and equal values come lowest index first. Inputs: random
- * finite floats in [-1, 1) (f32) and random bits (u32).
+ * hold none); top-k values equal the first k of CUB's descending sort bitwise (and, as
+ * a multiset, DeviceTopK's), every index points at its value, and equal values come
+ * lowest index first. Inputs: random finite floats in [-1, 1) (f32) and random bits
+ * (u32).
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -29,6 +33,7 @@ typedef struct {
   const char *primitive, *dtype; /* for --json */
   size_t n;
   double ms, cub_ms; /* < 0: not measured */
+  const char *cub;   /* what cub_ms timed */
   int check;         /* 1 OK, 0 FAIL, -1 none */
 } select_row;
 
@@ -44,7 +49,9 @@ static void print_row(const select_row *r) {
     if (r->cub_ms >= 0) printf(" %10.4f %7.2fx", r->cub_ms, r->ms > 0 ? r->cub_ms / r->ms : 0.0);
     else printf(" %10s %8s", "-", "-");
   }
-  printf("  %s\n", r->check == 1 ? "OK" : r->check == 0 ? "FAIL" : "-");
+  printf("  %s", r->check == 1 ? "OK" : r->check == 0 ? "FAIL" : "-");
+  if (with_cub) printf("  %s", r->cub);
+  printf("\n");
 }
 
 /* A row is done: a progress line, and the row as JSON (--json). */
@@ -59,7 +66,7 @@ static void row_done(const select_row *r) {
   j.bytes = 4.0 * (double)r->n; /* one read of the input */
   j.ms = r->ms;
   j.cub_ms = r->cub_ms;
-  j.cub = !strcmp(r->primitive, "topk") ? "DeviceRadixSort::SortKeysDescending, first k" : "DeviceRadixSort::SortKeys, element k";
+  j.cub = r->cub;
   j.check = r->check;
   bench_json_add(&j);
   bench_progress("selection: %s, n = %zu", r->label, r->n);
@@ -117,6 +124,44 @@ static double cub_sort(gpuprims_buffer *in, gpuprims_dtype t, gpuprims_order ord
   return ms;
 }
 
+static int desc_f32(const void *a, const void *b) {
+  const float x = *(const float *)a, y = *(const float *)b;
+  return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* cub::DeviceTopK of the device input (descending, f32): its median time, or -1 where
+ * this CUB build has none (or it failed: then the reason is printed). Its k keys, sorted
+ * here, must equal the first k of the descending sort (checked against the sort later:
+ * here against each other, so a wrong anchor is seen). Sets *failed on a mismatch. */
+static double cub_topk(gpuprims_buffer *in, size_t n, size_t k, int with_indices, int reps, void *stream,
+                       int *failed) {
+  void *d_in = NULL, *d_keys = NULL, *d_idx = NULL;
+  float *keys = NULL, *want = NULL;
+  double ms = -1.0;
+  if (!stream || gpuprims_buffer_device_ptr(in, &d_in) != GPUPRIMS_STATUS_OK) return -1.0;
+  d_keys = cubref_malloc(k * 4);
+  d_idx = with_indices ? cubref_malloc(k * 4) : NULL;
+  keys = (float *)malloc(k * 4);
+  want = (float *)malloc(k * 4);
+  if (d_keys && (d_idx || !with_indices) && keys && want) {
+    ms = cubref_topk_ms(GPUPRIMS_DTYPE_F32, GPUPRIMS_ORDER_DESCENDING, d_in, n, k, d_keys, d_idx, 2, reps, stream);
+    if (ms == -1.0) fprintf(stderr, "DeviceTopK: %s\n", cubref_last_error());
+  }
+  if (ms >= 0 && cub_sort(in, GPUPRIMS_DTYPE_F32, GPUPRIMS_ORDER_DESCENDING, n, 1, stream, 0, k, want) >= 0 &&
+      cubref_copy_to_host(keys, d_keys, k * 4) == 0) {
+    qsort(keys, k, 4, desc_f32);
+    if (memcmp(keys, want, k * 4) != 0) {
+      fprintf(stderr, "DeviceTopK: its %zu keys of %zu differ from the sort's first k\n", k, n);
+      *failed = 1;
+    }
+  }
+  cubref_free(d_keys);
+  if (d_idx) cubref_free(d_idx);
+  free(keys);
+  free(want);
+  return ms < 0 ? -1.0 : ms;
+}
+
 static select_row *new_row(const char *label, const char *primitive, const char *dtype, size_t n) {
   select_row *r;
   if (nrows == MAX_ROWS) return NULL;
@@ -126,6 +171,7 @@ static select_row *new_row(const char *label, const char *primitive, const char 
   r->dtype = dtype;
   r->n = n;
   r->ms = r->cub_ms = -1.0;
+  r->cub = !strcmp(primitive, "topk") ? "DeviceRadixSort::SortKeysDescending, first k" : "DeviceRadixSort::SortKeys, element k";
   r->check = -1;
   return r;
 }
@@ -178,8 +224,16 @@ static int topk_row(gpuprims_context *ctx, bench_timer *timer, void *stream, siz
       (with_indices && gpuprims_buffer_create(ctx, GPUPRIMS_DTYPE_U64, k, &a.indices) != GPUPRIMS_STATUS_OK))
     failed = 1;
   if (!failed) {
+    double topk_ms;
     r->ms = bench_time_call(timer, reps, call_topk, &a, "gpuprims_topk");
-    r->cub_ms = cub_sort(a.in, GPUPRIMS_DTYPE_F32, GPUPRIMS_ORDER_DESCENDING, n, reps, stream, 0, k, want);
+    topk_ms = cub_topk(a.in, n, k, with_indices, reps, stream, &failed);
+    /* The sort checks the values; it is the anchor only where DeviceTopK is not built. */
+    r->cub_ms = cub_sort(a.in, GPUPRIMS_DTYPE_F32, GPUPRIMS_ORDER_DESCENDING, n, topk_ms >= 0 ? 1 : reps, stream, 0,
+                         k, want);
+    if (topk_ms >= 0) {
+      r->cub_ms = r->cub_ms >= 0 ? topk_ms : -1.0;
+      r->cub = with_indices ? "DeviceTopK::MaxPairs (u32 indices), unsorted" : "DeviceTopK::MaxKeys, unsorted";
+    }
     if (r->ms < 0) failed = 1;
   }
   if (!failed && r->cub_ms >= 0 && call_topk(&a) == GPUPRIMS_STATUS_OK &&
@@ -228,6 +282,10 @@ int select_tour(gpuprims_context *ctx, bench_timer *timer, void *cub_stream, con
     if (WANT(label)) failures += topk_row(ctx, timer, cub_stream, n, 100, 1, reps, label);
     snprintf(label, sizeof label, "topk f32 k=100 desc");
     if (WANT(label)) failures += topk_row(ctx, timer, cub_stream, n, 100, 0, reps, label);
+    snprintf(label, sizeof label, "topk f32 k=65536 desc +indices");
+    if (n >= 65536 && WANT(label)) failures += topk_row(ctx, timer, cub_stream, n, 65536, 1, reps, label);
+    snprintf(label, sizeof label, "topk f32 k=65536 desc");
+    if (n >= 65536 && WANT(label)) failures += topk_row(ctx, timer, cub_stream, n, 65536, 0, reps, label);
     snprintf(label, sizeof label, "topk f32 k=2^20 desc +indices");
     if (n >= ((size_t)1 << 22) && WANT(label)) failures += topk_row(ctx, timer, cub_stream, n, (size_t)1 << 20, 1, reps, label);
 #undef WANT
@@ -240,8 +298,9 @@ void select_summary(void) {
   if (!nrows) return;
   if (with_cub) {
     printf("\nselection (ms: median of %d; CUB: DeviceRadixSort of the same input, then the element or the\n"
-           "first k; ratio = CUB / ours; check: ours equals CUB's)\n", reps_run);
-    printf("%-34s %11s %10s %10s %8s  check\n", "row", "n", "ms", "CUB ms", "ratio");
+           "first k; for top-k DeviceTopK where this CUB has it (cub column); ratio = CUB / ours; check: ours\n"
+           "equals CUB's sort)\n", reps_run);
+    printf("%-34s %11s %10s %10s %8s  check  cub\n", "row", "n", "ms", "CUB ms", "ratio");
   } else {
     printf("\nselection, host backend alone (no CUB; ms: median of %d; check -: checked only against CUB)\n",
            reps_run);
