@@ -49,8 +49,13 @@ const _: () = assert!(HOST_TAG_MAX <= u32::MAX >> HOST_TAG_SHIFT);
 /// select_sort_small), and so is all of top-k of an input that small; more by the
 /// radix sort.
 const SMALL_ITEMS: usize = 8;
-/// Below this many keys the sample costs more than it saves.
-const MIN_BAND_LEN: usize = 1 << 16;
+/// Below 2^MIN_BAND_LOG2 keys the sample costs top-k more than it saves (knob
+/// select.min_band_log2); below 2^KTH_MIN_BAND_LOG2, select_kth (knob
+/// select.kth_min_band_log2), whose digit passes over the whole input cost less than
+/// the sample and band up to there (H100, 2026-11-27: 2^20 f32 median 37.9 -> 33.4 µs,
+/// 2^22 46.6 -> 36.7, 2^24 77.2 with the band and 79.2 without).
+const MIN_BAND_LOG2: u32 = 16;
+const KTH_MIN_BAND_LOG2: u32 = 23;
 
 /// Tuning of the ordered passes (band, gather) and the digit passes.
 struct Policy {
@@ -86,6 +91,10 @@ struct Policy {
     /// The band's half width in standard deviations of the sample's count: narrowed
     /// in tests, to make the sample miss and the fallbacks run.
     spread_sigmas: f64,
+    /// Inputs shorter than these go to the digit passes without a sample and band:
+    /// top-k's, then select_kth's.
+    min_band_len: usize,
+    kth_min_band_len: usize,
 }
 
 /// The policy, from the knobs (read once: GPUPRIMS_TUNE is read once per process).
@@ -111,6 +120,8 @@ fn read_policy() -> Policy {
         small_keys: knob("select.small_keys", 8).clamp(1, 32),
         small_sample_len: 1usize << knob("select.small_sample_log2", SMALL_SAMPLE_LOG2).min(62),
         spread_sigmas: knob("select.spread_tenths", 35) as f64 / 10.0,
+        min_band_len: 1usize << knob("select.min_band_log2", MIN_BAND_LOG2).min(62),
+        kth_min_band_len: 1usize << knob("select.kth_min_band_log2", KTH_MIN_BAND_LOG2).min(62),
     }
 }
 

@@ -7,7 +7,7 @@ use cudarc::driver::result as drv;
 use cudarc::driver::sys::{CUdeviceptr, CUfunction, CUstream};
 
 use super::{function, policy, result_target, Found, Policy, Scratch};
-use super::{HI_OPEN, LO_OPEN, NO_BAND, ORDER_RUNS, RADIX_BITS, SAMPLES, SAMPLES_SMALL, SAMPLE_BLOCK, MIN_BAND_LEN, STATE_BYTES};
+use super::{HI_OPEN, LO_OPEN, NO_BAND, ORDER_RUNS, RADIX_BITS, SAMPLES, SAMPLES_SMALL, SAMPLE_BLOCK, STATE_BYTES};
 use crate::backend::cuda::context::{round_up, CudaShared, State};
 use crate::backend::cuda::driver::DriverContext;
 use crate::backend::cuda::launch::{launch, launch_cooperative, Arg};
@@ -31,7 +31,8 @@ struct Band {
 fn plan_band(len: usize, rank: usize, key_bytes: usize, lower_open: bool) -> Band {
     let none = Band { flags: NO_BAND, samples: 0, rank_lo: 0, rank_hi: 0, capacity: 0 };
     // One-byte keys: a single digit pass over the input is the whole search.
-    if key_bytes == 1 || len < MIN_BAND_LEN {
+    let min_len = if lower_open { policy().min_band_len } else { policy().kth_min_band_len };
+    if key_bytes == 1 || len < min_len {
         return none;
     }
     let samples = if len <= policy().small_sample_len { SAMPLES_SMALL } else { SAMPLES };
