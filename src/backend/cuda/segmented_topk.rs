@@ -78,6 +78,14 @@ struct Policy {
     split_sms_a_row: u32,
     split_rows_per_sm: u32,
     split_min_len: u64,
+    /// A split row's parts and merge take the long block from this many keys (rather
+    /// than from long_min): they are few rows, each with an SM or more to itself.
+    split_long_min: u64,
+    /// gpuprims_topk of up to one_row_max_len keys wanting up to one_row_max_k, their
+    /// product up to one_row_max_work, is one split row (topk_one_row).
+    one_row_max_len: u64,
+    one_row_max_k: u64,
+    one_row_max_work: u64,
 }
 
 fn policy() -> &'static Policy {
@@ -124,6 +132,17 @@ fn policy() -> &'static Policy {
             split_sms_a_row: knob("segtopk.split_sms_a_row", 4),
             split_rows_per_sm: knob("segtopk.split_rows_per_sm", 4),
             split_min_len: knob("segtopk.split_min_len", 16384).max(1) as u64,
+            // One row of 2^20 f32, k = 100 (H100, 2026-11-27): 64 parts of 16,384 and the
+            // merge's 6,400 keys in blocks of 256, 43.7 us; in long blocks, 35.2 us.
+            split_long_min: knob("segtopk.split_long_min", 2048) as u64,
+            // One split row against the device-wide top-k, f32 (H100, 2026-11-27, us):
+            // k = 100 2^16 31.5 / 50.7, 2^20 36.6 / 52.4, 2^21 43.2 / 55.8, 2^22 65.2 /
+            // 59.9; k = 256 2^20 48.9 / 53.6, 2^21 54.2 / 55.2; k = 512 2^19 51.6 / 53.9,
+            // 2^20 71.6 / 54.5; k = 1,024 2^16 52.1 / 53.4, 2^18 68.5 / 54.5. The merge
+            // of parts * k keys grows with k.
+            one_row_max_len: 1u64 << knob("segtopk.one_row_max_log2", 21).min(40),
+            one_row_max_k: knob("segtopk.one_row_max_k", 512) as u64,
+            one_row_max_work: 1u64 << knob("segtopk.one_row_max_work_log2", 28).min(62),
         }
     });
     &POLICY
@@ -137,12 +156,13 @@ impl Policy {
     fn cap(&self, key_bytes: usize) -> u64 {
         (self.block * self.sort_items(key_bytes)) as u64
     }
-    /// The class of a row of `n` keys wanting `k` (as the kernel's row_class).
-    fn class(&self, n: u64, k: u64, key_bytes: usize) -> usize {
+    /// The class of a row of `n` keys wanting `k`, rows longer than `long_min` taking
+    /// the long block where they may (with long_min: as the kernel's row_class).
+    fn class(&self, n: u64, k: u64, key_bytes: usize, long_min: u64) -> usize {
         let m = k.min(n);
         if n <= self.warp_max_len as u64 && m <= self.warp_k as u64 {
             CLASS_WARP
-        } else if n > self.long_min && m <= (self.long_block * self.long_sort_items) as u64 && n <= self.block_max_len {
+        } else if n > long_min && m <= (self.long_block * self.long_sort_items) as u64 && n <= self.block_max_len {
             CLASS_LONG
         } else if m <= self.cap(key_bytes) && n <= self.block_max_len {
             CLASS_BLOCK
@@ -253,6 +273,36 @@ pub fn segmented_topk(
     }
 }
 
+/// gpuprims_topk of a short input (policy: one_row_max_*) as one split row: its parts' top-ks at once in many blocks, then
+/// their merge, three launches where the device-wide top-k runs a sample, a band,
+/// digit passes, a gather and a sort, one after another. The same results (ties by
+/// the lowest index). Returns false, having issued nothing, where it does not apply.
+#[allow(clippy::too_many_arguments)]
+pub fn topk_one_row(
+    shared: &CudaShared,
+    values: &DeviceMemory,
+    dtype: DType,
+    len: usize,
+    k: usize,
+    order: Order,
+    out_values: &DeviceMemory,
+    out_indices: Option<&DeviceMemory>,
+) -> Result<bool> {
+    let p = policy();
+    let (n, k64) = (len as u64, k as u64);
+    if n > p.one_row_max_len || k64 > p.one_row_max_k || n * k64 > p.one_row_max_work || k == 0 {
+        return Ok(false);
+    }
+    let out = Outputs { values: out_values, indices: out_indices, len: k };
+    let call = Call { shared, values, dtype, len, order, key_order: radix_sort::key_order(dtype, order), out: &out };
+    let Some(split) = split::plan(&call, 1, n, k64, uniform_class(&call, 1, n, k64)) else { return Ok(false) };
+    let (key_bytes, float_keys) = (dtype.size(), dtype.is_float());
+    precompile::compile_unloaded(shared, &[(SOURCE, select::variant(key_bytes, float_keys), &|| module(key_bytes, float_keys))])?;
+    let mut state = shared.lock()?;
+    split::run(&call, &mut state, 1, n, k64, &split)?;
+    Ok(true)
+}
+
 /// Uniform rows, one k: every row in the same class, no check, no wait.
 fn uniform(call: &Call, nrows: usize, row_len: u64, k: u64) -> Result<()> {
     if k == 0 {
@@ -276,8 +326,13 @@ fn uniform(call: &Call, nrows: usize, row_len: u64, k: u64) -> Result<()> {
 
 /// The class of `nrows` uniform rows of `row_len` keys wanting k.
 fn uniform_class(call: &Call, nrows: u64, row_len: u64, k: u64) -> usize {
+    uniform_class_from(call, nrows, row_len, k, policy().long_min)
+}
+
+/// The same, with rows longer than `long_min` taking the long block where they may.
+fn uniform_class_from(call: &Call, nrows: u64, row_len: u64, k: u64, long_min: u64) -> usize {
     let key_bytes = call.dtype.size();
-    let class = policy().class(row_len, k, key_bytes);
+    let class = policy().class(row_len, k, key_bytes, long_min);
     // The long block's 1,024 threads keep one row a time an SM busy: right for a few
     // long rows, but many such rows go faster five 256-thread blocks an SM at a time.
     let few = nrows <= policy().long_rows_per_sm as u64 * call.shared.props.sm_count as u64;

@@ -10,7 +10,7 @@
 //! order is the row's index order. Every part holds at least k keys, so no part
 //! writes pads into what the merge reads.
 
-use super::{function, launch_class, policy, uniform_class, Call, Outputs, RowArgs, ITEM_BLOCK, SPLIT_SHIFT};
+use super::{function, launch_class, policy, uniform_class_from, Call, Outputs, RowArgs, ITEM_BLOCK, SPLIT_SHIFT};
 use super::{CLASS_BLOCK, CLASS_LONG, CLASS_WARP};
 use crate::backend::cuda::context::{round_up, State};
 use crate::backend::cuda::launch::{launch, Arg};
@@ -30,7 +30,8 @@ pub(super) struct Split {
 /// Whether and how `nrows` uniform rows of `row_len` keys wanting k (class `class`
 /// whole) are split: only rows the block or long kernel would take whole, with
 /// split_sms_a_row SMs or more each; enough parts for split_rows_per_sm an SM, each of
-/// at least split_min_len and k keys; and only when both the parts and the merge's rows
+/// at least split_min_len and k keys (parts and merge taking the long block from
+/// split_long_min keys); and only when both the parts and the merge's rows
 /// of parts * k keys are a row kernel's (warp, block or long: none wants more results
 /// than its class gives).
 pub(super) fn plan(call: &Call, nrows: u64, row_len: u64, k: u64, class: usize) -> Option<Split> {
@@ -42,8 +43,8 @@ pub(super) fn plan(call: &Call, nrows: u64, row_len: u64, k: u64, class: usize) 
     let want = (p.split_rows_per_sm as u64 * sms).div_ceil(nrows);
     let parts = want.min(row_len / p.split_min_len.max(k)).min(MOST_PARTS);
     // The longest part picks the parts' class (a warp must hold every part whole).
-    let part_class = uniform_class(call, nrows * parts, row_len.div_ceil(parts.max(1)), k);
-    let merge_class = uniform_class(call, nrows, parts * k, k);
+    let part_class = uniform_class_from(call, nrows * parts, row_len.div_ceil(parts.max(1)), k, p.split_long_min);
+    let merge_class = uniform_class_from(call, nrows, parts * k, k, p.split_long_min);
     let by_row_kernel = |c| [CLASS_WARP, CLASS_BLOCK, CLASS_LONG].contains(&c);
     (parts > 1 && by_row_kernel(part_class) && by_row_kernel(merge_class)).then_some(Split { parts, part_class, merge_class })
 }
