@@ -26,21 +26,52 @@ __device__ __forceinline__ u64 ordered_start(const u64 *runs, usize tiles, u32 b
     return runs[tiles + b] + (runs[t] >> 32);
 }
 
-// Moves each tile's run from where it was reserved to its place in input order; a
-// warp a run. Its count is the gap to the next run's place (or the total).
+// Moves each tile's run from where it was reserved to its place in input order. A warp
+// takes `group` (1 to 32) tiles at once, a lane a tile: each lane works out its tile's
+// run (where it was reserved, where it goes; its count is the gap to the next run's
+// place, or the total), then the warp copies the runs as one span, lane i the elements
+// i, i + 32, ... of it, each finding its run by a search over the lanes' prefix. Where
+// runs are short (a few candidates a tile: top-k of a large input, small k) the host
+// groups 32 tiles, so a tile costs one round of index reads shared with 31 others and
+// every round of copies has 32 loads in flight (with a warp a tile, the index reads came
+// one after another, most of them for an empty or one-element run); where they are
+// long, fewer, so that the copies are spread over more warps.
 extern "C" __global__ void __launch_bounds__(BLOCK)
 select_move_runs(const SelectState *st, const u64 *runs, usize tiles, u32 band_blocks, usize capacity, const U *cand,
-                 const u64 *cand_index, U *ordered, u64 *ordered_index) {
+                 const u64 *cand_index, U *ordered, u64 *ordered_index, u32 group) {
     gp::wait_for_prior_grids();
     const u64 total = st->between;
     if (total > capacity) return;  // settle falls back to the input
+    const u32 lane = threadIdx.x % gp::WARP;
     const usize warps = (usize)gridDim.x * (BLOCK / gp::WARP);
-    for (usize t = (usize)blockIdx.x * (BLOCK / gp::WARP) + threadIdx.x / gp::WARP; t < tiles; t += warps) {
-        const u64 from = runs[t] & 0xffffffffull, to = ordered_start(runs, tiles, band_blocks, t);
-        const u64 end = t + 1 < tiles ? ordered_start(runs, tiles, band_blocks, t + 1) : total;
-        for (u64 i = threadIdx.x % gp::WARP; i < end - to; i += gp::WARP) {
-            ordered[to + i] = cand[from + i];
-            if (ordered_index) ordered_index[to + i] = cand_index[from + i];
+    for (usize t0 = ((usize)blockIdx.x * (BLOCK / gp::WARP) + threadIdx.x / gp::WARP) * group; t0 < tiles;
+         t0 += warps * group) {
+        const usize t = t0 + lane;
+        u64 from = 0, to = 0, count = 0;
+        if (lane < group && t < tiles) {
+            from = runs[t] & 0xffffffffull;
+            to = ordered_start(runs, tiles, band_blocks, t);
+            count = (t + 1 < tiles ? ordered_start(runs, tiles, band_blocks, t + 1) : total) - to;
+        }
+        const u64 end = gp::warp_inclusive_scan(count, gp::SumOp<u64>());  // the span's end of lane's run
+        const u64 span = gp::shfl(end, gp::WARP - 1);
+        for (u64 base = 0; base < span; base += gp::WARP) {  // every lane in every round: the shuffles
+            const u64 i = base + lane;
+            // The run holding element i of the span: the first lane whose end exceeds i
+            // (lane 0's where the warp takes one tile: no search, as fast as a warp a
+            // tile was for long runs).
+            int r = 0;
+            if (group > 1) {
+#pragma unroll
+                for (int step = gp::WARP / 2; step > 0; step /= 2)
+                    if (gp::shfl(end, r + step - 1) <= i) r += step;
+            }
+            const u64 within = i - (gp::shfl(end, r) - gp::shfl(count, r));
+            const u64 src = gp::shfl(from, r) + within, dst = gp::shfl(to, r) + within;
+            if (i < span) {
+                ordered[dst] = cand[src];
+                if (ordered_index) ordered_index[dst] = cand_index[src];
+            }
         }
     }
 }

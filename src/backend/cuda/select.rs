@@ -29,6 +29,12 @@ use rank::find_rank;
 const SAMPLES: usize = 16384;
 const SAMPLES_SMALL: usize = 4096;
 const SMALL_SAMPLE_LOG2: u32 = 25;
+/// Top-k takes the small sample at every size: its band is open below, so the
+/// sample's one bound sits near an end of the sample's order, where 4,096 keys bound it
+/// about as tightly as 16,384 for a sample that costs a third (H100, 2026-11-27: 2^28,
+/// k = 100, 441 -> 434 us; k = 65,536 493 -> 481). select_kth's median keeps the large
+/// sample from 2^25 (2^28: 548 us, 604 with the small one, its band twice as wide).
+const TOPK_SMALL_SAMPLE_LOG2: u32 = 62;
 const SAMPLE_BLOCK: u32 = 1024;
 /// Bytes reserved for the kernels' SelectState (kernels/select_state.cuh checks it).
 const STATE_BYTES: usize = 20480;
@@ -88,6 +94,8 @@ struct Policy {
     small_keys: u32,
     /// Inputs up to this many keys take the small sample (SAMPLES_SMALL).
     small_sample_len: usize,
+    /// The same for top-k (its band open below).
+    topk_small_sample_len: usize,
     /// The band's half width in standard deviations of the sample's count: narrowed
     /// in tests, to make the sample miss and the fallbacks run.
     spread_sigmas: f64,
@@ -119,6 +127,7 @@ fn read_policy() -> Policy {
         small_block: knob("select.small_block", 1024).clamp(32, 1024) / 32 * 32,
         small_keys: knob("select.small_keys", 8).clamp(1, 32),
         small_sample_len: 1usize << knob("select.small_sample_log2", SMALL_SAMPLE_LOG2).min(62),
+        topk_small_sample_len: 1usize << knob("select.topk_small_sample_log2", TOPK_SMALL_SAMPLE_LOG2).min(62),
         spread_sigmas: knob("select.spread_tenths", 35) as f64 / 10.0,
         min_band_len: 1usize << knob("select.min_band_log2", MIN_BAND_LOG2).min(62),
         kth_min_band_len: 1usize << knob("select.kth_min_band_log2", KTH_MIN_BAND_LOG2).min(62),

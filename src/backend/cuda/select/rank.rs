@@ -35,7 +35,8 @@ fn plan_band(len: usize, rank: usize, key_bytes: usize, lower_open: bool) -> Ban
     if key_bytes == 1 || len < min_len {
         return none;
     }
-    let samples = if len <= policy().small_sample_len { SAMPLES_SMALL } else { SAMPLES };
+    let small_upto = if lower_open { policy().topk_small_sample_len } else { policy().small_sample_len };
+    let samples = if len <= small_upto { SAMPLES_SMALL } else { SAMPLES };
     let s = samples as f64;
     let p = rank as f64 / len as f64;
     let centre = p * s;
@@ -295,10 +296,11 @@ impl RankSearch<'_> {
         let band_blocks = self.band_grid()? as u32;
         // SAFETY: as RankSearch says.
         unsafe {
-            let warps = (p.block / 32) as u64;
+            let group = move_group(plan.band.capacity, plan.tiles);
+            let tiles_a_block = (p.block / 32 * group) as u64;
             launch(
                 move_runs,
-                (plan.tiles as u64).div_ceil(warps).min(self.resident(move_runs, p.block)?),
+                (plan.tiles as u64).div_ceil(tiles_a_block).min(self.resident(move_runs, p.block)?),
                 p.block,
                 self.stream,
                 &[
@@ -311,6 +313,7 @@ impl RankSearch<'_> {
                     Arg::ptr(r.reserved_index),
                     Arg::ptr(r.ordered),
                     Arg::ptr(r.ordered_index),
+                    Arg::u32(group),
                 ],
             )?;
         }
@@ -393,4 +396,13 @@ impl RankSearch<'_> {
             Arg::ptr(plan.out_ptr),
         ]
     }
+}
+
+/// The tiles a warp of select_move_runs takes at once (1 to 32): about 64 candidates
+/// a warp by the band's capacity (which is some 2 to 3 times the candidates expected).
+/// H100, 2026-11-27: a warp a tile took 18.7 us at 2^28, top-k k = 100 (about 5
+/// candidates a tile), and 32 tiles a warp 6.7; but 32 tiles a warp made 2^24, k =
+/// 65,536 (some 40 a tile) 15-25 us slower, its copies on too few warps.
+fn move_group(capacity: usize, tiles: usize) -> u32 {
+    (64 * tiles / capacity.max(1)).clamp(1, 32) as u32
 }
