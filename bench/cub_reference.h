@@ -133,7 +133,7 @@ double cubref_batched_topk_ms(uint32_t dtype, uint32_t order, const void *d_valu
 
 /* cub::DeviceTopK (CCCL >= 3.5.0) of n keys (f32 or u32) from d_in: the k (1..n) largest
  * (order DESCENDING: MaxKeys/MaxPairs) or smallest, to d_out_keys, with each one's u32
- * input index to d_out_indices (NULL: keys only; then n < 2^32), in no particular order,
+ * input index to d_out_indices (NULL: keys only; with indices n < 2^32), in no particular order,
  * ties at the k-th place broken any way (CUB's only mode: determinism::not_guaranteed,
  * output_ordering::unsorted). -2: not wired (other dtypes, k, a build against an older
  * CCCL; the reason in cubref_last_error()). Timing, and the outputs written by one run,

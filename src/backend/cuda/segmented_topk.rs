@@ -11,6 +11,8 @@
 //!   device-wide top-k each, everything they take from the context acquired before the
 //!   first launch that writes, so a failure (out of memory, say) leaves the outputs as
 //!   they were.
+//!
+//! And gpuprims_topk of a short input, as one split row (one_row.rs).
 
 use cudarc::driver::sys::CUdeviceptr;
 
@@ -28,8 +30,10 @@ use crate::error::{unsupported, Result};
 
 mod checked;
 mod huge;
+mod one_row;
 mod split;
 
+pub use one_row::topk_one_row;
 use checked::checked;
 use huge::{HugeRow, HugeRows};
 
@@ -271,36 +275,6 @@ pub fn segmented_topk(
         (TopkRows::Uniform { row_len, .. }, TopkKs::Each(k)) => uniform(&call, nrows, *row_len as u64, *k as u64),
         _ => checked(&call, rows, ks),
     }
-}
-
-/// gpuprims_topk of a short input (policy: one_row_max_*) as one split row: its parts' top-ks at once in many blocks, then
-/// their merge, three launches where the device-wide top-k runs a sample, a band,
-/// digit passes, a gather and a sort, one after another. The same results (ties by
-/// the lowest index). Returns false, having issued nothing, where it does not apply.
-#[allow(clippy::too_many_arguments)]
-pub fn topk_one_row(
-    shared: &CudaShared,
-    values: &DeviceMemory,
-    dtype: DType,
-    len: usize,
-    k: usize,
-    order: Order,
-    out_values: &DeviceMemory,
-    out_indices: Option<&DeviceMemory>,
-) -> Result<bool> {
-    let p = policy();
-    let (n, k64) = (len as u64, k as u64);
-    if n > p.one_row_max_len || k64 > p.one_row_max_k || n * k64 > p.one_row_max_work || k == 0 {
-        return Ok(false);
-    }
-    let out = Outputs { values: out_values, indices: out_indices, len: k };
-    let call = Call { shared, values, dtype, len, order, key_order: radix_sort::key_order(dtype, order), out: &out };
-    let Some(split) = split::plan(&call, 1, n, k64, uniform_class(&call, 1, n, k64)) else { return Ok(false) };
-    let (key_bytes, float_keys) = (dtype.size(), dtype.is_float());
-    precompile::compile_unloaded(shared, &[(SOURCE, select::variant(key_bytes, float_keys), &|| module(key_bytes, float_keys))])?;
-    let mut state = shared.lock()?;
-    split::run(&call, &mut state, 1, n, k64, &split)?;
-    Ok(true)
 }
 
 /// Uniform rows, one k: every row in the same class, no check, no wait.

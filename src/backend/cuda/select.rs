@@ -103,6 +103,9 @@ struct Policy {
     /// top-k's, then select_kth's.
     min_band_len: usize,
     kth_min_band_len: usize,
+    /// Tiles a warp of select_move_runs takes at once: 0 chooses by the band's
+    /// capacity (select/rank.rs: move_group), 1 to 32 forces it.
+    move_group: u32,
 }
 
 /// The policy, from the knobs (read once: GPUPRIMS_TUNE is read once per process).
@@ -115,7 +118,7 @@ fn read_policy() -> Policy {
     // 64 bytes a thread: as fast as 128 on the H100 (0.61 vs 0.62 ms, f32 2^28) and the
     // modules compile in two thirds of the time.
     Policy {
-        block: knob("select.block", 256),
+        block: knob("select.block", 256).clamp(32, 1024) / 32 * 32,
         thread_bytes: knob("select.thread_bytes", 64), window: knob("select.window", 64),
         digit_rounds: knob("select.digit_rounds", 4),
         fused_digits: knob("select.fused_digits", 1) != 0,
@@ -131,6 +134,7 @@ fn read_policy() -> Policy {
         spread_sigmas: knob("select.spread_tenths", 35) as f64 / 10.0,
         min_band_len: 1usize << knob("select.min_band_log2", MIN_BAND_LOG2).min(62),
         kth_min_band_len: 1usize << knob("select.kth_min_band_log2", KTH_MIN_BAND_LOG2).min(62),
+        move_group: knob("select.move_group", 0).min(32),
     }
 }
 
@@ -402,9 +406,11 @@ pub fn prepare_topk(
     Ok(sort.then(Needs::scratch(rank)).then(Needs::runs(compact_lookback::words(tiles, p.window), 1)))
 }
 
-/// One block (select_sort_small) sorts `src` = (keys, their indices or 0 for their
-/// positions, n <= block * SMALL_ITEMS) in `order` and writes the first k to `out` =
-/// (values, indices, k); `src` may be `out` itself.
+/// One block sorts `src` = (keys, their indices or 0 for their positions, n <= block *
+/// SMALL_ITEMS) in `order` and writes the first k to `out` = (values, indices, k); `src`
+/// may be `out` itself. Up to a block's worth of keys by counting (select_sort_rank:
+/// H100, 2026-11-27, wall clock, k = 100: 2^24 84.6-86.8 -> 80.2-80.4 us, 2^28
+/// 426.3-428.0 -> 420.7-421.2), more by a block radix sort (select_sort_small).
 fn sort_small(
     shared: &CudaShared,
     state: &State,
@@ -413,7 +419,8 @@ fn sort_small(
     out: (&DeviceMemory, Option<&DeviceMemory>, usize),
     order: Order,
 ) -> Result<()> {
-    let small = function(shared, sources::TOPK, dtype.size(), dtype.is_float(), "select_sort_small")?;
+    let kernel = if src.2 <= policy().block as usize { "select_sort_rank" } else { "select_sort_small" };
+    let small = function(shared, sources::TOPK, dtype.size(), dtype.is_float(), kernel)?;
     let args = [
         Arg::ptr(src.0),
         Arg::ptr(src.1),
@@ -423,7 +430,7 @@ fn sort_small(
         Arg::u32(out.2 as u32),
         Arg::u32(radix_sort::key_order(dtype, order)),
     ];
-    // SAFETY: arguments match select_sort_small; `src` holds n keys (and indices), the
-    // outputs k <= n elements.
+    // SAFETY: arguments match select_sort_small and select_sort_rank (n <= block);
+    // `src` holds n keys (and indices), the outputs k <= n elements.
     unsafe { launch(small, 1, policy().block, state.stream, &args) }
 }

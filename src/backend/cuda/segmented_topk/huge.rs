@@ -64,6 +64,8 @@ impl HugeRows {
             if m > 0 {
                 let input = view(call.values, r.begin * size, r.n * size);
                 let (vals, idx) = r.outputs(out, size);
+                // select::topk, not the backend's entry: its one-row path takes the
+                // step scratch, which holds this call's row lists (one_row.rs).
                 select::topk(shared, &input, call.dtype, r.n as usize, m as usize, call.order, &vals, idx.as_ref())?;
             }
             if r.k > m {

@@ -294,10 +294,10 @@ impl RankSearch<'_> {
         let (plan, p, r) = (&self.plan, &self.plan.p, &self.regions);
         let move_runs = self.load_topk("select_move_runs")?;
         let band_blocks = self.band_grid()? as u32;
+        let group = move_group(plan.band.capacity, plan.tiles);
+        let tiles_a_block = (p.block / 32 * group) as u64;
         // SAFETY: as RankSearch says.
         unsafe {
-            let group = move_group(plan.band.capacity, plan.tiles);
-            let tiles_a_block = (p.block / 32 * group) as u64;
             launch(
                 move_runs,
                 (plan.tiles as u64).div_ceil(tiles_a_block).min(self.resident(move_runs, p.block)?),
@@ -403,6 +403,10 @@ impl RankSearch<'_> {
 /// H100, 2026-11-27: a warp a tile took 18.7 us at 2^28, top-k k = 100 (about 5
 /// candidates a tile), and 32 tiles a warp 6.7; but 32 tiles a warp made 2^24, k =
 /// 65,536 (some 40 a tile) 15-25 us slower, its copies on too few warps.
+/// (Knob select.move_group, 1 to 32, forces it: tests reach every grouping.)
 fn move_group(capacity: usize, tiles: usize) -> u32 {
-    (64 * tiles / capacity.max(1)).clamp(1, 32) as u32
+    match super::policy().move_group {
+        0 => (64 * tiles / capacity.max(1)).clamp(1, 32) as u32,
+        forced => forced,
+    }
 }
