@@ -33,10 +33,11 @@ __device__ __forceinline__ u64 ordered_start(const u64 *runs, usize tiles, u32 b
 // place, or the total), then the warp copies the runs as one span, lane i the elements
 // i, i + 32, ... of it, each finding its run by a search over the lanes' prefix. Where
 // runs are short (a few candidates a tile: top-k of a large input, small k) the host
-// groups 32 tiles, so a tile costs one round of index reads shared with 31 others and
-// every round of copies has 32 loads in flight (with a warp a tile, the index reads came
-// one after another, most of them for an empty or one-element run); where they are
-// long, fewer, so that the copies are spread over more warps.
+// groups several tiles (select/rank.rs: move_group), so a tile's index reads are shared
+// with the group's others and every round of copies has 32 loads in flight (with a warp
+// a tile, the index reads came one after another, most of them for an empty or
+// one-element run); where they are long, one, so that the copies are spread over more
+// warps.
 extern "C" __global__ void __launch_bounds__(BLOCK)
 select_move_runs(const SelectState *st, const u64 *runs, usize tiles, u32 band_blocks, usize capacity, const U *cand,
                  const u64 *cand_index, U *ordered, u64 *ordered_index, u32 group) {
@@ -113,7 +114,8 @@ select_topk_gather(const U *in, usize n, SelectState *st, const U *cand, const u
 
 // select_sort_small's work for n <= BLOCK keys, by counting: each thread takes one key
 // and counts the keys that go before it (smaller, or equal at a lower position, so ties
-// keep index order as the stable sort's do). At most BLOCK reads of shared memory a
+// keep index order as the stable sort's do; the segmented top-k's block rows rank their
+// few candidates the same way, segmented_topk_block.cuh: rank_and_write). At most BLOCK reads of shared memory a
 // thread and one barrier, where the block radix sort runs its digit passes with a
 // dozen barriers: top-k k = 100 of 2^28 spent 11 us under ncu in that sort. Each
 // element is read before any is written.

@@ -403,11 +403,11 @@ impl RankSearch<'_> {
 /// k = 100 with the small sample: 3 tiles a warp, some 5 candidates a tile). H100,
 /// 2026-11-27: with the large sample, a warp a tile took 18.7 us there and 32 tiles a
 /// warp 6.7 (ncu); but 32 tiles a warp made 2^24, k = 65,536 (some 40 a tile) 15-25 us
-/// slower, its copies on too few warps. The best group at 2^28 is not yet measured
-/// (select.move_group sweeps it).
-/// (Knob select.move_group, 1 to 32, forces it: tests reach every grouping.)
+/// slower, its copies on too few warps. The best group at 2^28 is not yet measured.
+/// The knob select.move_group (1 to 32) forces one: the tests reach every grouping
+/// through it, and it sweeps the best.
 fn move_group(capacity: usize, tiles: usize) -> u32 {
-    match super::policy().move_group {
+    match policy().move_group {
         0 => (64 * tiles / capacity.max(1)).clamp(1, 32) as u32,
         forced => forced,
     }
