@@ -14,6 +14,7 @@
 // gather keeps index order and the sort is stable).
 #pragma once
 #include "common/block_digit_bucket.cuh"
+#include "common/stable_rank.cuh"
 
 template <int BLOCK_T, int SORT_ITEMS_T, int SMALL_ITEMS_T, int LOADS_T, u32 SAMPLE_T>
 struct RowTopk {
@@ -329,12 +330,7 @@ struct RowTopk {
     __device__ __forceinline__ static void rank_and_write(u32 c, u32 m, const U *row, const Row &r, U *out_values,
                                                           u64 *out_indices, u64 out_len, const Storage &s) {
         if (threadIdx.x >= c) return;
-        const U mine = s.cand_key[threadIdx.x];
-        u32 rank = 0;
-        for (u32 j = 0; j < c; ++j) {
-            const U other = s.cand_key[j];
-            rank += other < mine || (other == mine && j < threadIdx.x);
-        }
+        const u32 rank = gp::stable_rank(s.cand_key, c, s.cand_key[threadIdx.x], threadIdx.x);
         if (rank < m && r.base + rank < out_len) {
             const u32 idx = s.cand_idx[threadIdx.x];
             out_values[r.base + rank] = row[idx];

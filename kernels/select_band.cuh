@@ -52,7 +52,9 @@ __device__ __forceinline__ void load_vectors(const U *in, usize first, gp::Vec16
     for (int j = 0; j < VECS; ++j) v[j] = *reinterpret_cast<const gp::Vec16 *>(in + first + j * PER_VEC);
 }
 
-__device__ __forceinline__ u64 pick_vectors(const gp::Vec16 (&v)[VECS], BandPick &pick) {
+// The bits of the loaded keys `pick_one` takes (bit e: the thread's key e).
+template <class F>
+__device__ __forceinline__ u64 pick_each(const gp::Vec16 (&v)[VECS], F pick_one) {
     constexpr int PER_VEC = 16 / sizeof(U);
     u64 picked = 0;
 #pragma unroll
@@ -60,9 +62,13 @@ __device__ __forceinline__ u64 pick_vectors(const gp::Vec16 (&v)[VECS], BandPick
         U x[PER_VEC];
         memcpy(x, &v[j], sizeof(x));
 #pragma unroll
-        for (int e = 0; e < PER_VEC; ++e) picked |= (u64)pick.kind(x[e]) << (j * PER_VEC + e);
+        for (int e = 0; e < PER_VEC; ++e) picked |= (u64)pick_one(x[e]) << (j * PER_VEC + e);
     }
     return picked;
+}
+
+__device__ __forceinline__ u64 pick_vectors(const gp::Vec16 (&v)[VECS], BandPick &pick) {
+    return pick_each(v, [&](U x) { return pick.kind(x); });
 }
 
 // (-DGP_BAND_SCREEN=1, knob select.band_screen; keys of 2 and 4 bytes) A band open
@@ -76,21 +82,11 @@ typedef gp::OrderedScreen<U, GP_KEY_FLOAT != 0> Screen;
 
 template <class S>  // Screen (a template, so modules of other widths never instantiate it)
 __device__ __forceinline__ u64 pick_screened(const gp::Vec16 (&v)[VECS], BandPick &pick, const S &screen) {
-    constexpr int PER_VEC = 16 / sizeof(U);
     u32 w[VECS * 4];
 #pragma unroll
     for (int j = 0; j < VECS * 4; ++j) w[j] = v[j / 4].w[j % 4];
     if (!screen.any_passes(w)) return 0;
-    u64 picked = 0;
-#pragma unroll
-    for (int j = 0; j < VECS; ++j) {
-        U x[PER_VEC];
-        memcpy(x, &v[j], sizeof(x));
-#pragma unroll
-        for (int e = 0; e < PER_VEC; ++e)
-            if (screen.passes(x[e])) picked |= (u64)pick.kind_open_below(x[e]) << (j * PER_VEC + e);
-    }
-    return picked;
+    return pick_each(v, [&](U x) { return screen.passes(x) && pick.kind_open_below(x); });
 }
 
 // The picks of keys loaded whole, screened where the band allows.

@@ -14,6 +14,7 @@
 #include "select_state.cuh"
 #include "common/block_radix_sort.cuh"
 #include "common/ordered_compact.cuh"
+#include "common/stable_rank.cuh"
 
 typedef gp::OrderedCompact<U, BLOCK, ITEMS, WINDOW> Compact;
 
@@ -112,13 +113,12 @@ select_topk_gather(const U *in, usize n, SelectState *st, const U *cand, const u
                  gp::TileState{aggregate, inclusive, &st->gather_ticket}, epoch, pick, storage);
 }
 
-// select_sort_small's work for n <= BLOCK keys, by counting: each thread takes one key
-// and counts the keys that go before it (smaller, or equal at a lower position, so ties
-// keep index order as the stable sort's do; the segmented top-k's block rows rank their
-// few candidates the same way, segmented_topk_block.cuh: rank_and_write). At most BLOCK reads of shared memory a
-// thread and one barrier, where the block radix sort runs its digit passes with a
-// dozen barriers: top-k k = 100 of 2^28 spent 11 us under ncu in that sort. Each
-// element is read before any is written.
+// select_sort_small's work for n <= BLOCK keys, by counting (common/stable_rank.cuh):
+// each thread takes one key and counts the keys that go before it (smaller, or equal at
+// a lower position, so ties keep index order as the stable sort's do). At most BLOCK
+// reads of shared memory a thread and one barrier, where the block radix sort runs its
+// digit passes with a dozen barriers: top-k k = 100 of 2^28 spent 11 us under ncu in
+// that sort. Each element is read before any is written.
 extern "C" __global__ void __launch_bounds__(BLOCK)
 select_sort_rank(const U *src, const u64 *src_index, u32 n, U *values, u64 *indices, u32 k, u32 key_order) {
     gp::wait_for_prior_grids();
@@ -134,11 +134,7 @@ select_sort_rank(const U *src, const u64 *src_index, u32 n, U *values, u64 *indi
     }
     keys[i] = key;
     __syncthreads();  // every element read, every key shared
-    u32 rank = 0;
-    for (u32 j = 0; j < n; ++j) {
-        const U y = keys[j];
-        rank += y < key || (y == key && j < i);
-    }
+    const u32 rank = gp::stable_rank(keys, n, key, i);
     if (i < n && rank < k) {
         values[rank] = x;
         if (indices) indices[rank] = ix;

@@ -462,8 +462,9 @@ impl CudaShared {
     }
 
     /// Zeroes the slot's word at byte `offset` (tag 0: no call's), while no kernel
-    /// writes the slot.
-    fn clear_slot_word(&self, offset: usize) {
+    /// writes the slot. The segmented select tags its report with its own call number
+    /// (its kernels tag their counters with it), so it clears with this alone.
+    pub fn clear_slot_word(&self, offset: usize) {
         assert!(offset + 8 <= RESULT_SLOT_BYTES && offset.is_multiple_of(8));
         // SAFETY: an aligned u64 inside the pinned slot; no kernel writes it now (the
         // callers hold the state lock, and every earlier value was waited for).

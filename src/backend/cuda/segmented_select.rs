@@ -187,27 +187,19 @@ const DETAILED: u64 = 1 << 8;
 
 const _: () = assert!(std::mem::size_of::<Report>() <= RESULT_SLOT_BYTES);
 
-/// Waits for the report of the short-row launch numbered `seq` and reads it from the
-/// mapped slot (its fields but `status` only where they were written).
+/// Waits for the report of the short-row launch numbered `seq` (the slot's status word
+/// tagged with it, CudaShared::wait_for_report); fields before `status` count only where
+/// the kernel wrote them (DETAILED), else they are an earlier call's and read as zero.
 fn wait_for_report(shared: &CudaShared, stream: CUstream, seq: u32) -> Result<Report> {
-    let status = shared.wait_for_slot_tag(stream, std::mem::offset_of!(Report, status), seq)?;
-    if status & DETAILED == 0 {
-        return Ok(Report { counts: [0; CLASSES], row: 0, begin: 0, end: 0, rank: 0, status });
+    let report: Report = shared.wait_for_report(stream, STATUS_OFFSET, seq)?;
+    if report.status & DETAILED == 0 {
+        return Ok(Report { counts: [0; CLASSES], row: 0, begin: 0, end: 0, rank: 0, status: report.status });
     }
-    // SAFETY: the slot is pinned host memory of RESULT_SLOT_BYTES >= size_of::<Report>(),
-    // aligned to a page; its writer wrote every field before `status`.
-    Ok(unsafe { std::ptr::read_volatile(shared.result_slot.host as *const Report) })
+    Ok(report)
 }
 
-/// Clears the report's `status` before a call's launch: no earlier content of the slot
-/// may pass for this call's report. The state lock must be held.
-fn clear_report(shared: &CudaShared) {
-    let slot = shared.result_slot.host as *mut Report;
-    // SAFETY: the pinned slot holds a Report; no kernel writes it now (the state lock
-    // is held, and the last user saw its result: a kernel still running behind it
-    // has written the slot for the last time).
-    unsafe { std::ptr::write_volatile(std::ptr::addr_of_mut!((*slot).status), 0) };
-}
+/// Where the report's status word lies in the slot.
+const STATUS_OFFSET: usize = std::mem::offset_of!(Report, status);
 
 /// The device counters (allocated and zeroed on first use; every short-row launch
 /// leaves them zeroed but for the verdict, tagged with its call's number) and the
@@ -391,7 +383,8 @@ pub fn segmented_select(
     let staged = ids + plan.staged_at as u64;
     let ranks = ranks.map_or(0, |(m, _)| m.ptr);
     let call = Call { shared, plan, k, stream, values: values.ptr, offsets: offsets.0.ptr, ranks, out: out.ptr, counters, seq, ids, staged };
-    clear_report(shared);
+    // No earlier content of the slot may pass for this call's report.
+    shared.clear_slot_word(STATUS_OFFSET);
     call.check_and_select_short_rows()?;
     let report = wait_for_report(shared, stream, seq)?;
     if let Some(fault) = RowFault::from_code((report.status & FAULT_MASK) as u32) {

@@ -32,6 +32,7 @@ pub const HEADERS: &[(&str, &str)] = &[
     ("common/grid_barrier.cuh", include_str!("../../../kernels/common/grid_barrier.cuh")),
     ("common/grid_dependency.cuh", include_str!("../../../kernels/common/grid_dependency.cuh")),
     ("common/sort_types.cuh", include_str!("../../../kernels/common/sort_types.cuh")),
+    ("common/stable_rank.cuh", include_str!("../../../kernels/common/stable_rank.cuh")),
     ("select_state.cuh", include_str!("../../../kernels/select_state.cuh")),
     ("select_band.cuh", include_str!("../../../kernels/select_band.cuh")),
     ("quicksort_state.cuh", include_str!("../../../kernels/quicksort_state.cuh")),
