@@ -20,6 +20,7 @@
 // best come first and hold lower indices; the new ones follow in index order), so
 // ranking by (key, slot) ranks by (key, index): ties go to the lower index.
 #pragma once
+#include "common/stable_rank.cuh"
 
 constexpr int WARPS_A_BLOCK = WARP_BLOCK / gp::WARP;
 constexpr u32 SLOTS = 2 * gp::WARP;  // the best m (m <= WARP), then up to a lane's worth each
@@ -48,17 +49,6 @@ __device__ __forceinline__ U mth_smallest(U v, u32 m) {
         m -= holders;
         if (v == least) v = U(~U(0));
     }
-}
-
-// Slot `slot`'s rank among slots [0, total): those before it, smaller or equal at a
-// lower slot.
-__device__ __forceinline__ u32 slot_rank(const U *key, u32 total, U mine, u32 slot) {
-    u32 rank = 0;
-    for (u32 s = 0; s < total; ++s) {
-        const U other = key[s];
-        rank += other < mine || (other == mine && s < slot);
-    }
-    return rank;
 }
 
 // A step of the row, keys [first, first + WARP * ITEMS) below `end`, into registers
@@ -94,7 +84,7 @@ __device__ __noinline__ u32 merge_slots(U *key, u32 *index, u32 total, u32 m, u3
     const u32 a = lane, b = lane + gp::WARP;
     const U ka = a < total ? key[a] : U(0), kb = b < total ? key[b] : U(0);
     const u32 ia = a < total ? index[a] : 0u, ib = b < total ? index[b] : 0u;
-    u32 ra = 0, rb = 0;  // as slot_rank, both slots in one pass over the slots
+    u32 ra = 0, rb = 0;  // as gp::stable_rank, both slots in one pass over the slots
     for (u32 s = 0; s < total; ++s) {
         const U other = key[s];
         ra += other < ka || (other == ka && s < a);
@@ -171,7 +161,7 @@ __device__ __forceinline__ void rank_candidates(const U (&keys)[WARP_ITEMS], con
     }
     __syncwarp();
     if (lane >= total) return;
-    const u32 rank = slot_rank(slots.key, total, slots.key[lane], lane);
+    const u32 rank = gp::stable_rank(slots.key, total, slots.key[lane], lane);  // those before it
     if (rank < m) write_result(r, rank, slots.index[lane], row, out);
 }
 
