@@ -8,14 +8,16 @@
 //   select_band        one read of the input, each block a contiguous share of the
 //                      tiles (a band open below, of 2- or 4-byte keys: raw words
 //                      screened first, common/ordered_screen.cuh): counts the keys
-//                      below lo, equal to lo and equal to hi,
-//                      copies the keys strictly between them (with their indices, for
-//                      top-k) to scratch (one atomic a tile reserves the tile's run,
-//                      noted with its place among the block's, so top-k can restore
-//                      input order), and counts the copies' top digit; its last block
-//                      to finish settles (below) and, for top-k, places each block's
-//                      candidates in input order (a scan of the blocks' counts);
-//                      its pieces in select_band.cuh;
+//                      below lo, equal to lo and equal to hi, copies the keys strictly
+//                      between them (with their indices, for top-k) to scratch (one
+//                      atomic a tile reserves the tile's run, noted with its place
+//                      among the block's, so top-k can restore input order), and
+//                      counts the copies' top digit; select_kth's band closed both
+//                      ends, where the sample held each bound once, counts the keys
+//                      below lo and copies those in [lo, hi] (a count and a range
+//                      test a key); its last block to finish settles (below) and, for
+//                      top-k, places each block's candidates in input order (a scan
+//                      of the blocks' counts); its pieces in select_band.cuh;
 //   select_settle      (the same settling alone, when there is no band) one warp: where
 //                      rank k fell. Equal to lo or hi: done. Between:
 //                      the candidates hold it, and the top digit's bucket is taken from
@@ -91,6 +93,8 @@ __device__ __forceinline__ void pick_pivots(const U *in, usize n, SelectState *s
     typedef gp::BlockRadixSelect<U, SAMPLE_BLOCK, ITEMS, 2, RADIX_BITS> Select;
     constexpr u32 S = SAMPLE_BLOCK * ITEMS;
     __shared__ typename Select::Storage storage;
+    __shared__ u32 tie_count;  // sample keys equal to a bound
+    if (threadIdx.x == 0) tie_count = 0;  // before the select's barriers
     // The call's state starts zeroed here rather than by a memset of its own (one
     // stream operation less); thread 0 writes the bounds after the select's barriers.
     for (u32 i = threadIdx.x; i < sizeof(SelectState) / sizeof(u64); i += SAMPLE_BLOCK) reinterpret_cast<u64 *>(st)[i] = 0;
@@ -107,9 +111,17 @@ __device__ __forceinline__ void pick_pivots(const U *in, usize n, SelectState *s
     const u32 ranks[2] = {rank_lo, rank_hi};
     U bounds[2];
     Select::select(keys, ranks, bounds, storage);
+    // Whether the sample holds each bound once: then ties of a bound are rare enough
+    // for a closed band to copy them (CLOSED_BAND).
+    u32 ties = 0;
+#pragma unroll
+    for (int j = 0; j < ITEMS; ++j) ties += (keys[j] == bounds[0]) + (keys[j] == bounds[1]);
+    if (ties) atomicAdd(&tie_count, ties);
+    __syncthreads();
     if (threadIdx.x == 0) {
         st->lo = bounds[0];
         st->hi = bounds[1];
+        st->bounds_unique = bounds[0] != bounds[1] && tie_count == 2;
     }
 }
 
@@ -198,11 +210,14 @@ select_settle(SelectState *st, u64 k, usize capacity, u32 flags, u32 key_order, 
 // [b tiles / grid, (b + 1) tiles / grid) in order (no ticket, no look-back): the runs
 // land wherever the atomic puts them, in input order within a tile, each noted with
 // its place among the block's candidates; the block's count goes to runs[tiles + b].
-extern "C" __global__ void __launch_bounds__(BLOCK)
-select_band(const U *in, usize n, SelectState *st, U *cand, u64 *cand_index, u64 *runs, usize capacity, u32 flags,
-            u32 key_order, u64 k, U *out) {
-    gp::wait_for_prior_grids();
-    gp::let_next_grid_start();
+// CLOSED: select_band_closed, for a band closed both ends (CLOSED_BAND): a kernel of
+// its own, so that each kernel holds two picks (closed and exact, or screened and
+// exact) unrolled over a thread's keys, not three. With all three in one kernel the
+// top-k band took 552 us at 2^28 instead of 394 (ncu, H100); that build also lacked
+// the reconvergence below, so which of the two cost it was not separated.
+template <bool CLOSED>
+__device__ __forceinline__ void band(const U *in, usize n, SelectState *st, U *cand, u64 *cand_index, u64 *runs,
+                                     usize capacity, u32 flags, u32 key_order, u64 k, U *out) {
     typedef gp::BlockScan<u32, BLOCK> Scan;
     typedef gp::BlockScan<u64, BLOCK> PlaceScan;
     __shared__ union {
@@ -218,7 +233,9 @@ select_band(const U *in, usize n, SelectState *st, U *cand, u64 *cand_index, u64
     if (threadIdx.x == 0) taken = 0;
     const KeyOrder order(key_order);
     BandPick pick{order, U(st->lo), U(st->hi), (flags & LO_OPEN) != 0, (flags & HI_OPEN) != 0, 0, 0, 0};
-    const bool screened = (flags & (LO_OPEN | HI_OPEN)) == LO_OPEN;
+    // Ties of a closed band's bounds are copied only where the sample found them rare.
+    const BandMode mode = CLOSED ? (__ldcg(&st->bounds_unique) ? BandMode::CLOSED : BandMode::EXACT)
+                                 : (flags & (LO_OPEN | HI_OPEN)) == LO_OPEN ? BandMode::SCREENED : BandMode::EXACT;
     const Screen screen(order, pick.hi);  // the keys up to hi: the picks and the ties of hi
     const usize tiles = (n + TILE - 1) / TILE;
     const usize begin = tiles * blockIdx.x / gridDim.x, end = tiles * (blockIdx.x + 1) / gridDim.x;
@@ -231,8 +248,8 @@ select_band(const U *in, usize n, SelectState *st, U *cand, u64 *cand_index, u64
     for (usize tile = begin; tile < end; ++tile) {
         const int buf = tile & 1;
         const usize first = tile * TILE + (usize)threadIdx.x * ITEMS;
-        const u64 picked = next_loaded ? pick_loaded(next, pick, screen, screened)
-                                       : pick_keys(in, n, first, aligned, pick, screen, screened);
+        const u64 picked = next_loaded ? pick_loaded<CLOSED>(next, pick, screen, mode)
+                                       : pick_keys<CLOSED>(in, n, first, aligned, pick, screen, mode);
         if (GP_BAND_PREFETCH) {
             next_loaded = tile + 1 < end && whole_vectors(n, first + TILE, aligned);
             if (next_loaded) load_vectors(in, first + TILE, next);
@@ -241,6 +258,12 @@ select_band(const U *in, usize n, SelectState *st, U *cand, u64 *cand_index, u64
         Scan::exclusive((u32)__popcll(picked), before, gp::SumOp<u32>(), s.scan[buf],
                         ReserveRun{&st->between, runs + tile, &base[buf], &taken});
         copy_picks(in, first, picked, base[buf] + before, cand, cand_index, capacity, pick.order, top);
+        // Each lane copies its own picks: the warp reconverges here, so that the next
+        // tile's pick runs once for all lanes, not once for each group that finished
+        // copying together (select_band_closed without it: 12 of 32 lanes active an
+        // instruction on average, 3x the pick's instructions, 1,031 us at 2^28 under
+        // ncu; with it 461 us, where the exact band takes 600).
+        __syncwarp();
     }
     if (threadIdx.x == 0) runs[tiles + blockIdx.x] = taken;
     flush_band_counts(pick, top, st);
@@ -250,6 +273,17 @@ select_band(const U *in, usize n, SelectState *st, U *cand, u64 *cand_index, u64
     if (threadIdx.x >= gp::WARP) return;
     settle(st, k, capacity, flags, key_order, out, s.totals);
 }
+
+#define GP_BAND_KERNEL(NAME, CLOSED)                                                                        \
+    extern "C" __global__ void __launch_bounds__(BLOCK)                                                     \
+    NAME(const U *in, usize n, SelectState *st, U *cand, u64 *cand_index, u64 *runs, usize capacity, u32 flags, \
+         u32 key_order, u64 k, U *out) {                                                                    \
+        gp::wait_for_prior_grids();                                                                         \
+        gp::let_next_grid_start();                                                                          \
+        band<CLOSED>(in, n, st, cand, cand_index, runs, capacity, flags, key_order, k, out);               \
+    }
+GP_BAND_KERNEL(select_band, false)
+GP_BAND_KERNEL(select_band_closed, true)
 
 // Visits src[0, count) a 16-byte vector at a time where it can, UNROLL vectors a
 // thread in flight at once (one at a time left each thread waiting out an L2 round

@@ -6,7 +6,8 @@
 #pragma once
 
 // The band's pick: keys strictly between lo and hi are kind 1 (copied to the
-// candidates); keys below lo, equal to lo and equal to hi are counted.
+// candidates); keys below lo, equal to lo and equal to hi are counted. A closed band's
+// (kind_closed) copies every key in [lo, hi] and counts those below.
 struct BandPick {
     KeyOrder order;
     U lo, hi;
@@ -20,6 +21,18 @@ struct BandPick {
         eq_lo += !lo_open && u == lo;
         eq_hi += !hi_open && u == hi && (lo_open || u != lo);
         return above_lo && below_hi;
+    }
+
+    // A closed band's kind(): one count and one range test a key, where kind() has
+    // three counts and two tests. NAN_FREE: no key is a NaN with its sign bit set
+    // (any_negative_nan), so ordered_no_nan() serves: it puts a positive NaN among
+    // the patterns past +inf (descending: before -inf), on the same side of lo and hi
+    // as ordered()'s one NaN pattern, in three instructions instead of six.
+    template <bool NAN_FREE>
+    __device__ __forceinline__ bool kind_closed(U x) {
+        const U u = NAN_FREE ? order.ordered_no_nan(x) : order.ordered(x);
+        below += u < lo;
+        return U(u - lo) <= U(hi - lo);
     }
 
     // kind() where the band is open below and closed above (the screened band's).
@@ -89,24 +102,66 @@ __device__ __forceinline__ u64 pick_screened(const gp::Vec16 (&v)[VECS], BandPic
     return pick_each(v, [&](U x) { return screen.passes(x) && pick.kind_open_below(x); });
 }
 
-// The picks of keys loaded whole, screened where the band allows.
-template <class S>
-__device__ __forceinline__ u64 pick_loaded(const gp::Vec16 (&v)[VECS], BandPick &pick, const S &screen, bool screened) {
-    if constexpr (SCREEN_KEYS) {
-        if (screened) return pick_screened(v, pick, screen);
+// Whether a thread's loaded keys hold a float NaN with its sign bit set (raw bits
+// above SIGN | inf): per-lane maxima of the words, three words an instruction.
+template <class K = U>  // a template, so that only 2- and 4-byte keys instantiate KeyLanes
+__device__ __forceinline__ bool any_negative_nan(const gp::Vec16 (&v)[VECS], const KeyOrder &order) {
+    const K above = K(KeyOrder::SIGN | order.inf);
+    if constexpr (GP_KEY_FLOAT == 0) {
+        return false;
+    } else if constexpr (sizeof(K) == 2 || sizeof(K) == 4) {
+        typedef gp::KeyLanes<K> L;
+        constexpr int WORDS = VECS * 4;  // even: w[0], then pairs, then the last alone
+        u32 m = v[0].w[0];
+#pragma unroll
+        for (int j = 1; j + 1 < WORDS; j += 2) m = L::max3(m, v[j / 4].w[j % 4], v[(j + 1) / 4].w[(j + 1) % 4]);
+        m = L::max3(m, v[VECS - 1].w[3], v[VECS - 1].w[3]);
+        return L::max_lane(m) > above;
+    } else {
+        bool any = false;
+#pragma unroll
+        for (int j = 0; j < VECS; ++j) {
+            K x[16 / sizeof(K)];
+            memcpy(x, &v[j], sizeof(x));
+#pragma unroll
+            for (int e = 0; e < int(16 / sizeof(K)); ++e) any |= x[e] > above;
+        }
+        return any;
+    }
+}
+
+// How a band block picks: every key exactly (kind), raw words screened first (a band
+// open below: pick_screened), or a closed band's (kind_closed).
+enum class BandMode { EXACT, SCREENED, CLOSED };
+
+// The picks of keys loaded whole (CLOSED: select_band_closed's modes, CLOSED and
+// EXACT; else SCREENED and EXACT).
+template <bool CLOSED, class S>
+__device__ __forceinline__ u64 pick_loaded(const gp::Vec16 (&v)[VECS], BandPick &pick, const S &screen, BandMode mode) {
+    if constexpr (CLOSED) {
+        if (mode == BandMode::CLOSED) {
+            if (!any_negative_nan(v, pick.order)) return pick_each(v, [&](U x) { return pick.template kind_closed<true>(x); });
+            return pick_each(v, [&](U x) { return pick.template kind_closed<false>(x); });
+        }
+    } else if constexpr (SCREEN_KEYS) {
+        if (mode == BandMode::SCREENED) return pick_screened(v, pick, screen);
     }
     return pick_vectors(v, pick);
 }
 
+template <bool CLOSED>
 __device__ __forceinline__ u64 pick_keys(const U *in, usize n, usize first, bool aligned, BandPick &pick, const Screen &screen,
-                                         bool screened) {
+                                         BandMode mode) {
     if (whole_vectors(n, first, aligned)) {
         gp::Vec16 v[VECS];
         load_vectors(in, first, v);
-        return pick_loaded(v, pick, screen, screened);
+        return pick_loaded<CLOSED>(v, pick, screen, mode);
     }
     u64 picked = 0;
-    for (int at = 0; at < ITEMS && first + at < n; ++at) picked |= (u64)pick.kind(in[first + at]) << at;
+    for (int at = 0; at < ITEMS && first + at < n; ++at) {
+        const U x = in[first + at];
+        picked |= (u64)(CLOSED && mode == BandMode::CLOSED ? pick.template kind_closed<false>(x) : pick.kind(x)) << at;
+    }
     return picked;
 }
 

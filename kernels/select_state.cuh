@@ -24,12 +24,15 @@ constexpr u32 HI_OPEN = GP_HI_OPEN;            // no upper bound
 constexpr u32 NO_BAND = GP_NO_BAND;            // no sample and no band: search the input itself
 constexpr u32 WRITE_RESULT = GP_WRITE_RESULT;  // select_kth: write the element to `out`
 constexpr u32 ORDER_RUNS = GP_ORDER_RUNS;      // top-k: the band's last block places each block's candidates
+// select_kth, both bounds closed: where the sample holds each bound once (bounds_unique),
+// the keys equal to a bound are copied with those between, and not counted apart.
+constexpr u32 CLOSED_BAND = GP_CLOSED_BAND;
 // select_kth for the host: `out` is the host's mapped result slot, which gets the
 // element as tagged words (common/tagged.cuh) whose tag is the flags from bit
 // HOST_TAG_SHIFT.
 constexpr u32 RESULT_TO_HOST = GP_RESULT_TO_HOST;
 constexpr u32 HOST_TAG_SHIFT = GP_HOST_TAG_SHIFT;
-static_assert((LO_OPEN | HI_OPEN | NO_BAND | WRITE_RESULT | RESULT_TO_HOST | ORDER_RUNS) < (1u << HOST_TAG_SHIFT),
+static_assert((LO_OPEN | HI_OPEN | NO_BAND | WRITE_RESULT | RESULT_TO_HOST | ORDER_RUNS | CLOSED_BAND) < (1u << HOST_TAG_SHIFT),
               "the tag sits above the flags");
 
 // Where the digit passes look.
@@ -41,7 +44,9 @@ constexpr u32 SOURCE_INPUT = 2;       // the whole input
 struct SelectState {
     u64 lo, hi;                      // the band's bounds (ordered patterns)
     u64 below, eq_lo, eq_hi;         // keys < lo, == lo, == hi (hi != lo)
-    u64 between;                     // keys strictly inside: the candidates (may exceed capacity)
+    u64 between;                     // keys strictly inside: the candidates (may exceed capacity);
+                                     // a closed band's: the keys in [lo, hi]
+    u64 bounds_unique;               // the sample held lo once and hi once (lo != hi)
     u64 band_ticket, gather_ticket;  // tile tickets of the two ordered passes
     u64 digit_ticket;                // blocks done with the current digit
     u32 source, gather_source;

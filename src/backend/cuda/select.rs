@@ -49,6 +49,12 @@ const WRITE_RESULT: u32 = 8;
 const RESULT_TO_HOST: u32 = 16;
 /// Top-k: the band's last block places each band block's candidates in input order.
 const ORDER_RUNS: u32 = 32;
+/// select_kth with a band closed both ends: its own band kernel (kernels/select.cu:
+/// select_band_closed), which, where the sample holds each bound once, copies the keys
+/// equal to a bound with those between, so that each key costs one count and one range
+/// test: H100 2026-11-27, f32 median 2^28 547-549 -> 468-477 µs (knob
+/// select.band_closed=0 turns it off).
+const CLOSED_BAND: u32 = 64;
 const HOST_TAG_SHIFT: u32 = 8;
 const _: () = assert!(HOST_TAG_MAX <= u32::MAX >> HOST_TAG_SHIFT);
 /// Top-k up to block * SMALL_ITEMS is sorted by one block (kernels/topk.cu:
@@ -88,6 +94,9 @@ struct Policy {
     /// picking any exactly (common/ordered_screen.cuh): one row of 2^28 bf16, top
     /// 100, 0.400 ms without it, 0.253 ms with it (H100, 2026-11-27).
     band_screen: bool,
+    /// select_kth's band closed both ends copies the ties of its bounds too, where the
+    /// sample shows them rare (CLOSED_BAND).
+    band_closed: bool,
     /// select_kth of up to small_block * small_keys keys: one block, one launch
     /// (select_small).
     small_block: u32,
@@ -126,6 +135,7 @@ fn read_policy() -> Policy {
         digits_min_blocks: knob("select.digits_min_blocks", 4),
         band_prefetch: knob("select.band_prefetch", 0) != 0,
         band_screen: knob("select.band_screen", 1) != 0,
+        band_closed: knob("select.band_closed", 1) != 0,
         // Whole warps, up to 1,024 threads.
         small_block: knob("select.small_block", 1024).clamp(32, 1024) / 32 * 32,
         small_keys: knob("select.small_keys", 8).clamp(1, 32),
@@ -168,6 +178,7 @@ pub fn module(source: Source, key_bytes: usize, float_keys: bool) -> ModuleSpec 
             format!("-DGP_NO_BAND={NO_BAND}"),
             format!("-DGP_WRITE_RESULT={WRITE_RESULT}"),
             format!("-DGP_ORDER_RUNS={ORDER_RUNS}"),
+            format!("-DGP_CLOSED_BAND={CLOSED_BAND}"),
             format!("-DGP_RESULT_TO_HOST={RESULT_TO_HOST}"),
             format!("-DGP_HOST_TAG_SHIFT={HOST_TAG_SHIFT}"),
         ],

@@ -7,7 +7,7 @@ use cudarc::driver::result as drv;
 use cudarc::driver::sys::{CUdeviceptr, CUfunction, CUstream};
 
 use super::{function, policy, result_target, Found, Policy, Scratch};
-use super::{HI_OPEN, LO_OPEN, NO_BAND, ORDER_RUNS, RADIX_BITS, SAMPLES, SAMPLES_SMALL, SAMPLE_BLOCK, STATE_BYTES};
+use super::{CLOSED_BAND, HI_OPEN, LO_OPEN, NO_BAND, ORDER_RUNS, RADIX_BITS, SAMPLES, SAMPLES_SMALL, SAMPLE_BLOCK, STATE_BYTES};
 use crate::backend::cuda::context::{round_up, CudaShared, State};
 use crate::backend::cuda::driver::DriverContext;
 use crate::backend::cuda::launch::{launch, launch_cooperative, Arg};
@@ -49,6 +49,9 @@ fn plan_band(len: usize, rank: usize, key_bytes: usize, lower_open: bool) -> Ban
     }
     if hi > s - 1.0 {
         flags |= HI_OPEN;
+    }
+    if !lower_open && flags == 0 && policy().band_closed {
+        flags |= CLOSED_BAND;
     }
     let from = if flags & LO_OPEN != 0 { 0.0 } else { lo };
     let to = if flags & HI_OPEN != 0 { s } else { hi };
@@ -236,10 +239,19 @@ impl RankSearch<'_> {
         self.shared.loader.blocks_per_sm(f, block).map(|b| b as u64 * sms)
     }
 
+    /// The band's kernel: its own for a band closed both ends (kernels/select.cu).
+    fn band_kernel_name(&self) -> &'static str {
+        if self.plan.flags & CLOSED_BAND != 0 {
+            "select_band_closed"
+        } else {
+            "select_band"
+        }
+    }
+
     /// The band's grid: what is resident, at most a block a tile (each block takes a
     /// contiguous share of the tiles; top-k's move_runs works the shares out again).
     fn band_grid(&self) -> Result<u64> {
-        let band_kernel = self.load("select_band")?;
+        let band_kernel = self.load(self.band_kernel_name())?;
         Ok((self.plan.tiles as u64).min(self.resident(band_kernel, self.plan.p.block)?))
     }
 
@@ -248,7 +260,7 @@ impl RankSearch<'_> {
     fn band(&self) -> Result<()> {
         let (plan, p, r) = (&self.plan, &self.plan.p, &self.regions);
         let pivots = self.load(if plan.band.samples == SAMPLES_SMALL { "select_pivots_small" } else { "select_pivots" })?;
-        let band_kernel = self.load("select_band")?;
+        let band_kernel = self.load(self.band_kernel_name())?;
         // SAFETY: as RankSearch says.
         unsafe {
             launch(
