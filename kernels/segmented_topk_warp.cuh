@@ -161,7 +161,7 @@ __device__ __forceinline__ void rank_candidates(const U (&keys)[WARP_ITEMS], con
     }
     __syncwarp();
     if (lane >= total) return;
-    const u32 rank = gp::stable_rank(slots.key, total, slots.key[lane], lane);  // those before it
+    const u32 rank = gp::stable_rank(slots.key, total, slots.key[lane], lane);
     if (rank < m) write_result(r, rank, slots.index[lane], row, out);
 }
 

@@ -19,7 +19,7 @@
 //                      top-k, places each block's candidates in input order (a scan
 //                      of the blocks' counts); its pieces in select_band.cuh;
 //   select_settle      (the same settling alone, when there is no band) one warp: where
-//                      rank k fell. Equal to lo or hi: done. Between:
+//                      rank k fell. Equal to lo or hi (a band that counted them): done. Between:
 //                      the candidates hold it, and the top digit's bucket is taken from
 //                      the band's count. Outside (the sample misled us) or more
 //                      candidates than scratch holds: the whole input is searched;
@@ -211,10 +211,10 @@ select_settle(SelectState *st, u64 k, usize capacity, u32 flags, u32 key_order, 
 // land wherever the atomic puts them, in input order within a tile, each noted with
 // its place among the block's candidates; the block's count goes to runs[tiles + b].
 // CLOSED: select_band_closed, for a band closed both ends (CLOSED_BAND): a kernel of
-// its own, so that each kernel holds two picks (closed and exact, or screened and
-// exact) unrolled over a thread's keys, not three. With all three in one kernel the
-// top-k band took 552 us at 2^28 instead of 394 (ncu, H100); that build also lacked
-// the reconvergence below, so which of the two cost it was not separated.
+// its own, so that top-k's band holds only its screened and exact picks. With the
+// closed picks in the same kernel the top-k band took 552 us at 2^28 instead of 394
+// (ncu, H100); that build also lacked the reconvergence below, so which of the two
+// cost it was not separated.
 template <bool CLOSED>
 __device__ __forceinline__ void band(const U *in, usize n, SelectState *st, U *cand, u64 *cand_index, u64 *runs,
                                      usize capacity, u32 flags, u32 key_order, u64 k, U *out) {

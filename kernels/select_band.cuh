@@ -1,4 +1,4 @@
-// The band's pieces (kernels/select.cu's select_band, which includes this after
+// The band's pieces (kernels/select.cu's select_band and select_band_closed, which include this after
 // defining U, KeyOrder, BLOCK, ITEMS and the select state): what a key is to the band
 // (BandPick), a thread's keys read and picked (screened first where the band is open
 // below), the picks copied to the candidates, the counts flushed, a tile's run
@@ -24,10 +24,12 @@ struct BandPick {
     }
 
     // A closed band's kind(): one count and one range test a key, where kind() has
-    // three counts and two tests. NAN_FREE: no key is a NaN with its sign bit set
-    // (any_negative_nan), so ordered_no_nan() serves: it puts a positive NaN among
-    // the patterns past +inf (descending: before -inf), on the same side of lo and hi
-    // as ordered()'s one NaN pattern, in three instructions instead of six.
+    // three counts and two tests (lo < hi: the sample's bounds differ, bounds_unique).
+    // NAN_FREE: no key is a NaN with its sign bit set (any_negative_nan), so
+    // ordered_no_nan() serves, in three instructions instead of six: a positive NaN
+    // then lands among the patterns above +inf's (descending: below it), where no
+    // ordered() pattern but the NaN one lies, on the same side of lo and hi as that
+    // NaN pattern (which lo < hi keeps from being lo ascending, hi descending).
     template <bool NAN_FREE>
     __device__ __forceinline__ bool kind_closed(U x) {
         const U u = NAN_FREE ? order.ordered_no_nan(x) : order.ordered(x);

@@ -24,8 +24,9 @@ constexpr u32 HI_OPEN = GP_HI_OPEN;            // no upper bound
 constexpr u32 NO_BAND = GP_NO_BAND;            // no sample and no band: search the input itself
 constexpr u32 WRITE_RESULT = GP_WRITE_RESULT;  // select_kth: write the element to `out`
 constexpr u32 ORDER_RUNS = GP_ORDER_RUNS;      // top-k: the band's last block places each block's candidates
-// select_kth, both bounds closed: where the sample holds each bound once (bounds_unique),
-// the keys equal to a bound are copied with those between, and not counted apart.
+// select_kth, both bounds closed: the host launches select_band_closed, which, where the
+// sample holds each bound once (bounds_unique), copies the keys equal to a bound with
+// those between and does not count them apart.
 constexpr u32 CLOSED_BAND = GP_CLOSED_BAND;
 // select_kth for the host: `out` is the host's mapped result slot, which gets the
 // element as tagged words (common/tagged.cuh) whose tag is the flags from bit
@@ -40,10 +41,10 @@ constexpr u32 SOURCE_DONE = 0;        // nothing left: the answer is `prefix`
 constexpr u32 SOURCE_CANDIDATES = 1;  // the band's copy
 constexpr u32 SOURCE_INPUT = 2;       // the whole input
 
-// One call's state, zeroed by the host before the first launch.
+// One call's state, zeroed by the pivots' launch (without a band, by the host).
 struct SelectState {
     u64 lo, hi;                      // the band's bounds (ordered patterns)
-    u64 below, eq_lo, eq_hi;         // keys < lo, == lo, == hi (hi != lo)
+    u64 below, eq_lo, eq_hi;         // keys < lo, == lo, == hi (hi != lo); a closed band's ties: 0
     u64 between;                     // keys strictly inside: the candidates (may exceed capacity);
                                      // a closed band's: the keys in [lo, hi]
     u64 bounds_unique;               // the sample held lo once and hi once (lo != hi)

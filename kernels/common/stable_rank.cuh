@@ -1,7 +1,7 @@
 // A key's place in a stable sort of a few keys held in shared memory, by counting: the
 // keys before it are the smaller ones and the equal ones at a lower position. One
 // thread a key, no barrier of its own; for up to a block of keys this beats a block
-// radix sort (top-k's last sort, the segmented top-k's block rows).
+// radix sort (top-k's last sort, the segmented top-k's block rows and warp rows).
 #pragma once
 #include "common/types.cuh"
 

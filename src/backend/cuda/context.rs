@@ -445,7 +445,7 @@ impl CudaShared {
     /// write the slot.
     pub fn begin_host_value(&self, state: &mut State, dtype: DType) -> u32 {
         for k in 0..tagged_words(dtype) {
-            self.clear_slot_word(8 * k);
+            self.clear_slot_word(state, 8 * k);
         }
         next_host_tag(state)
     }
@@ -457,14 +457,14 @@ impl CudaShared {
     /// slot.
     pub fn begin_report<T: Copy>(&self, state: &mut State, status_offset: usize) -> u32 {
         assert!(std::mem::size_of::<T>() <= RESULT_SLOT_BYTES);
-        self.clear_slot_word(status_offset);
+        self.clear_slot_word(state, status_offset);
         next_host_tag(state)
     }
 
     /// Zeroes the slot's word at byte `offset` (tag 0: no call's), while no kernel
-    /// writes the slot. The segmented select tags its report with its own call number
-    /// (its kernels tag their counters with it), so it clears with this alone.
-    pub fn clear_slot_word(&self, offset: usize) {
+    /// writes the slot (the state lock held, which `_state` stands for). For a record
+    /// tagged with a number of the caller's own rather than begin_report's tag.
+    pub fn clear_slot_word(&self, _state: &mut State, offset: usize) {
         assert!(offset + 8 <= RESULT_SLOT_BYTES && offset.is_multiple_of(8));
         // SAFETY: an aligned u64 inside the pinned slot; no kernel writes it now (the
         // callers hold the state lock, and every earlier value was waited for).
@@ -474,9 +474,10 @@ impl CudaShared {
     /// Waits for the record of `tag` (begin_report), spinning on its status word, and
     /// reads it whole.
     pub fn wait_for_report<T: Copy>(&self, stream: CUstream, status_offset: usize, tag: u32) -> Result<T> {
+        assert!(std::mem::size_of::<T>() <= RESULT_SLOT_BYTES);
         self.wait_for_slot_tag(stream, status_offset, tag)?;
         // SAFETY: the slot is pinned host memory of RESULT_SLOT_BYTES >= size_of::<T>()
-        // (begin_report), aligned to a page; its writer wrote every field before the
+        // (asserted above), aligned to a page; its writer wrote every field before the
         // status word, which the wait read with Acquire.
         Ok(unsafe { std::ptr::read_volatile(self.result_slot.host as *const T) })
     }

@@ -190,7 +190,7 @@ const _: () = assert!(std::mem::size_of::<Report>() <= RESULT_SLOT_BYTES);
 /// Waits for the report of the short-row launch numbered `seq` (the slot's status word
 /// tagged with it, CudaShared::wait_for_report); fields before `status` count only where
 /// the kernel wrote them (DETAILED), else they are an earlier call's and read as zero.
-fn wait_for_report(shared: &CudaShared, stream: CUstream, seq: u32) -> Result<Report> {
+fn read_report(shared: &CudaShared, stream: CUstream, seq: u32) -> Result<Report> {
     let report: Report = shared.wait_for_report(stream, STATUS_OFFSET, seq)?;
     if report.status & DETAILED == 0 {
         return Ok(Report { counts: [0; CLASSES], row: 0, begin: 0, end: 0, rank: 0, status: report.status });
@@ -384,9 +384,9 @@ pub fn segmented_select(
     let ranks = ranks.map_or(0, |(m, _)| m.ptr);
     let call = Call { shared, plan, k, stream, values: values.ptr, offsets: offsets.0.ptr, ranks, out: out.ptr, counters, seq, ids, staged };
     // No earlier content of the slot may pass for this call's report.
-    shared.clear_slot_word(STATUS_OFFSET);
+    shared.clear_slot_word(&mut state, STATUS_OFFSET);
     call.check_and_select_short_rows()?;
-    let report = wait_for_report(shared, stream, seq)?;
+    let report = read_report(shared, stream, seq)?;
     if let Some(fault) = RowFault::from_code((report.status & FAULT_MASK) as u32) {
         return Err(fault.error(report.row, report.begin, report.end, report.rank, len));
     }
