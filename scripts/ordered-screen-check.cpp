@@ -12,16 +12,7 @@
 #include <cstdio>
 #include <random>
 
-// The device-side names the headers use, on the host.
-#define __device__
-#define __forceinline__ inline
-using std::max;
-using std::min;
-static float __int_as_float(int) { return 0; }
-static float __uint_as_float(unsigned) { return 0; }
-static double __longlong_as_double(long long) { return 0; }
-static int __float_as_int(float) { return 0; }
-static long long __double_as_longlong(double) { return 0; }
+#include "host-shims.h"
 static unsigned lane16(unsigned w, int i) { return (w >> (16 * i)) & 0xffff; }
 static unsigned per_lane16(unsigned a, unsigned b, unsigned c, bool mx) {
     unsigned r = 0;
