@@ -9,7 +9,11 @@ Each row times one operation on the same data (CuPy arrays share the torch tenso
 memory): gpuprims, torch and CuPy, the median of --reps runs, wall time of the call
 followed by a device synchronisation, after a warm-up run; a run over 1 s is timed once.
 A ratio above 1 means gpuprims is faster. cuda.compute (cuda-cccl) is timed when it
-imports; else its column says n/a.
+imports; else its column says n/a. It has no selection, so its top-k, k-th value and
+per-row median are what its user would write: a radix sort (pairs with an index for
+top-k) or a segmented sort of the rows, then a slice. Its objects are built once and
+its temporary storage allocated once, outside the timing; outputs are allocated by
+torch on each call, as gpuprims allocates its own.
 
 Overhead: gp.sum and gp.topk on a CUDA tensor against gpuprims_reduce and gpuprims_topk
 called through ctypes with the buffers wrapped once beforehand (what a C program does),
@@ -33,8 +37,9 @@ try:
 except ImportError:
     cupy = None
 try:
-    import cuda.compute as cc  # noqa: F401
-except Exception:
+    import cuda.compute as cc
+except Exception as e:  # not installed, or no CUDA libraries it can load
+    print(f"cuda.compute: not used ({type(e).__name__}: {e})", file=sys.stderr)
     cc = None
 
 ROW_LEN = 1024  # segmented_select: rows of this many elements, each row's lower median
@@ -80,6 +85,65 @@ def cases(x):
            (lambda: cupy.partition(crow, mid, axis=1)[:, mid]) if c is not None else None)
 
 
+def compute_cases(x):
+    """cuda.compute's counterparts of cases(x), by name (None without cuda.compute)."""
+    if cc is None:
+        return {}
+    n, k, kth = x.numel(), 100, x.numel() // 2
+    mid = (ROW_LEN - 1) // 2
+    offsets = torch.arange(0, n + 1, ROW_LEN, device="cuda", dtype=torch.int64)
+    out, out2 = torch.empty_like(x), torch.empty_like(x)
+    iota, iota_out = torch.arange(n, device="cuda", dtype=torch.int64), torch.empty(n, device="cuda", dtype=torch.int64)
+    up, down = cc.SortOrder.ASCENDING, cc.SortOrder.DESCENDING
+
+    def prepared(build, **args):
+        """The algorithm object and its temporary storage, sized once for these arrays."""
+        algo = build()
+        temp = torch.empty(max(1, algo(temp_storage=None, **args)), device="cuda", dtype=torch.uint8)
+        return lambda **call: algo(temp_storage=temp, **{**args, **call})
+
+    sort = prepared(lambda: cc.make_radix_sort(d_in_keys=x, d_out_keys=out, d_in_values=None,
+                                               d_out_values=None, order=up),
+                    d_in_keys=x, d_out_keys=out, d_in_values=None, d_out_values=None, num_items=n)
+    pairs = prepared(lambda: cc.make_radix_sort(d_in_keys=x, d_out_keys=out, d_in_values=iota,
+                                                d_out_values=iota_out, order=down),
+                     d_in_keys=x, d_out_keys=out, d_in_values=iota, d_out_values=iota_out, num_items=n)
+    scan = prepared(lambda: cc.make_inclusive_scan(d_in=x, d_out=out, op=cc.OpKind.PLUS),
+                    d_in=x, d_out=out, op=cc.OpKind.PLUS, init_value=None, num_items=n)
+    rows = prepared(lambda: cc.make_segmented_sort(d_in_keys=x, d_out_keys=out2, start_offsets_in=offsets[:-1],
+                                                   end_offsets_in=offsets[1:], order=up),
+                    d_in_keys=x, d_out_keys=out2, d_in_values=None, d_out_values=None, num_items=n,
+                    num_segments=n // ROW_LEN, start_offsets_in=offsets[:-1], end_offsets_in=offsets[1:])
+
+    def sorted_keys():
+        keys = torch.empty_like(x)
+        sort(d_out_keys=keys)
+        return keys
+
+    def top_k():
+        keys, idx = torch.empty_like(x), torch.empty(n, device="cuda", dtype=torch.int64)
+        pairs(d_out_keys=keys, d_out_values=idx)
+        return keys[:k], idx[:k]
+
+    def cumsum():
+        res = torch.empty_like(x)
+        scan(d_out=res)
+        return res
+
+    def row_medians():
+        res = torch.empty_like(x)
+        rows(d_out_keys=res)
+        return res.view(-1, ROW_LEN)[:, mid]
+
+    return {"sort": sorted_keys, f"topk k={k}": top_k, "kthvalue n/2": lambda: sorted_keys()[kth].item(),
+            "cumsum": cumsum, f"segmented_select rows of {ROW_LEN}": row_medians}
+
+
+def cc_version():
+    from importlib.metadata import version
+    return f"(cuda-cccl {version('cuda-cccl')})"
+
+
 def fmt(t):
     return "n/a" if t is None else f"{t * 1e3:.3f}"
 
@@ -91,19 +155,21 @@ def ratio(other, ours):
 def compare(log2s, reps):
     print(f"device: {torch.cuda.get_device_name()}; torch {torch.__version__}; "
           f"cupy {cupy.__version__ if cupy else 'not installed'}; "
-          f"cuda.compute {'present' if cc else 'not installed'}; float32, times in ms\n")
+          f"cuda.compute {cc_version() if cc else 'not installed'}; float32, times in ms\n")
     print("| op | n | gpuprims | torch | CuPy | cuda.compute | vs torch | vs CuPy | vs cuda.compute |")
     print("|---|---|---|---|---|---|---|---|---|")
     for e in log2s:
         torch.manual_seed(e)
         x = torch.randn(1 << e, device="cuda")
+        nv = compute_cases(x)
         for name, ours, theirs, cp in cases(x):
             t_gp = timed(ours, reps)
             t_torch = timed(theirs, reps)
             t_cp = timed(cp, reps) if cp is not None else None
-            print(f"| {name} | 2^{e} | {fmt(t_gp)} | {fmt(t_torch)} | {fmt(t_cp)} | n/a | "
-                  f"{ratio(t_torch, t_gp)} | {ratio(t_cp, t_gp)} | n/a |", flush=True)
-        del x
+            t_nv = timed(nv[name], reps) if name in nv else None
+            print(f"| {name} | 2^{e} | {fmt(t_gp)} | {fmt(t_torch)} | {fmt(t_cp)} | {fmt(t_nv)} | "
+                  f"{ratio(t_torch, t_gp)} | {ratio(t_cp, t_gp)} | {ratio(t_nv, t_gp)} |", flush=True)
+        del x, nv
         torch.cuda.empty_cache()
 
 
@@ -156,6 +222,8 @@ def overhead():
             lib.gpuprims_buffer_destroy(h)
     t_ct = per_call(lambda: lib.gpuprims_version(), 100000)
     print(f"\nOne ctypes call (gpuprims_version): {t_ct * 1e6:.3f} µs, the floor of any call from Python.")
+    t_empty = per_call(lambda: (torch.empty(100, device="cuda"), torch.empty(100, device="cuda", dtype=torch.int64)), 20000)
+    print(f"Two torch.empty of 100 elements (what gp.topk and torch.topk allocate): {t_empty * 1e6:.2f} µs.")
 
 
 def main():
@@ -163,6 +231,7 @@ def main():
     ap.add_argument("log2", nargs="*", type=int, default=[20, 24, 28], help="log2 of the sizes")
     ap.add_argument("--reps", type=int, default=10)
     ap.add_argument("--no-overhead", action="store_true")
+    ap.add_argument("--overhead-only", action="store_true")
     args = ap.parse_args()
     ctx = gp._context.default("cuda", 0)
     t0 = time.perf_counter()
@@ -171,7 +240,8 @@ def main():
     if not args.no_overhead:
         overhead()
         print()
-    compare(args.log2, args.reps)
+    if not args.overhead_only:
+        compare(args.log2, args.reps)
 
 
 if __name__ == "__main__":

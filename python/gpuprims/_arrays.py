@@ -286,6 +286,10 @@ def _kind_of(t):
         import torch
 
         TorchKind.setup(torch)
+        if t is torch.Tensor:
+            from . import _lean
+
+            _lean.seen_torch(t)
         kind = TorchKind
     elif module == "cupy" and t.__name__ == "ndarray":
         import cupy

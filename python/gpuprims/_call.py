@@ -43,10 +43,10 @@ def forget(ctx):
         lib.gpuprims_buffer_destroy(_local.wrapped.pop(key))
 
 
-def _wrap(key, op):
-    """Wraps op's memory for the cache (key: context handle, address, length, dtype)."""
+def _wrap(key, on_device):
+    """Wraps memory for the cache (key: context handle, address, length, dtype)."""
     h, ptr, n, code = key
-    fn = lib.gpuprims_buffer_wrap_host if op.device is None else lib.gpuprims_buffer_wrap_device
+    fn = lib.gpuprims_buffer_wrap_device if on_device else lib.gpuprims_buffer_wrap_host
     out = _local.out
     s = fn(h, code, ptr, n, ctypes.byref(out))
     if s:
@@ -55,13 +55,20 @@ def _wrap(key, op):
     return out.value
 
 
-def _trim():
-    """Empties this thread's full cache: at the end of a call, never during one, whose
-    earlier buffers it would destroy under it."""
+def wrapped_device(h, ptr, n, code):
+    """The cached buffer of device memory (context handle h), wrapped on first use."""
+    key = (h, ptr, n, code)
+    return _local.wrapped.get(key) or _wrap(key, True)  # (handles are never 0)
+
+
+def end_of_call():
+    """Empties this thread's cache when full: at the end of a call, never during one,
+    whose earlier buffers it would destroy under it."""
     cache = _local.wrapped
-    for old in cache.values():
-        lib.gpuprims_buffer_destroy(old)
-    cache.clear()
+    if len(cache) >= _CACHE_LIMIT:
+        for old in cache.values():
+            lib.gpuprims_buffer_destroy(old)
+        cache.clear()
 
 
 def _check_devices(ops, ctx):
@@ -148,8 +155,7 @@ class Call:
                 for h in self.temps:
                     lib.gpuprims_buffer_destroy(h)
             self.ctx.lock.release()
-            if len(_local.wrapped) >= _CACHE_LIMIT:
-                _trim()
+            end_of_call()
 
     def _temp(self, h):
         if self.temps is None:
@@ -162,7 +168,7 @@ class Call:
         code = code or op.code
         if op.device is not None or not self.ctx.is_cuda:
             key = (self.h, op.ptr, op.n, code)
-            return _local.wrapped.get(key) or _wrap(key, op)  # (handles are never 0)
+            return _local.wrapped.get(key) or _wrap(key, op.device is not None)  # (handles are never 0)
         out = _local.out
         check(lib.gpuprims_buffer_from_host(self.h, code, op.ptr, op.n, ctypes.byref(out)))
         return self._temp(out.value)

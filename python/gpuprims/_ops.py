@@ -15,9 +15,9 @@ import struct
 
 import numpy as np
 
-from . import _abi, _dtypes
+from . import _abi, _dtypes, _lean
 from ._arrays import TorchKind, adapt, dtype_error
-from ._call import U64, Call, check
+from ._call import U64, Call, check, end_of_call
 from ._lib import lib
 
 _OPS = {name.lower(): code for name, code in _abi.OP.items()}
@@ -72,7 +72,22 @@ def reduce(x, op="sum", *, out=None, ctx=None, stream=None):
     With out= (a 1-element array of x's dtype, same kind) the result is written there
     in stream order, without waiting, and `out` is returned.
     """
+    r = out is None and ctx is None and stream is None and _lean.route(x)
+    if r:
+        return _lean_value(r, _op(op), lib.gpuprims_reduce)
     return _one_value(adapt(x, "x"), _op(op), out, ctx, stream, lib.gpuprims_reduce_to_buffer, lib.gpuprims_reduce)
+
+
+def _lean_value(r, arg, fn):
+    """_one_value's host-value call on _lean.route's answer r."""
+    c, s, h, hx, n, code = r
+    cell = _SCALAR[code]()
+    with c.lock:
+        _lean.set_stream(c, s)
+        status = fn(h, hx, arg, ctypes.byref(cell))
+    if status:
+        check(status)
+    return _half(code, cell.value) if code in _HALVES else cell.value
 
 
 def _one_value(a, arg, out, ctx, stream, to_buffer, to_host):
@@ -96,16 +111,25 @@ def _one_value(a, arg, out, ctx, stream, to_buffer, to_host):
 def sum(x, *, ctx=None, stream=None):
     """The sum of `x` as a Python number, computed in x's dtype: integers wrap modulo
     2**bits; floats accumulate in a fixed order, bitwise reproducible. See reduce."""
+    r = ctx is None and stream is None and _lean.route(x)
+    if r:
+        return _lean_value(r, _OPS["sum"], lib.gpuprims_reduce)
     return _one_value(adapt(x, "x"), _OPS["sum"], None, ctx, stream, None, lib.gpuprims_reduce)
 
 
 def min(x, *, ctx=None, stream=None):
     """The smallest element of `x` (NaN when any is NaN; -0.0 below +0.0). See reduce."""
+    r = ctx is None and stream is None and _lean.route(x)
+    if r:
+        return _lean_value(r, _OPS["min"], lib.gpuprims_reduce)
     return _one_value(adapt(x, "x"), _OPS["min"], None, ctx, stream, None, lib.gpuprims_reduce)
 
 
 def max(x, *, ctx=None, stream=None):
     """The largest element of `x` (NaN when any is NaN). See reduce."""
+    r = ctx is None and stream is None and _lean.route(x)
+    if r:
+        return _lean_value(r, _OPS["max"], lib.gpuprims_reduce)
     return _one_value(adapt(x, "x"), _OPS["max"], None, ctx, stream, None, lib.gpuprims_reduce)
 
 
@@ -124,6 +148,16 @@ def scan(x, op="sum", *, exclusive=False, out=None, ctx=None, stream=None):
     """
     opc = _op(op)
     mode = _abi.SCAN["EXCLUSIVE" if exclusive else "INCLUSIVE"]
+    r = out is None and ctx is None and stream is None and _lean.route(x)
+    if r:
+        c, s, h, hx, n, code = r
+        res, hout = _lean.output(x.device, n, x.dtype, h, code)
+        with c.lock:
+            _lean.set_stream(c, s)
+            status = lib.gpuprims_scan(h, hx, hout, opc, mode)
+        end_of_call()
+        check(status)
+        return res
     a = adapt(x, "x")
     o = None
     if out is not None:
@@ -156,12 +190,24 @@ def sort(x, values=None, *, descending=False, stable=True, ctx=None, stream=None
     directions; stable=False may use the quicksort (same keys, values of equal keys in
     any order). The inputs are not changed.
     """
+    fn = lib.gpuprims_radix_sort if stable else lib.gpuprims_quicksort
+    order = _ORDER["DESCENDING" if descending else "ASCENDING"]
+    r = values is None and ctx is None and stream is None and _lean.route(x)
+    if r:
+        c, s, h, hx, n, code = r
+        keys, hk = _lean.output(x.device, n, x.dtype, h, code)
+        with c.lock:
+            _lean.set_stream(c, s)
+            status = lib.gpuprims_buffer_copy(hk, hx) if n else 0
+            if not status and n > 1:
+                status = fn(h, hk, None, order)
+        end_of_call()
+        check(status)
+        return keys
     a = adapt(x, "x")
     v = adapt(values, "values") if values is not None else None
     if v is not None and v.n != a.n:
         raise ValueError(f"values: {v.n} elements, x has {a.n}")
-    fn = lib.gpuprims_radix_sort if stable else lib.gpuprims_quicksort
-    order = _ORDER["DESCENDING" if descending else "ASCENDING"]
     with Call((a, v), ctx, stream) as c:
         keys, hk = c.copy_of(a)
         vals, hv = c.copy_of(v) if v is not None else (None, None)
@@ -219,6 +265,9 @@ def select_kth(x, k, *, out=None, ctx=None, stream=None):
     not a sort; `x` is unchanged. With out= (a 1-element array of x's dtype) the value
     is written there in stream order without waiting, and `out` is returned.
     """
+    r = out is None and ctx is None and stream is None and type(k) is int and _lean.route(x)
+    if r and 0 <= k < r[4]:
+        return _lean_value(r, k, lib.gpuprims_select_kth)
     a = adapt(x, "x")
     k = _count(k, "k")
     if not 0 <= k < a.n:
@@ -229,6 +278,9 @@ def select_kth(x, k, *, out=None, ctx=None, stream=None):
 def kthvalue(x, k, *, ctx=None, stream=None):
     """The k-th smallest element of `x`, k counted from 1 as in torch.kthvalue (k=1 is
     the minimum), as a Python number. select_kth(x, k - 1) is the 0-based form."""
+    r = ctx is None and stream is None and type(k) is int and _lean.route(x)
+    if r and 1 <= k <= r[4]:
+        return _lean_value(r, k - 1, lib.gpuprims_select_kth)
     a_n = adapt(x, "x").n
     k = _count(k, "k")
     if not 1 <= k <= a_n:
@@ -251,6 +303,17 @@ def topk(x, k, dim=-1, largest=True, sorted=True, *, out=None, ctx=None, stream=
     (gpuprims.segmented_topk pads instead). sorted=False is accepted; the results come
     sorted anyway.
     """
+    r = ctx is None and stream is None and type(k) is int and dim in (0, -1) and _lean.route(x)
+    if r and 0 <= k <= r[4]:
+        if out is None:
+            return _lean_topk(r, x, k, largest, None, None)
+        if type(out) is tuple and len(out) == 2:  # hv, hi: None unless the lean route takes them too
+            dev = x.get_device()
+            hv = _lean.given(out[0], r[2], dev, k, (r[5],), r[5])
+            hi = hv and _lean.given(out[1], r[2], dev, k, (I64, U64), U64)
+            if hi:
+                _lean_topk(r, x, k, largest, hv, hi)
+                return out
     if _ndim(x) == 2:
         return _topk_rows(x, k, dim, largest, out, ctx, stream)
     if dim not in (0, -1):
@@ -287,6 +350,23 @@ def _ndim(x):
     if isinstance(x, (list, tuple)):
         return np.ndim(x)
     return 1
+
+
+def _lean_topk(r, x, k, largest, hv, hi):
+    """topk's call on _lean.route's answer r (1-D x): into the buffers hv, hi of out=,
+    or (None, None) into new tensors, returned."""
+    c, s, h, hx, n, code = r
+    vals = idx = None
+    if hv is None:
+        device = x.device
+        vals, hv = _lean.output(device, k, x.dtype, h, code)
+        idx, hi = _lean.output(device, k, TorchKind.torch.int64, h, U64)
+    with c.lock:
+        _lean.set_stream(c, s)
+        status = lib.gpuprims_topk(h, hx, k, _ORDER["DESCENDING" if largest else "ASCENDING"], hv, hi) if k else 0
+    end_of_call()
+    check(status)
+    return vals, idx
 
 
 def _topk_rows(x, k, dim, largest, out, ctx, stream):

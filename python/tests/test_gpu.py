@@ -180,6 +180,29 @@ def test_against_cupy():
 
 
 @pytest.mark.skipif(torch is None, reason="no torch")
+def test_lean_path_on_the_current_stream():
+    """Second calls on a tensor take the lean route (its buffer is cached): on a new
+    current stream, with a long kernel ahead of the data, they must wait for it too."""
+    n = 1 << 22
+    src = torch.randn(n, device="cuda")
+    want = (torch.sort(src)[0], src.sum().item(), torch.topk(src, 100)[0], torch.kthvalue(src, n // 2).values.item())
+    x = torch.zeros(n, device="cuda")
+    for _ in range(2):
+        gp.sort(x), gp.sum(x), gp.topk(x, 100), gp.kthvalue(x, n // 2), gp.cumsum(x)
+    torch.cuda.synchronize()
+    s = torch.cuda.Stream()
+    with torch.cuda.stream(s):
+        torch.cuda._sleep(20_000_000)
+        x.copy_(src)  # the data written on s, after the sleep (zeros before)
+        got = (gp.sort(x), gp.sum(x), gp.topk(x, 100)[0], gp.kthvalue(x, n // 2))
+        c = gp.cumsum(x)
+    s.synchronize()
+    assert torch.equal(got[0], want[0]) and torch.equal(got[2], want[2]) and got[3] == want[3]
+    assert got[1] == pytest.approx(want[1], rel=1e-4, abs=1e-1)
+    torch.testing.assert_close(c, torch.cumsum(src, 0), rtol=1e-3, atol=1e-1)
+
+
+@pytest.mark.skipif(torch is None, reason="no torch")
 def test_torch_stream_ordering():
     n = 1 << 24
     for explicit in (False, True):

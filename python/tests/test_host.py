@@ -476,6 +476,7 @@ def cuda_standins(monkeypatch):
     ctx = standins.fake_cuda_context()
     monkeypatch.setitem(gp._context.DEFAULTS, ("cuda", 0), ctx)
     monkeypatch.setattr(_call, "_local", _call._Local())  # no handles of the real library
+    monkeypatch.setattr(gp._lean, "_TENSOR", gp._lean._TENSOR)  # (set to the stand-in's type below)
     rec = standins.stub_library(gp._lib.lib, monkeypatch.setattr)
     outer = gp._context._current.set(None)  # not the host context of every test here: the default
     yield standins, ctx, rec
@@ -514,6 +515,63 @@ def test_cuda_path_on_standins(cuda_standins):
     assert gp._streams._driver.waits == []
     assert gp.cumsum(x, out=cai) is cai  # on torch's stream, after the producer's
     assert gp._streams._driver.waits == [(gp._streams.LEGACY, 0x77)]
+
+
+def test_lean_path_makes_the_general_paths_calls(cuda_standins, monkeypatch):
+    """A 1-D torch tensor without ctx= or stream= takes _lean's route once its buffer is
+    cached: the same library calls, with the same arguments and results, as the general
+    path (forced here with ctx= the same default context); and anything unusual still
+    goes the general way and gets its error."""
+    standins, ctx, rec = cuda_standins
+    torch = standins.torch
+    routed = []
+    route = gp._lean.route
+    monkeypatch.setattr(gp._lean, "route", lambda x: routed.append(route(x)) or routed[-1])
+    x = torch.Tensor(1000, torch.float32)
+    vals, idx = torch.Tensor(10, torch.float32), torch.Tensor(10, torch.int64)
+
+    def comparable(calls):  # (a result cell's byref differs call to call: its type does not)
+        return [(name, tuple(type(a).__name__ if type(a).__name__ == "CArgObject" else a for a in args))
+                for name, args in calls]
+
+    def facts(result):
+        return [(type(t), t.dtype, t.numel(), t.device) if isinstance(t, torch.Tensor) else type(t)
+                for t in (result if isinstance(result, tuple) else (result,))]
+
+    calls = [
+        lambda **kw: gp.sum(x, **kw), lambda **kw: gp.min(x, **kw), lambda **kw: gp.max(x, **kw),
+        lambda **kw: gp.reduce(x, "max", **kw), lambda **kw: gp.select_kth(x, 999, **kw),
+        lambda **kw: gp.kthvalue(x, 1, **kw), lambda **kw: gp.topk(x, 10, largest=False, **kw),
+        lambda **kw: gp.topk(x, 10, out=(vals, idx), **kw),
+        lambda **kw: gp.topk(x, 0, **kw), lambda **kw: gp.cumsum(x, **kw),
+        lambda **kw: gp.scan(x, "min", exclusive=True, **kw), lambda **kw: gp.sort(x, **kw),
+        lambda **kw: gp.sort(x, descending=True, stable=False, **kw),
+    ]
+    for call in calls:
+        call()  # the general path wraps x and sets the stream
+        rec.calls.clear()
+        routed.clear()
+        lean = facts(call())
+        lean_calls = comparable(rec.calls)
+        assert routed and routed[-1], "the lean route was not taken"
+        rec.calls.clear()  # (the lean call's results are gone: the general call's reuse their memory)
+        assert facts(call(ctx=ctx)) == lean
+        assert lean_calls == comparable(rec.calls)  # (none for k = 0)
+    with gp.Context("host"):  # cached, but an entered host context still refuses it
+        with pytest.raises(ValueError, match="host-backend"):
+            gp.sum(x)
+    with pytest.raises(ValueError, match="out of range"):
+        gp.topk(x, 1001)
+    with pytest.raises(ValueError, match="not a rank"):
+        gp.select_kth(x, 1000)
+    with pytest.raises(TypeError, match="int64"):  # out= the lean route does not take
+        gp.topk(x, 10, out=(vals, vals))
+    with pytest.raises(ValueError, match="10 values and 10 indices for k = 9"):
+        gp.topk(x, 9, out=(vals, idx))
+    rec.calls.clear()
+    other = torch.Tensor(1001, torch.float32)  # not wrapped yet: the general path wraps it
+    gp.sum(other)
+    assert "gpuprims_buffer_wrap_device" in [name for name, _ in rec.calls]
 
 
 def test_topk_of_rows_on_standins(cuda_standins):
