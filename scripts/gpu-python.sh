@@ -7,7 +7,9 @@
 #   scripts/gpu-python.sh <folder holding libgpuprims.so>
 #
 # Wheels the machine lacks may be put in .gpu/wheels/ (ignored by git): they are installed
-# with pip --no-index --target into a folder put on PYTHONPATH.
+# with pip --no-index --target into a folder put on PYTHONPATH. scripts/fetch-cuda-compute.sh
+# puts cuda.compute's there (cuda-cccl and its CUDA Python packages, ~22 MB), for the
+# comparison's cuda.compute column.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 prebuilt=${1:?usage: scripts/gpu-python.sh <folder holding libgpuprims.so>}
@@ -24,7 +26,13 @@ py=python3
 # Wheels go to a folder on PYTHONPATH rather than into a venv: the machine's torch and
 # CuPy may live in a venv themselves (/opt/torch/.venv), which a new venv does not see.
 if ls .gpu/wheels/*.whl >/dev/null 2>&1; then
-  "${py}" -m pip install --quiet --no-index --find-links .gpu/wheels --target /tmp/gp-site pytest 2>&1 | tee "${out}/pip.txt"
+  if ls .gpu/wheels/pytest-*.whl >/dev/null 2>&1; then
+    "${py}" -m pip install --quiet --no-index --find-links .gpu/wheels --target /tmp/gp-site pytest 2>&1 | tee "${out}/pip.txt"
+  fi
+  if ls .gpu/wheels/cuda_cccl-*.whl >/dev/null 2>&1; then  # without numba: cuda.compute's own ops need none
+    "${py}" -m pip install --quiet --no-deps --no-index --target /tmp/gp-site .gpu/wheels/cuda_*.whl \
+      .gpu/wheels/typing_extensions-*.whl 2>&1 | tee -a "${out}/pip.txt"
+  fi
   export PYTHONPATH=/tmp/gp-site${PYTHONPATH:+:${PYTHONPATH}}
 fi
 "${py}" - <<'PYEOF' 2>&1 | tee "${out}/versions.txt"
