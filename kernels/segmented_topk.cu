@@ -29,7 +29,10 @@
 // index NO_INDEX. Every write is bounded by the output's length, whatever the ks say.
 //
 // Instantiated per key width and float-ness: -DGP_KEY_BYTES -DGP_KEY_FLOAT and the
-// tuning defines below (src/backend/cuda/segmented_topk.rs).
+// tuning defines below (src/backend/cuda/segmented_topk.rs); and in three parts,
+// -DGP_SEGTOPK_PART=0 (topk_check, topk_warp, topk_split_indices, topk_widen), 1
+// (topk_block) and 2 (topk_long), which a first call compiles side by side: one module
+// of all took ~1.9 s of NVRTC, over the one-second rule for a first call.
 #include "common/grid_dependency.cuh"
 #include "common/types.cuh"
 #include "common/radix_key.cuh"
@@ -41,25 +44,32 @@
 #include "common/last_to_arrive.cuh"
 #include "common/tagged.cuh"
 
+#if GP_SEGTOPK_PART < 0 || GP_SEGTOPK_PART > 2
+#error "GP_SEGTOPK_PART: 0 (rows: check, warp, split, widen), 1 (block) or 2 (long)"
+#endif
+
 typedef gp::BitsOf<GP_KEY_BYTES>::type U;
 typedef gp::KeyOrder<U, GP_KEY_FLOAT != 0> KeyOrder;
-constexpr int RADIX_BITS = 8;
-constexpr int RADIX = 1 << RADIX_BITS;
-constexpr int BITS = GP_KEY_BYTES * 8;
-constexpr int WARP_BLOCK = GP_WARP_BLOCK;
 constexpr int WARP_ITEMS = GP_WARP_ITEMS;
 constexpr u32 WARP_K = GP_WARP_K;
 constexpr int BLOCK = GP_BLOCK;
 constexpr int SORT_ITEMS = GP_SORT_ITEMS;
-constexpr int SMALL_ITEMS = 2;
-// At least one 16-byte load a thread a step.
-constexpr int LOADS = GP_LOADS * (int)sizeof(U) < 16 ? 16 / (int)sizeof(U) : GP_LOADS;
 constexpr u32 CAP = BLOCK * SORT_ITEMS;
 constexpr int LONG_BLOCK = GP_LONG_BLOCK;
 constexpr int LONG_SORT_ITEMS = GP_LONG_SORT_ITEMS;
-constexpr int LONG_LOADS = GP_LONG_LOADS * (int)sizeof(U) < 16 ? 16 / (int)sizeof(U) : GP_LONG_LOADS;
 constexpr u32 LONG_CAP = LONG_BLOCK * LONG_SORT_ITEMS;
 constexpr u64 LONG_ROW_MIN = GP_LONG_MIN;
+#if GP_SEGTOPK_PART == 0
+constexpr int WARP_BLOCK = GP_WARP_BLOCK;
+constexpr int STREAM_ITEMS = GP_STREAM_ITEMS;
+#else  // the block classes
+constexpr int RADIX_BITS = 8;
+constexpr int RADIX = 1 << RADIX_BITS;
+constexpr int BITS = GP_KEY_BYTES * 8;
+constexpr int SMALL_ITEMS = 2;
+// At least one 16-byte load a thread a step.
+constexpr int LOADS = GP_LOADS * (int)sizeof(U) < 16 ? 16 / (int)sizeof(U) : GP_LOADS;
+constexpr int LONG_LOADS = GP_LONG_LOADS * (int)sizeof(U) < 16 ? 16 / (int)sizeof(U) : GP_LONG_LOADS;
 // Rows longer than this stop refining at CAP candidates (a pass over the row costs
 // more than sorting them); shorter ones refine down to the small sort's.
 constexpr u64 REFINE_LEN = GP_REFINE_LEN;
@@ -67,7 +77,7 @@ constexpr u64 REFINE_LEN = GP_REFINE_LEN;
 // are the sample.
 constexpr u32 SAMPLE = GP_SAMPLE;
 constexpr u32 LONG_SAMPLE = GP_LONG_SAMPLE;
-constexpr int STREAM_ITEMS = GP_STREAM_ITEMS;
+#endif
 // Rows up to WARP_AT_ONCE keys are read at once; up to WARP_MAX (at least as many, the
 // host sees to it), wanting at most WARP_K keys, they take a warp.
 constexpr u64 WARP_AT_ONCE = (u64)gp::WARP * WARP_ITEMS;
@@ -81,8 +91,10 @@ static_assert(WARP_K <= gp::WARP, "a lane holds one result");
 constexpr u32 RAGGED = 1, OFFSETS_U64 = 2, KS_GIVEN = 4, KS_U64 = 8, SPLIT_SHIFT = 8;
 // Classes, in the check's counts.
 constexpr u32 CLASS_WARP = 0, CLASS_BLOCK = 1, CLASS_LONG = 2, CLASS_HUGE = 3, CLASSES = 4;
+#if GP_SEGTOPK_PART == 0
 // Row faults (src/backend/mod.rs: TopkRowFault).
 constexpr u32 FAULT_DECREASING = 1, FAULT_PAST_END = 2;
+#endif
 
 // Where part `part` of `parts` begins in a split row of row_len keys (the parts of
 // nearly equal length, segmented_topk/split.rs).
@@ -167,6 +179,7 @@ __device__ __forceinline__ void report_counters(const Counters *ctr, Report *rep
     gp::store_relaxed_system(&report->status, (u64)tag << 32 | 1u);
 }
 
+#if GP_SEGTOPK_PART == 0
 // Rows given by offsets or with one k each: checked and filed, a thread a row.
 // `lists` holds CLASSES lists of nrows ids. The last block to finish reports the
 // counters to the host (`report`: the mapped slot, tagged `tag`).
@@ -205,6 +218,8 @@ topk_check(const void *offsets, const void *ks, u32 flags, u64 row_len, u64 k, u
     if (gp::last_to_arrive(&ctr->arrived, gridDim.x) && threadIdx.x == 0) report_counters(ctr, report, tag);
 }
 
+#endif  // GP_SEGTOPK_PART == 0
+
 // Slots [from, k) of a row shorter than its k: zero bits and NO_INDEX, `step` apart
 // from `first`.
 __device__ __forceinline__ void write_pads(const Row &r, u64 from, u64 first, u64 step, U *out_values,
@@ -217,6 +232,7 @@ __device__ __forceinline__ void write_pads(const Row &r, u64 from, u64 first, u6
     }
 }
 
+#if GP_SEGTOPK_PART == 0
 #include "segmented_topk_warp.cuh"
 
 extern "C" __global__ void __launch_bounds__(WARP_BLOCK)
@@ -239,6 +255,9 @@ topk_warp(const U *values, u64 len, const void *offsets, const void *ks, const u
     write_pads(r, m, threadIdx.x % gp::WARP, gp::WARP, out_values, out_indices, out_len);
 }
 
+#endif  // GP_SEGTOPK_PART == 0
+
+#if GP_SEGTOPK_PART != 0
 #include "segmented_topk_block.cuh"
 
 // A block a row (n < 2^32): topk_block (BLOCK threads, up to CAP results) for rows of
@@ -246,8 +265,6 @@ topk_warp(const U *values, u64 len, const void *offsets, const void *ks, const u
 // threads, up to LONG_CAP results) for the other long rows.
 typedef RowTopk<BLOCK, SORT_ITEMS, SMALL_ITEMS, LOADS, SAMPLE> BlockRow;
 typedef RowTopk<LONG_BLOCK, LONG_SORT_ITEMS, LONG_SORT_ITEMS, LONG_LOADS, LONG_SAMPLE> LongRow;
-static_assert(BlockRow::CAP == CAP, "the class bound is the block's capacity");
-static_assert(LongRow::CAP == LONG_CAP, "the class bound is the long block's capacity");
 
 #define GP_SEGTOPK_ROW_KERNEL(NAME, ROW, BLOCK_T, MIN_BLOCKS)                                                                \
     extern "C" __global__ void __launch_bounds__(BLOCK_T, MIN_BLOCKS)                                              \
@@ -261,8 +278,16 @@ static_assert(LongRow::CAP == LONG_CAP, "the class bound is the long block's cap
         write_pads(r, r.k < r.n ? r.k : r.n, threadIdx.x, BLOCK_T, out_values, out_indices, out_len);             \
     }
 
+#if GP_SEGTOPK_PART == 1
+static_assert(BlockRow::CAP == CAP, "the class bound is the block's capacity");
 GP_SEGTOPK_ROW_KERNEL(topk_block, BlockRow, BLOCK, GP_BLOCK_MIN_BLOCKS)
+#else
+static_assert(LongRow::CAP == LONG_CAP, "the class bound is the long block's capacity");
 GP_SEGTOPK_ROW_KERNEL(topk_long, LongRow, LONG_BLOCK, 1)
+#endif
+#endif  // GP_SEGTOPK_PART != 0
+
+#if GP_SEGTOPK_PART == 0
 
 // Split rows, after the merge (segmented_topk/split.rs): each of the `count` results
 // indexes its row's parts' results (parts * k a row, part by part) and becomes the
@@ -282,3 +307,4 @@ extern "C" __global__ void __launch_bounds__(256) topk_widen(const u32 *ks, u64 
     const u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) wide[i] = ks[i];
 }
+#endif  // GP_SEGTOPK_PART == 0

@@ -176,11 +176,31 @@ impl Policy {
     }
 }
 
-pub fn module(key_bytes: usize, float_keys: bool) -> ModuleSpec {
+/// The module's three parts (kernels/segmented_topk.cu: GP_SEGTOPK_PART), compiled side
+/// by side on a first call: the rows' check, the warp class and the split rows' and ks'
+/// small kernels; the block class; the long class.
+const PARTS: [u32; 3] = [0, 1, 2];
+
+/// The part holding `kernel`.
+fn part_of(kernel: &str) -> u32 {
+    match kernel {
+        "topk_block" => 1,
+        "topk_long" => 2,
+        _ => 0,
+    }
+}
+
+/// The loader's key of a part's module for (key width, float keys).
+fn variant(key_bytes: usize, float_keys: bool, part: u32) -> u32 {
+    select::variant(key_bytes, float_keys) | part << 12
+}
+
+pub fn module(key_bytes: usize, float_keys: bool, part: u32) -> ModuleSpec {
     let p = policy();
     ModuleSpec {
         source: SOURCE,
         options: vec![
+            format!("-DGP_SEGTOPK_PART={part}"),
             format!("-DGP_KEY_BYTES={key_bytes}"),
             format!("-DGP_KEY_FLOAT={}", float_keys as u32),
             format!("-DGP_WARP_BLOCK={}", p.warp_block),
@@ -203,21 +223,31 @@ pub fn module(key_bytes: usize, float_keys: bool) -> ModuleSpec {
     }
 }
 
-/// One module per key width, and float keys of 2, 4 and 8 bytes.
+/// Three parts per key width, and float keys of 2, 4 and 8 bytes.
 pub fn modules() -> Vec<Module> {
     select::KEY_VARIANTS
         .into_iter()
-        .map(|(k, f)| Module {
+        .flat_map(|(k, f)| PARTS.map(|part| (k, f, part)))
+        .map(|(k, f, part)| Module {
             source: SOURCE,
-            variant: select::variant(k, f),
-            spec: module(k, f),
-            label: format!("keys {k}B{}", if f { " float" } else { "" }),
+            variant: variant(k, f, part),
+            spec: module(k, f, part),
+            label: format!("keys {k}B{} part {part}", if f { " float" } else { "" }),
         })
         .collect()
 }
 
 fn function(shared: &CudaShared, key_bytes: usize, float_keys: bool, name: &'static str) -> Result<cudarc::driver::sys::CUfunction> {
-    shared.loader.function(SOURCE, select::variant(key_bytes, float_keys), name, || module(key_bytes, float_keys))
+    let part = part_of(name);
+    shared.loader.function(SOURCE, variant(key_bytes, float_keys, part), name, || module(key_bytes, float_keys, part))
+}
+
+/// A first call's compiles, the three parts side by side (nothing once they are loaded).
+fn compile_parts(shared: &CudaShared, key_bytes: usize, float_keys: bool) -> Result<()> {
+    let specs = PARTS.map(|part| move || module(key_bytes, float_keys, part));
+    let wanted: Vec<precompile::Wanted> =
+        PARTS.iter().zip(&specs).map(|(&part, spec)| (SOURCE, variant(key_bytes, float_keys, part), spec as _)).collect();
+    precompile::compile_unloaded(shared, &wanted)
 }
 
 /// The rows as the kernels take them (kernels/segmented_topk.cu: struct Rows).
@@ -269,7 +299,7 @@ pub fn segmented_topk(
     }
     let key_bytes = dtype.size();
     let float_keys = dtype.is_float();
-    precompile::compile_unloaded(shared, &[(SOURCE, select::variant(key_bytes, float_keys), &|| module(key_bytes, float_keys))])?;
+    compile_parts(shared, key_bytes, float_keys)?;
     let call = Call { shared, values, dtype, len, order, key_order: radix_sort::key_order(dtype, order), out };
     match (rows, ks) {
         (TopkRows::Uniform { row_len, .. }, TopkKs::Each(k)) => uniform(&call, nrows, *row_len as u64, *k as u64),

@@ -8,7 +8,7 @@
 //! scratch (the segmented top-k's huge rows, around their row lists) may come here:
 //! those call select::topk directly.
 
-use super::{policy, radix_sort, split, uniform_class, Call, Outputs};
+use super::{compile_parts, policy, radix_sort, split, uniform_class, Call, Outputs};
 use crate::backend::cuda::context::CudaShared;
 use crate::backend::cuda::memory::DeviceMemory;
 use crate::dtype::{DType, Order};
@@ -37,6 +37,7 @@ pub fn topk_one_row(
     let out = Outputs { values: out_values, indices: out_indices, len: k };
     let call = Call { shared, values, dtype, len, order, key_order: radix_sort::key_order(dtype, order), out: &out };
     let Some(split) = split::plan(&call, 1, n, k64, uniform_class(&call, 1, n, k64)) else { return Ok(false) };
+    compile_parts(shared, dtype.size(), dtype.is_float())?;
     let mut state = shared.lock()?;
     split::run(&call, &mut state, 1, n, k64, &split)?;
     Ok(true)
