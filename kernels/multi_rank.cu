@@ -15,6 +15,7 @@
 #include "common/warp.cuh"
 #include "common/ops.cuh"
 #include "common/block_scan.cuh"
+#include "common/key_row.cuh"
 
 typedef gp::BitsOf<GP_KEY_BYTES>::type K;
 typedef gp::KeyOrder<K, GP_KEY_FLOAT> KeyOrder;
@@ -43,58 +44,70 @@ extern "C" __global__ void multi_sample(const K *keys, usize len, usize count, K
     if (i < count) out[i] = keys[i * (len / count) + i * (len % count) / count];
 }
 
-constexpr int BAND_BLOCK = 256, BAND_ITEMS = 16;
-constexpr usize BAND_TILE = (usize)BAND_BLOCK * BAND_ITEMS;
+// multi_band: a thread reads 64 bytes of a tile (common/key_row.cuh), as the
+// selection's band does; the first version read a key a load, strided over the block,
+// compared rank keys widened to 64 bits and took a barrier after each tile: 1.9-2.0
+// TB/s on an H200, half the read rate (2^31 f32 keys a rank in 4.3-4.5 ms).
+constexpr int BAND_BLOCK = 256, BAND_VECS = 4;
+typedef gp::KeyRow<K, BAND_VECS> BandRow;
+constexpr usize BAND_TILE = (usize)BAND_BLOCK * BandRow::ITEMS;
 
 // The place of a tile's kept keys in `out`: one atomic for the whole tile (a warp or a
-// thread each would serialise on the one counter when the bracket keeps a few percent).
+// thread each would serialise on the one counter when the bracket keeps a few percent),
+// its result left in shared memory for the block.
 struct AppendAt {
     unsigned long long *counter;
-    template <class T, class Op>
-    __device__ __forceinline__ gp::BlockPrefix<T> operator()(T total, Op) const {
-        T base = 0;
-        if (threadIdx.x == 0 && total) base = (T)atomicAdd(counter, (unsigned long long)total);
-        return {gp::shfl(base, 0), true};
+    u64 *base;  // shared
+    template <class Op>
+    __device__ __forceinline__ gp::BlockPrefix<u32> operator()(u32 total, Op) const {
+        if (threadIdx.x == 0) *base = total ? atomicAdd(counter, (unsigned long long)total) : 0;
+        return {0, false};
     }
 };
 
 // counts[0] += keys below lo, counts[1] += keys in [lo, hi]; the latter appended to
-// out (in any order) while fewer than cap are there.
+// out (in any order) while fewer than cap are there. Block b takes the b-th of
+// gridDim.x runs of whole tiles.
 extern "C" __global__ void __launch_bounds__(BAND_BLOCK)
 multi_band(const K *keys, usize len, u32 key_order, u64 lo, u64 hi, K *out, usize cap, unsigned long long *counts) {
     gp::wait_for_prior_grids();
-    typedef gp::BlockScan<u64, BAND_BLOCK> Scan;
-    __shared__ typename Scan::Storage scan;
+    typedef gp::BlockScan<u32, BAND_BLOCK> Scan;
+    // Tiles alternate: between a tile's reads of its storage and the writes of the tile
+    // after next lie the next tile's scan barriers, so no barrier of its own.
+    __shared__ typename Scan::Storage scan[2];
+    __shared__ u64 base[2];
     const KeyOrder order(key_order);
+    const K klo = (K)lo, khi = (K)hi;  // rank keys of this width (the host's, widened)
+    const bool aligned = gp::aligned16(keys);
+    const usize tiles = (len + BAND_TILE - 1) / BAND_TILE;
+    const usize begin = tiles * blockIdx.x / gridDim.x, end = tiles * (blockIdx.x + 1) / gridDim.x;
     u64 below = 0;
-    for (usize tile = (usize)blockIdx.x * BAND_TILE; tile < len; tile += (usize)gridDim.x * BAND_TILE) {
-        K key[BAND_ITEMS];
-        u32 inside = 0;  // bit j: item j is kept
-        const bool whole = tile + BAND_TILE <= len;
-        // All of a whole tile's loads first, so they are in flight together.
-#pragma unroll
-        for (int j = 0; j < BAND_ITEMS; ++j) {
-            const usize i = tile + (usize)j * BAND_BLOCK + threadIdx.x;
-            if (whole || i < len) key[j] = keys[i];
-        }
-#pragma unroll
-        for (int j = 0; j < BAND_ITEMS; ++j) {
-            const usize i = tile + (usize)j * BAND_BLOCK + threadIdx.x;
-            if (whole || i < len) {
-                const u64 r = order.ordered(key[j]);
-                below += r < lo;
-                inside |= u32(r >= lo && r <= hi) << j;
+    for (usize tile = begin; tile < end; ++tile) {
+        const int buf = tile & 1;
+        const usize first = tile * BAND_TILE + (usize)threadIdx.x * BandRow::ITEMS;
+        u64 under = 0, inside = 0;  // bit e: the row's key e is below lo / in [lo, hi]
+        if (BandRow::whole(len, first, aligned)) {
+            gp::Vec16 v[BAND_VECS];
+            BandRow::load(keys, first, v);
+            under = BandRow::pick_each(v, [&](K x) { return order.ordered(x) < klo; });
+            inside = BandRow::pick_each(v, [&](K x) {
+                const K r = order.ordered(x);
+                return r >= klo && r <= khi;
+            });
+        } else {
+            for (int e = 0; e < BandRow::ITEMS && first + e < len; ++e) {
+                const K r = order.ordered(keys[first + e]);
+                under |= (u64)(r < klo) << e;
+                inside |= (u64)(r >= klo && r <= khi) << e;
             }
         }
-        u64 at;
-        Scan::exclusive((u64)__popc(inside), at, gp::SumOp<u64>(), scan, AppendAt{counts + 1});
-#pragma unroll
-        for (int j = 0; j < BAND_ITEMS; ++j)
-            if (inside >> j & 1) {
-                if (at < cap) out[at] = key[j];
-                ++at;
-            }
-        __syncthreads();  // the scan's storage is reused by the next tile
+        below += __popcll(under);
+        u32 before;
+        Scan::exclusive((u32)__popcll(inside), before, gp::SumOp<u32>(), scan[buf], AppendAt{counts + 1, &base[buf]});
+        u64 to = base[buf] + before;
+        for (u64 left = inside; left; left &= left - 1, ++to)
+            if (to < cap) out[to] = keys[first + __ffsll((long long)left) - 1];
+        __syncwarp();  // each lane copies its own keys: the warp reconverges before the next tile
     }
     below = gp::warp_reduce(below, gp::SumOp<u64>());
     if (threadIdx.x % gp::WARP == 0 && below) atomicAdd(counts, (unsigned long long)below);

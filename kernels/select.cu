@@ -49,6 +49,7 @@
 #include "common/block_radix_select.cuh"
 #include "common/block_scan.cuh"
 #include "common/tile_io.cuh"
+#include "common/key_row.cuh"
 #include "common/last_to_arrive.cuh"
 #include "common/grid_barrier.cuh"
 #include "common/ordered_read.cuh"
@@ -251,8 +252,8 @@ __device__ __forceinline__ void band(const U *in, usize n, SelectState *st, U *c
         const u64 picked = next_loaded ? pick_loaded<CLOSED>(next, pick, screen, mode)
                                        : pick_keys<CLOSED>(in, n, first, aligned, pick, screen, mode);
         if (GP_BAND_PREFETCH) {
-            next_loaded = tile + 1 < end && whole_vectors(n, first + TILE, aligned);
-            if (next_loaded) load_vectors(in, first + TILE, next);
+            next_loaded = tile + 1 < end && Row::whole(n, first + TILE, aligned);
+            if (next_loaded) Row::load(in, first + TILE, next);
         }
         u32 before;
         Scan::exclusive((u32)__popcll(picked), before, gp::SumOp<u32>(), s.scan[buf],

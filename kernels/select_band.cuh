@@ -54,36 +54,12 @@ __device__ __forceinline__ void add_counts(u64 v, u64 *total) {
 constexpr usize TILE = (usize)BLOCK * ITEMS;
 constexpr int VECS = ITEMS * sizeof(U) / 16;  // 16-byte loads a thread a tile
 
-// Each thread reads its own ITEMS consecutive keys from `first` straight into
-// registers, all loads in flight at once (no staging, nothing to wait for), and keeps
-// only a bit per key: picked or not. The few picked keys are read again to be copied.
-__device__ __forceinline__ bool whole_vectors(usize n, usize first, bool aligned) {
-    return aligned && first + ITEMS <= n;
-}
-
-__device__ __forceinline__ void load_vectors(const U *in, usize first, gp::Vec16 (&v)[VECS]) {
-    constexpr int PER_VEC = 16 / sizeof(U);
-#pragma unroll
-    for (int j = 0; j < VECS; ++j) v[j] = *reinterpret_cast<const gp::Vec16 *>(in + first + j * PER_VEC);
-}
-
-// The bits of the loaded keys `pick_one` takes (bit e: the thread's key e).
-template <class F>
-__device__ __forceinline__ u64 pick_each(const gp::Vec16 (&v)[VECS], F pick_one) {
-    constexpr int PER_VEC = 16 / sizeof(U);
-    u64 picked = 0;
-#pragma unroll
-    for (int j = 0; j < VECS; ++j) {
-        U x[PER_VEC];
-        memcpy(x, &v[j], sizeof(x));
-#pragma unroll
-        for (int e = 0; e < PER_VEC; ++e) picked |= (u64)pick_one(x[e]) << (j * PER_VEC + e);
-    }
-    return picked;
-}
+// Each thread's ITEMS consecutive keys of a tile, picked a bit a key (common/key_row.cuh).
+typedef gp::KeyRow<U, VECS> Row;
+static_assert(Row::ITEMS == ITEMS, "a row is a thread's keys of a tile");
 
 __device__ __forceinline__ u64 pick_vectors(const gp::Vec16 (&v)[VECS], BandPick &pick) {
-    return pick_each(v, [&](U x) { return pick.kind(x); });
+    return Row::pick_each(v, [&](U x) { return pick.kind(x); });
 }
 
 // (-DGP_BAND_SCREEN=1, knob select.band_screen; keys of 2 and 4 bytes) A band open
@@ -101,7 +77,7 @@ __device__ __forceinline__ u64 pick_screened(const gp::Vec16 (&v)[VECS], BandPic
 #pragma unroll
     for (int j = 0; j < VECS * 4; ++j) w[j] = v[j / 4].w[j % 4];
     if (!screen.any_passes(w)) return 0;
-    return pick_each(v, [&](U x) { return screen.passes(x) && pick.kind_open_below(x); });
+    return Row::pick_each(v, [&](U x) { return screen.passes(x) && pick.kind_open_below(x); });
 }
 
 // Whether a thread's loaded keys hold a float NaN with its sign bit set (raw bits
@@ -142,8 +118,8 @@ template <bool CLOSED, class S>
 __device__ __forceinline__ u64 pick_loaded(const gp::Vec16 (&v)[VECS], BandPick &pick, const S &screen, BandMode mode) {
     if constexpr (CLOSED) {
         if (mode == BandMode::CLOSED) {
-            if (!any_negative_nan(v, pick.order)) return pick_each(v, [&](U x) { return pick.template kind_closed<true>(x); });
-            return pick_each(v, [&](U x) { return pick.template kind_closed<false>(x); });
+            if (!any_negative_nan(v, pick.order)) return Row::pick_each(v, [&](U x) { return pick.template kind_closed<true>(x); });
+            return Row::pick_each(v, [&](U x) { return pick.template kind_closed<false>(x); });
         }
     } else if constexpr (SCREEN_KEYS) {
         if (mode == BandMode::SCREENED) return pick_screened(v, pick, screen);
@@ -154,9 +130,9 @@ __device__ __forceinline__ u64 pick_loaded(const gp::Vec16 (&v)[VECS], BandPick 
 template <bool CLOSED>
 __device__ __forceinline__ u64 pick_keys(const U *in, usize n, usize first, bool aligned, BandPick &pick, const Screen &screen,
                                          BandMode mode) {
-    if (whole_vectors(n, first, aligned)) {
+    if (Row::whole(n, first, aligned)) {
         gp::Vec16 v[VECS];
-        load_vectors(in, first, v);
+        Row::load(in, first, v);
         return pick_loaded<CLOSED>(v, pick, screen, mode);
     }
     u64 picked = 0;

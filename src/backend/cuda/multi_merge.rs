@@ -127,9 +127,9 @@ pub fn merge_runs(
     out_values: Option<&DeviceMemory>,
 ) -> Result<()> {
     let k = dtype.size();
+    let state = shared.lock()?; // first: it makes the context current, which a first load needs
     let kernel = keyed_function(shared, sources::MULTI_MERGE, dtype, "multi_merge")?;
     let bounds_f = keyed_function(shared, sources::MULTI_MERGE, dtype, "multi_merge_bounds")?;
-    let state = shared.lock()?;
     let total: usize = runs.iter().map(|r| r.1).sum();
     let bounds_bytes = (total.div_ceil(TILE) + 2) * 8;
     // SAFETY: stream-ordered, freed on the same stream after the merges that use it.

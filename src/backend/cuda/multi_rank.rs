@@ -18,8 +18,8 @@ use crate::dtype::{DType, Order};
 use crate::error::Result;
 
 const BLOCK: u32 = 256;
-/// multi_band's keys a block a step (BAND_BLOCK * BAND_ITEMS).
-const BAND_TILE: usize = 256 * 16;
+/// multi_band's bytes of keys a block a step (256 threads, 64 bytes each).
+const BAND_TILE_BYTES: usize = 256 * 64;
 
 /// The module of `source` for keys of one width (float or not): the multi-rank
 /// sources are instantiated by that alone (multi_merge.rs shares these helpers).
@@ -47,7 +47,7 @@ pub(super) fn keyed_modules(source: Source) -> Vec<Module> {
         .collect()
 }
 
-/// `kernel` of `source`'s module for keys of `dtype`.
+/// `kernel` of `source`'s module for keys of `dtype` (the context's lock held: see `function`).
 pub(super) fn keyed_function(shared: &CudaShared, source: Source, dtype: DType, kernel: &'static str) -> Result<CUfunction> {
     let (k, f) = (dtype.size(), dtype.is_float());
     shared.loader.function(source, keyed_variant(k, f), kernel, || keyed_module(source, k, f))
@@ -57,6 +57,8 @@ pub fn modules() -> Vec<Module> {
     keyed_modules(sources::MULTI_RANK)
 }
 
+/// Call with the context's lock held (`shared.lock()`): a first use loads the module,
+/// which needs the context current, and a rank's thread may have had no call before.
 fn function(shared: &CudaShared, dtype: DType, kernel: &'static str) -> Result<CUfunction> {
     keyed_function(shared, sources::MULTI_RANK, dtype, kernel)
 }
@@ -98,8 +100,8 @@ fn read_u64s(stream: CUstream, ptr: CUdeviceptr, n: usize) -> Result<Vec<u64>> {
 
 pub fn count_before(shared: &CudaShared, keys: &DeviceMemory, dtype: DType, len: usize, order: Order, probes: &[u64])
     -> Result<Vec<u64>> {
-    let f = function(shared, dtype, "multi_count_before")?;
     let state = shared.lock()?;
+    let f = function(shared, dtype, "multi_count_before")?;
     let n = probes.len();
     let temp = Temp::new(state.stream, 16 * n)?;
     let bytes: Vec<u8> = probes.iter().flat_map(|p| p.to_le_bytes()).collect();
@@ -115,8 +117,8 @@ pub fn count_before(shared: &CudaShared, keys: &DeviceMemory, dtype: DType, len:
 }
 
 pub fn sample(shared: &CudaShared, input: &DeviceMemory, dtype: DType, len: usize, count: usize) -> Result<Vec<u8>> {
-    let f = function(shared, dtype, "multi_sample")?;
     let state = shared.lock()?;
+    let f = function(shared, dtype, "multi_sample")?;
     let w = dtype.size();
     let temp = Temp::new(state.stream, count * w)?;
     let mut out = vec![0u8; count * w];
@@ -131,10 +133,13 @@ pub fn sample(shared: &CudaShared, input: &DeviceMemory, dtype: DType, len: usiz
 
 pub fn band(shared: &CudaShared, input: &DeviceMemory, dtype: DType, len: usize, bracket: (u64, u64), out: &DeviceMemory, cap: usize)
     -> Result<(u64, u64)> {
-    let f = function(shared, dtype, "multi_band")?;
     let state = shared.lock()?;
+    let f = function(shared, dtype, "multi_band")?;
     let temp = Temp::new(state.stream, 16)?;
-    let grid = (len.div_ceil(BAND_TILE).max(1) as u64).min(shared.props.sm_count as u64 * 8);
+    // One wave of blocks, each a run of whole tiles: a second, partial wave would
+    // double the time of the blocks in it.
+    let resident = shared.loader.blocks_per_sm(f, BLOCK)? as u64 * shared.props.sm_count as u64;
+    let grid = (len.div_ceil(BAND_TILE_BYTES / dtype.size()).max(1) as u64).min(resident);
     // SAFETY: the counters are zeroed first; arguments match multi_band(keys, len,
     // key_order, lo, hi, out, cap, counts); `out` holds `cap` keys.
     unsafe {
@@ -157,8 +162,8 @@ pub fn band(shared: &CudaShared, input: &DeviceMemory, dtype: DType, len: usize,
 
 pub fn digit_counts(shared: &CudaShared, input: &DeviceMemory, dtype: DType, len: usize, prefix: u64, shift: u32)
     -> Result<Vec<u64>> {
-    let f = function(shared, dtype, "multi_digit_counts")?;
     let state = shared.lock()?;
+    let f = function(shared, dtype, "multi_digit_counts")?;
     let temp = Temp::new(state.stream, 256 * 8)?;
     let grid = blocks(len).min(shared.props.sm_count as u64 * 8);
     // SAFETY: the counts are zeroed first; arguments match multi_digit_counts(keys,
@@ -175,8 +180,8 @@ pub fn add_u64(shared: &CudaShared, mem: &DeviceMemory, len: usize, value: u64) 
     if len == 0 {
         return Ok(());
     }
-    let f = function(shared, DType::U64, "multi_add_u64")?;
     let state = shared.lock()?;
+    let f = function(shared, DType::U64, "multi_add_u64")?;
     // SAFETY: arguments match multi_add_u64(x, len, value); `mem` holds len u64.
     unsafe { launch(f, blocks(len), BLOCK, state.stream, &[Arg::ptr(mem.ptr), Arg::size(len), Arg::u64(value)]) }
 }
@@ -185,8 +190,8 @@ pub fn gather_u64(shared: &CudaShared, src: &DeviceMemory, positions: &DeviceMem
     if len == 0 {
         return Ok(());
     }
-    let f = function(shared, DType::U64, "multi_gather_u64")?;
     let state = shared.lock()?;
+    let f = function(shared, DType::U64, "multi_gather_u64")?;
     // SAFETY: arguments match multi_gather_u64(src, positions, len, dst); the
     // positions come from a top-k over `src`'s elements, so they lie inside it.
     unsafe { launch(f, blocks(len), BLOCK, state.stream, &[Arg::ptr(src.ptr), Arg::ptr(positions.ptr), Arg::size(len), Arg::ptr(dst.ptr)]) }

@@ -10,6 +10,7 @@ pub const HEADERS: &[(&str, &str)] = &[
     ("common/block_reduce.cuh", include_str!("../../../kernels/common/block_reduce.cuh")),
     ("common/block_scan.cuh", include_str!("../../../kernels/common/block_scan.cuh")),
     ("common/tile_io.cuh", include_str!("../../../kernels/common/tile_io.cuh")),
+    ("common/key_row.cuh", include_str!("../../../kernels/common/key_row.cuh")),
     ("common/async_copy.cuh", include_str!("../../../kernels/common/async_copy.cuh")),
     ("common/tagged.cuh", include_str!("../../../kernels/common/tagged.cuh")),
     ("common/lookback.cuh", include_str!("../../../kernels/common/lookback.cuh")),
