@@ -11,6 +11,7 @@ runs exactly as the general path runs it: the same context (the one entered with
 lock, the same wrapped buffers from the same per-thread cache.
 """
 from . import _arrays, _call, _context, _streams
+from ._errors import raise_for
 
 _TENSOR = None  # torch.Tensor, once the first torch tensor has been adapted
 _DEFAULTS = _context.DEFAULTS
@@ -53,10 +54,16 @@ def output(device, n, dtype, h, code):
     return t, _call.wrapped_device(h, t.data_ptr(), n, code)
 
 
-def set_stream(ctx, stream):
-    """Issues the context's next work on `stream` (call with ctx.lock held)."""
-    if stream != ctx.stream:
-        ctx.use_stream(stream)
+def call(ctx, stream, fn, *args):
+    """fn(*args) (a library call returning a status) on `stream`, under the context's
+    lock; then the wrapper cache's end of a call, and the status raised."""
+    with ctx.lock:
+        if stream != ctx.stream:
+            ctx.use_stream(stream)
+        status = fn(*args)
+    _call.end_of_call()
+    if status:
+        raise_for(status)
 
 
 def seen_torch(t):

@@ -82,11 +82,7 @@ def _lean_value(r, arg, fn):
     """_one_value's host-value call on _lean.route's answer r."""
     c, s, h, hx, n, code = r
     cell = _SCALAR[code]()
-    with c.lock:
-        _lean.set_stream(c, s)
-        status = fn(h, hx, arg, ctypes.byref(cell))
-    if status:
-        check(status)
+    _lean.call(c, s, fn, h, hx, arg, ctypes.byref(cell))
     return _half(code, cell.value) if code in _HALVES else cell.value
 
 
@@ -152,11 +148,7 @@ def scan(x, op="sum", *, exclusive=False, out=None, ctx=None, stream=None):
     if r:
         c, s, h, hx, n, code = r
         res, hout = _lean.output(x.device, n, x.dtype, h, code)
-        with c.lock:
-            _lean.set_stream(c, s)
-            status = lib.gpuprims_scan(h, hx, hout, opc, mode)
-        end_of_call()
-        check(status)
+        _lean.call(c, s, lib.gpuprims_scan, h, hx, hout, opc, mode)
         return res
     a = adapt(x, "x")
     o = None
@@ -196,13 +188,7 @@ def sort(x, values=None, *, descending=False, stable=True, ctx=None, stream=None
     if r:
         c, s, h, hx, n, code = r
         keys, hk = _lean.output(x.device, n, x.dtype, h, code)
-        with c.lock:
-            _lean.set_stream(c, s)
-            status = lib.gpuprims_buffer_copy(hk, hx) if n else 0
-            if not status and n > 1:
-                status = fn(h, hk, None, order)
-        end_of_call()
-        check(status)
+        _lean.call(c, s, _copy_sorted, h, hk, hx, n, fn, order)
         return keys
     a = adapt(x, "x")
     v = adapt(values, "values") if values is not None else None
@@ -214,6 +200,12 @@ def sort(x, values=None, *, descending=False, stable=True, ctx=None, stream=None
         if a.n > 1:
             check(fn(c.h, hk, hv, order))
     return keys if v is None else (keys, vals)
+
+
+def _copy_sorted(h, hk, hx, n, sort_fn, order):
+    """x's copy in hk, sorted (sort's lean call); the first failing status."""
+    status = lib.gpuprims_buffer_copy(hk, hx) if n else 0
+    return status or (sort_fn(h, hk, None, order) if n > 1 else 0)
 
 
 def argsort(x, *, descending=False, stable=True, ctx=None, stream=None):
@@ -361,11 +353,10 @@ def _lean_topk(r, x, k, largest, hv, hi):
         device = x.device
         vals, hv = _lean.output(device, k, x.dtype, h, code)
         idx, hi = _lean.output(device, k, TorchKind.torch.int64, h, U64)
-    with c.lock:
-        _lean.set_stream(c, s)
-        status = lib.gpuprims_topk(h, hx, k, _ORDER["DESCENDING" if largest else "ASCENDING"], hv, hi) if k else 0
-    end_of_call()
-    check(status)
+    if k:
+        _lean.call(c, s, lib.gpuprims_topk, h, hx, k, _ORDER["DESCENDING" if largest else "ASCENDING"], hv, hi)
+    else:
+        end_of_call()  # (the results' wrappers may have filled the cache)
     return vals, idx
 
 
