@@ -72,8 +72,9 @@ extern "C" __global__ void __launch_bounds__(BAND_BLOCK)
 multi_band(const K *keys, usize len, u32 key_order, u64 lo, u64 hi, K *out, usize cap, unsigned long long *counts) {
     gp::wait_for_prior_grids();
     typedef gp::BlockScan<u32, BAND_BLOCK> Scan;
-    // Tiles alternate: between a tile's reads of its storage and the writes of the tile
-    // after next lie the next tile's scan barriers, so no barrier of its own.
+    // No barrier after a tile: the scan's two barriers order a tile's reads of the
+    // storage and base before the next tile's writes (the storage alternates between
+    // tiles all the same, as in the selection's band).
     __shared__ typename Scan::Storage scan[2];
     __shared__ u64 base[2];
     const KeyOrder order(key_order);

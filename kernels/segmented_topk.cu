@@ -44,7 +44,7 @@
 #include "common/last_to_arrive.cuh"
 #include "common/tagged.cuh"
 
-#if GP_SEGTOPK_PART < 0 || GP_SEGTOPK_PART > 2
+#if !defined(GP_SEGTOPK_PART) || GP_SEGTOPK_PART < 0 || GP_SEGTOPK_PART > 2
 #error "GP_SEGTOPK_PART: 0 (rows: check, warp, split, widen), 1 (block) or 2 (long)"
 #endif
 

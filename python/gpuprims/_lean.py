@@ -33,7 +33,7 @@ def route(x):
     if h is None or ctx.device != dev:  # closed, host backend or another device
         return None
     hx = _call._local.wrapped.get((h, x.data_ptr(), x.numel(), code))
-    if hx is None:  # the general path wraps it (and empties a full cache first)
+    if hx is None:  # the general path wraps it
         return None
     return ctx, _arrays.TorchKind._raw_stream(dev) or _streams.LEGACY, h, hx, x.numel(), code
 

@@ -297,9 +297,6 @@ pub fn segmented_topk(
     if nrows > i32::MAX as usize {
         return Err(unsupported(format!("{nrows} rows: at most 2^31 - 1 on CUDA for now")));
     }
-    let key_bytes = dtype.size();
-    let float_keys = dtype.is_float();
-    compile_parts(shared, key_bytes, float_keys)?;
     let call = Call { shared, values, dtype, len, order, key_order: radix_sort::key_order(dtype, order), out };
     match (rows, ks) {
         (TopkRows::Uniform { row_len, .. }, TopkKs::Each(k)) => uniform(&call, nrows, *row_len as u64, *k as u64),
@@ -314,6 +311,9 @@ fn uniform(call: &Call, nrows: usize, row_len: u64, k: u64) -> Result<()> {
     }
     let class = uniform_class(call, nrows as u64, row_len, k);
     let split = split::plan(call, nrows as u64, row_len, k, class);
+    if split.is_some() || class != CLASS_HUGE {  // (huge rows go through the device-wide top-k)
+        compile_parts(call.shared, call.dtype.size(), call.dtype.is_float())?;
+    }
     let mut state = call.shared.lock()?;
     if let Some(split) = split {
         return split::run(call, &mut state, nrows as u64, row_len, k, &split);

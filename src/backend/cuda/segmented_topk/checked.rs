@@ -9,7 +9,7 @@ use cudarc::driver::result as drv;
 use cudarc::driver::sys::{CUdeviceptr, CUstream};
 
 use super::huge::{HugeRow, HugeRows};
-use super::{function, launch_class, policy, Call, RowArgs, CLASSES, ITEM_BLOCK, CLASS_BLOCK, CLASS_HUGE, CLASS_LONG, CLASS_WARP};
+use super::{compile_parts, function, launch_class, policy, Call, RowArgs, CLASSES, ITEM_BLOCK, CLASS_BLOCK, CLASS_HUGE, CLASS_LONG, CLASS_WARP};
 use super::{KS_GIVEN, KS_U64, OFFSETS_U64, RAGGED};
 use crate::backend::cuda::context::{round_up, State};
 use crate::backend::cuda::driver::DriverContext;
@@ -102,6 +102,7 @@ fn read_entries(stream: CUstream, ptr: CUdeviceptr, first: u64, count: usize, wi
 /// prepares the huge rows, then launches.
 pub(super) fn checked(call: &Call, rows: &TopkRows, ks: &TopkKs) -> Result<()> {
     let nrows = rows.nrows();
+    compile_parts(call.shared, call.dtype.size(), call.dtype.is_float())?;  // (the check's class is not known yet)
     let mut state = call.shared.lock()?;
     let s = CheckScratch::new(&mut state, nrows, matches!(ks, TopkKs::PerRow { .. }))?;
     let args = row_args(rows, ks, &s)?;
