@@ -32,10 +32,11 @@ def route(x):
     h = ctx._handle
     if h is None or ctx.device != dev:  # closed, host backend or another device
         return None
-    hx = _call._local.wrapped.get((h, x.data_ptr(), x.numel(), code))
+    n = x.numel()
+    hx = _call._local.wrapped.get((h, x.data_ptr(), n, code))
     if hx is None:  # the general path wraps it
         return None
-    return ctx, _arrays.TorchKind._raw_stream(dev) or _streams.LEGACY, h, hx, x.numel(), code
+    return ctx, _arrays.TorchKind._raw_stream(dev) or _streams.LEGACY, h, hx, n, code
 
 
 def given(t, h, dev, n, codes, key_code):

@@ -45,6 +45,8 @@ fn bracket(comm: &Comm, a: &SelectArgs, lens: &[u64], total: u64) -> Result<Opti
     let expect = (width as u128 * a.input.len as u128 / SAMPLES.min(total) as u128) as usize;
     let cap = (4 * expect + 4096).min(a.input.len);
     let kept = comm.scratch(0, dtype, cap)?;
+    // Rank keys of the input's width: the CUDA band compares keys in that width.
+    debug_assert!(lo <= hi && hi <= key_mask(dtype), "bracket [{lo}, {hi}] beyond {dtype:?} keys");
     let (below, inside) = comm.ctx.backend.band(&a.input.memory, dtype, a.input.len, lo, hi, &kept, cap)?;
     let counts = gather_u64s(comm, &[below, inside, (inside > cap as u64) as u64])?;
     phases.mark("band")?;
@@ -94,13 +96,17 @@ fn sample_bracket(comm: &Comm, a: &SelectArgs, lens: &[u64], total: u64, phases:
     let at = (a.k as u128 * n as u128 / total as u128) as u64;
     let margin = 4 * (n as f64).sqrt() as u64 + 16;
     let sorted = sorted_on_device(comm, dtype, &sample)?;
-    let key_at = |i: u64| -> Result<u64> {
-        let mut bits = vec![0u8; w];
-        comm.ctx.backend.read(&sorted, i as usize * w, &mut bits)?;
-        Ok(rank_key(dtype, bits_at(&bits, w, 0), Order::Ascending))
-    };
-    let lo = if at >= margin { key_at(at - margin)? } else { 0 };
-    let hi = if at + margin < n { key_at(at + margin)? } else { key_mask(dtype) };
+    // The sorted keys from the lower bound's place to the upper's, in one read (one wait).
+    let lo_at = at.checked_sub(margin);
+    let hi_at = (at + margin < n).then_some(at + margin);
+    let (first, last) = (lo_at.or(hi_at).unwrap_or(0), hi_at.or(lo_at).unwrap_or(0));
+    let mut between = vec![0u8; if lo_at.is_some() || hi_at.is_some() { (last - first + 1) as usize * w } else { 0 }];
+    if !between.is_empty() {
+        comm.ctx.backend.read(&sorted, first as usize * w, &mut between)?;
+    }
+    let key_at = |i: u64| rank_key(dtype, bits_at(&between, w, (i - first) as usize), Order::Ascending);
+    let lo = lo_at.map_or(0, key_at);
+    let hi = hi_at.map_or(key_mask(dtype), key_at);
     Ok((lo, hi, 2 * margin + 1))
 }
 

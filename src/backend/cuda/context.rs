@@ -295,27 +295,6 @@ pub struct CudaShared {
 unsafe impl Send for CudaShared {}
 unsafe impl Sync for CudaShared {}
 
-/// (Experiment, knob memory.pool_keep_mb, default 0: off) Lets the device's default
-/// memory pool keep up to that many MiB of freed memory across synchronisations. With
-/// the driver's default (0) every wait returns the pool's unused memory, so a call that
-/// allocates and frees small blocks around its waits (the multi-rank plans' counts) maps
-/// memory again each time. The pool is the process's: other users of it see this too.
-fn keep_pool_memory(device: sys::CUdevice) -> Result<()> {
-    let mb = super::tuning::knob("memory.pool_keep_mb", 0) as u64;
-    if mb == 0 {
-        return Ok(());
-    }
-    let mut pool: sys::CUmemoryPool = std::ptr::null_mut();
-    let mut bytes: u64 = mb << 20;
-    // SAFETY: the device's default pool; the attribute takes a u64.
-    unsafe {
-        sys::cuDeviceGetDefaultMemPool(&mut pool, device).result().during("cuDeviceGetDefaultMemPool")?;
-        sys::cuMemPoolSetAttribute(pool, sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &mut bytes as *mut u64 as *mut _)
-            .result()
-            .during("cuMemPoolSetAttribute")
-    }
-}
-
 impl CudaShared {
     pub fn new(ordinal: i32) -> Result<CudaShared> {
         super::loader::look_up_nvrtc_early();
@@ -323,7 +302,7 @@ impl CudaShared {
         let props = DeviceProps::read(device)?;
         // SAFETY: device from cuDeviceGet; released in Drop, or below on failure.
         let context = unsafe { drv::primary_ctx::retain(device) }.during("cuDevicePrimaryCtxRetain")?;
-        let parts = Self::fresh_context(context).and_then(|()| keep_pool_memory(device)).and_then(|()| Self::stream_and_slot());
+        let parts = Self::fresh_context(context).and_then(|()| Self::stream_and_slot());
         let (own_stream, host, device_ptr) = match parts {
             Ok(p) => p,
             Err(e) => {
