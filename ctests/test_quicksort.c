@@ -4,9 +4,8 @@
  * key; the output's (key, value) pairs exactly the input's), then inputs built against
  * the CUDA sample sort's pivot rule (kernels/quicksort.cu), which must still sort, in a
  * bounded number of levels:
- *   - every key the first level samples (4096 evenly spaced positions, or 8192 of
- *     short inputs) is the same value, the rest random: the sample yields one
- *     splitter;
+ *   - every key the first level samples (4096 evenly spaced positions) is the same
+ *     value, the rest random: the sample yields one splitter;
  *   - a sawtooth whose period is the sample's spacing: likewise, every sample equal;
  *   - u64 keys of wildly spread magnitudes (random bits shifted right by 0..63), where
  *     a split by value cuts little at a time;
@@ -20,11 +19,12 @@
  * (kernels/quicksort_large.cu), at 2^17 + 5 keys (quick, or the host backend) or 2^20:
  *   - level 1: 7,000 distinct unsampled keys in one bucket of a plain split, about
  *     10,000 to 11,000 with its share of the random keys (between one and two tiles
- *     of 8,192; past two about once in 10^5 inputs at 2^20);
+ *     of 8,192; past two about once in 10^5 inputs at 2^20); then the same 7,000 of
+ *     three values, so that the pair's split by rank falls among equal keys;
  *   - level 2: every sampled key the same, 12,000 keys below 256 and a third of the
  *     input spread over [2^24, 2^31) below it: the second level splits that part by
- *     value and the 12,000 make one bucket (the pair on an odd level, where the halves
- *     go to the alternate buffer and the merge back to the keys).
+ *     value and the 12,000 make one bucket (the pair on an odd level, whose source is
+ *     its destination: the sides are sorted in the alternate buffer and brought home).
  * Also inputs one step from sorted or reversed (one pair swapped, or equal) at lane,
  * warp and tile boundaries, for the first level's order check.
  * With `--pair-levels N` only the input for level N runs: CTest runs it under
@@ -37,12 +37,10 @@
 #define SORT_MAIN shared_main
 #include "sort_test_body.h"
 
-/* The keys the first level samples of n (kernels/quicksort_splitters.cu; the CUDA
- * planner samples 8192 of inputs up to FINE_SAMPLE_UPTO keys, src/backend/cuda/
- * quicksort.rs), and the position of sample j. */
-#define FINE_SAMPLE_UPTO ((size_t)1 << 20)
-static size_t samples_of(size_t n) { return n <= FINE_SAMPLE_UPTO ? 8192 : 4096; }
-static size_t sample_position(size_t j, size_t n) { return (2 * j + 1) * n / (2 * samples_of(n)); }
+/* The keys the first level samples of n (kernels/quicksort_splitters.cu: 512 x 8 keys
+ * by src/backend/cuda/quicksort.rs's policy), and the position of sample j. */
+#define SAMPLES ((size_t)4096)
+static size_t sample_position(size_t j, size_t n) { return (2 * j + 1) * n / (2 * SAMPLES); }
 
 static void run_both_orders(env_t *e, gpuprims_dtype t, size_t n) {
   static const gpuprims_dtype vals[1] = {GPUPRIMS_DTYPE_U32};
@@ -51,14 +49,14 @@ static void run_both_orders(env_t *e, gpuprims_dtype t, size_t n) {
 }
 
 /* From position n/3 on, skipping the sampled positions: keys 0x80000000 + 0, 1, ...,
- * `count` of them. */
-static void unsampled_cluster(uint32_t *k32, size_t n, size_t count) {
-  const size_t samples = samples_of(n);
+ * `count` of them, repeating after `values`. */
+static void unsampled_cluster(uint32_t *k32, size_t n, size_t count, size_t values) {
+  const size_t samples = SAMPLES;
   size_t i, j = 0, placed = 0;
   for (i = n / 3; i < n && placed < count; i++) {
     while (j < samples && sample_position(j, n) < i) j++;
     if (j < samples && sample_position(j, n) == i) continue;
-    k32[i] = 0x80000000u + (uint32_t)placed++;
+    k32[i] = 0x80000000u + (uint32_t)(placed++ % values);
   }
 }
 
@@ -77,10 +75,15 @@ static void pair_of_halves(env_t *e, int level) {
   size_t i, j;
   if (level == 1) {
     tu_fill_bytes(&e->rng, e->keys, n * 4);
-    unsampled_cluster(k32, n, 7000);
+    unsampled_cluster(k32, n, 7000, 7000);
     snprintf(e->what, sizeof e->what, "7000 distinct unsampled keys in one bucket (a pair on level 1), n=%zu", n);
+    run_both_orders(e, GPUPRIMS_DTYPE_U32, n);
+    /* The same bucket of three values: the pair's split by rank falls among ties. */
+    tu_fill_bytes(&e->rng, e->keys, n * 4);
+    unsampled_cluster(k32, n, 7000, 3);
+    snprintf(e->what, sizeof e->what, "7000 unsampled keys of 3 values in one bucket (a pair on level 1), n=%zu", n);
   } else {
-    const size_t tiny = 12000, spread = n / 3, samples = samples_of(n);
+    const size_t tiny = 12000, spread = n / 3, samples = SAMPLES;
     for (i = 0, j = 0; i < n; i++) {
       if (j < samples && sample_position(j, n) == i) {
         k32[i] = 0x80000000u;
@@ -101,7 +104,7 @@ static void pair_of_halves(env_t *e, int level) {
 
 static void against_the_pivot_rule(env_t *e) {
   const size_t n = full_length(e) ? BIG_N : ((size_t)1 << 17) + 5;
-  const size_t samples = samples_of(n), spacing = n / samples;
+  const size_t samples = SAMPLES, spacing = n / samples;
   size_t i, j;
   uint32_t *k32 = (uint32_t *)(void *)e->keys;
   uint64_t *k64 = (uint64_t *)(void *)e->keys;
@@ -126,7 +129,7 @@ static void against_the_pivot_rule(env_t *e) {
   run_both_orders(e, GPUPRIMS_DTYPE_U32, n);
 
   tu_fill_bytes(&e->rng, e->keys, n * 4);
-  unsampled_cluster(k32, n, 30000);
+  unsampled_cluster(k32, n, 30000, 30000);
   snprintf(e->what, sizeof e->what, "30000 distinct keys in one bucket, none sampled");
   run_both_orders(e, GPUPRIMS_DTYPE_U32, n);
 

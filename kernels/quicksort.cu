@@ -35,7 +35,7 @@
 //   qs_small, qs_large  (kernels/quicksort_small.cu, quicksort_large.cu) one block a segment of up to
 //                 SMALL_TILE or LARGE_TILE keys: sorted in shared memory on the bits in
 //                 which its keys can differ, written home (a segment of up to
-//                 LARGE_SPAN: two blocks sort a half each, the second to finish merges);
+//                 LARGE_SPAN: two blocks split it by rank and sort a side each);
 //   qs_copy       finished segments brought home from the alternate buffer.
 //
 // The kernels that sort in a block (the sample's, the small and large segments') are

@@ -64,7 +64,7 @@ struct Span {
     u32 bits;      // small segments: the bits of hi - lo (the sort orders keys by k - lo)
     u64 lo;        // small segments: their lowest possible (ordered) key
     u32 half;      // large segments: WHOLE, or which half of a pair of spans
-    u32 arrivals;  // a pair's first span: how many of its two blocks have sorted
+    u32 arrivals;  // a pair's first span: how many of its two blocks have sorted (in the spare buffer)
 };
 static_assert(sizeof(Span) == 32, "the host's SPAN_BYTES");
 constexpr u32 WHOLE = 0, FIRST_HALF = 1, SECOND_HALF = 2;

@@ -19,6 +19,18 @@ struct NoPrefix {
     __device__ __forceinline__ BlockPrefix<T> operator()(T, Op) const { return {Op::identity(), false}; }
 };
 
+// The prefix source of a block scan that stands alone and also wants the block's
+// total: thread 0 leaves it in *total (shared), readable once the scan returns.
+template <class T>
+struct KeepTotal {
+    T *total;
+    template <class Op>
+    __device__ __forceinline__ BlockPrefix<T> operator()(T all, Op) const {
+        if (threadIdx.x == 0) *total = all;
+        return {Op::identity(), false};
+    }
+};
+
 template <class T, int BLOCK>
 struct BlockScan {
     static_assert(BLOCK % WARP == 0 && BLOCK <= WARP * WARP, "BLOCK must be a multiple of 32, at most 1024");

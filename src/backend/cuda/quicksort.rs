@@ -86,15 +86,13 @@ struct Policy {
 }
 
 /// What a quicksort module is instantiated for: the key and value widths, float keys or
-/// not, whether the input is long enough for the wide block sorts, and (the
-/// splitters' module only) whether it is short enough for the fine sample.
+/// not, and whether the input is long enough for the wide block sorts.
 #[derive(Clone, Copy)]
 struct Instance {
     key_bytes: usize,
     value_bytes: usize,
     float_keys: bool,
     wide: bool,
-    fine_sample: bool,
 }
 
 impl Instance {
@@ -104,24 +102,17 @@ impl Instance {
         // keys (fuller small sorts, fewer large ones: 2^28 1.50x -> 1.58x merge sort,
         // 2^24 1.19x -> 1.21x); shorter inputs lose with them (2^20 1.03x -> 0.91x).
         let wide = key_bytes == 4 && value_bytes == 0 && len > knob("quicksort.wide_from", 1 << 22) as usize;
-        // Measured on the H100 (BENCHMARKS.md, 2026-11-23): at 2^20 keys the 4,096-key
-        // sample leaves some bucket past a large sort's tile in about one input in
-        // seven, which then costs a pair of blocks and a merge (u32 1.26x merge sort,
-        // but 1.00x on such an input); 8,192 sampled keys (512 x 16; 1024 x 8 was
-        // slower) make that rare, for about 10 µs more of sample sort (1.12-1.16x on
-        // both kinds of input). From 2^21 on, buckets past a tile are the rule and
-        // the cost shows (2^21 0.78x -> 0.70x, 2^24 1.34x -> 1.29x).
-        // (ctests/test_quicksort.c builds inputs against the sample's positions: keep
-        // its FINE_SAMPLE_UPTO the same.)
-        let fine_sample = len <= fine_sample_upto();
-        Instance { key_bytes, value_bytes, float_keys, wide, fine_sample }
+        // Every input samples 4,096 keys (the sample sort of kernels/quicksort_splitters.cu).
+        // Inputs up to 2^20 keys sampled 8,192 until 2026-11-27, so that a bucket past a
+        // large sort's tile (a pair of halves) was rare; since the pair splits by rank
+        // instead of merging, the smaller sample wins on every 2^20 input measured on
+        // the H100 (docs/benchmarks/quicksort.md).
+        Instance { key_bytes, value_bytes, float_keys, wide }
     }
 
-    /// The loader's variant of `source`'s module: the radix sort's for the widths, the
-    /// wide bit, and for the splitters the fine-sample bit.
-    fn variant(&self, source: Source) -> u32 {
-        let v = variant(self.key_bytes, self.value_bytes, self.float_keys) * 2 + self.wide as u32;
-        if samples(source) { v * 2 + self.fine_sample as u32 } else { v }
+    /// The loader's variant of a module: the radix sort's for the widths, and the wide bit.
+    fn variant(&self) -> u32 {
+        variant(self.key_bytes, self.value_bytes, self.float_keys) * 2 + self.wide as u32
     }
 }
 
@@ -145,8 +136,8 @@ fn policy(inst: Instance) -> Policy {
         bucket_target: knob("quicksort.bucket_target", bucket_target),
         sort_rank_group: knob("quicksort.sort_rank_group", sort_rank_group),
         small_min_blocks: knob("quicksort.small_min_blocks", small_min_blocks),
-        sample_block: if inst.fine_sample { knob("quicksort.fine_sample_block", 512) } else { knob("quicksort.sample_block", 512) },
-        sample_items: if inst.fine_sample { knob("quicksort.fine_sample_items", 16) } else { knob("quicksort.sample_items", 8) },
+        sample_block: knob("quicksort.sample_block", 512),
+        sample_items: knob("quicksort.sample_items", 8),
     }
 }
 
@@ -220,12 +211,7 @@ fn module(source: Source, inst: Instance) -> ModuleSpec {
     ModuleSpec { source, options }
 }
 
-/// The longest input whose splitters come from the fine sample (Instance::new).
-fn fine_sample_upto() -> usize {
-    knob("quicksort.fine_sample_upto", 1 << 20) as usize
-}
-
-/// Whether `source` is the splitters' (the one module the sample's size changes).
+/// Whether `source` is the splitters' (the one module that sorts a sample).
 fn samples(source: Source) -> bool {
     source.name == sources::QUICKSORT_SPLITTERS.name
 }
@@ -237,31 +223,27 @@ const SOURCES: [Source; 4] = [sources::QUICKSORT, sources::QUICKSORT_SPLITTERS, 
 
 /// Every module of the quicksort, for gpuprims_context_precompile (modules.rs): each
 /// source for the same (key width, value width, float keys) set as the radix sort's,
-/// and the wide instances of those that have them (and the splitters' fine-sample ones).
+/// and the wide instances of those that have them.
 pub fn modules() -> Vec<Module> {
-    // A short, a middle and a long input: every instance the lengths make.
-    let middle = fine_sample_upto() + 1;
-    let instances: Vec<Instance> = all_variants()
-        .into_iter()
-        .flat_map(|(k, v, f)| [0, middle, usize::MAX].map(|len| Instance::new(k, v, f, len)))
-        .collect();
+    // A short and a long input: every instance the lengths make.
+    let instances: Vec<Instance> =
+        all_variants().into_iter().flat_map(|(k, v, f)| [0, usize::MAX].map(|len| Instance::new(k, v, f, len))).collect();
     // Sources an instance's bits leave the same gave the same module more than once.
     let mut seen = std::collections::HashSet::new();
     SOURCES
         .into_iter()
         .flat_map(|source| instances.iter().map(move |&inst| (source, inst)))
-        .filter(|(source, inst)| seen.insert((source.name, inst.variant(*source))))
+        .filter(|(source, inst)| seen.insert((source.name, inst.variant())))
         .map(|(source, inst)| Module {
             source,
-            variant: inst.variant(source),
+            variant: inst.variant(),
             spec: module(source, inst),
             label: format!(
-                "keys {}B{} values {}B{}{}",
+                "keys {}B{} values {}B{}",
                 inst.key_bytes,
                 if inst.float_keys { " float" } else { "" },
                 inst.value_bytes,
-                if inst.wide { " (wide)" } else { "" },
-                if inst.fine_sample && samples(source) { " (fine sample)" } else { "" }
+                if inst.wide { " (wide)" } else { "" }
             ),
         })
         .collect()
@@ -342,7 +324,7 @@ impl Plan {
     /// levels all four sources and the scan of the bucket counts.
     fn compile(&self, shared: &CudaShared) -> Result<()> {
         let inst = self.inst;
-        let v = |source: Source| inst.variant(source);
+        let v = |_: Source| inst.variant();
         let spec = |source: Source| move || module(source, inst);
         let specs = SOURCES.map(spec);
         let counts_scan = || scan::module(DType::U32, Op::Sum);
@@ -359,7 +341,7 @@ impl Plan {
     /// Kernel `kernel` of `source` (one of SOURCES) for the plan's instance.
     fn load(&self, shared: &CudaShared, source: Source, kernel: &'static str) -> Result<CUfunction> {
         let inst = self.inst;
-        shared.loader.function(source, inst.variant(source), kernel, || module(source, inst))
+        shared.loader.function(source, inst.variant(), kernel, || module(source, inst))
     }
 
     /// Scratch for the whole sort: alternate keys and values, two levels' segments

@@ -28,7 +28,6 @@ pub const HEADERS: &[(&str, &str)] = &[
     ("common/warp_bitwise_select.cuh", include_str!("../../../kernels/common/warp_bitwise_select.cuh")),
     ("common/ordered_compact.cuh", include_str!("../../../kernels/common/ordered_compact.cuh")),
     ("common/block_radix_sort.cuh", include_str!("../../../kernels/common/block_radix_sort.cuh")),
-    ("common/block_merge.cuh", include_str!("../../../kernels/common/block_merge.cuh")),
     ("common/last_to_arrive.cuh", include_str!("../../../kernels/common/last_to_arrive.cuh")),
     ("common/grid_barrier.cuh", include_str!("../../../kernels/common/grid_barrier.cuh")),
     ("common/grid_dependency.cuh", include_str!("../../../kernels/common/grid_dependency.cuh")),
