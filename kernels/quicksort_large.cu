@@ -71,7 +71,7 @@ __device__ __forceinline__ PairCut pair_cut(const K *src, usize start, u32 len, 
     K sample[1] = {K(order.ordered(src[start + (2 * threadIdx.x + 1) * len / (2 * LARGE_BLOCK)]) - K(mine.lo))};
     const u32 middle[1] = {LARGE_BLOCK / 2};
     K value[1];
-    SampleSelect::select(sample, middle, value, s.sample, 1, int(mine.bits));
+    SampleSelect::select(sample, middle, value, s.sample);
     u32 before = count_before(keys, len, value[0], s);
     u32 below = s.counts.total >> 16, equal = s.counts.total & 0xffff;
     const u32 half = len / 2;
@@ -79,7 +79,7 @@ __device__ __forceinline__ PairCut pair_cut(const K *src, usize start, u32 len, 
     if (cut <= LARGE_TILE && len - cut <= LARGE_TILE) return PairCut{value[0], cut, below, before};
     const u32 exact[1] = {half};
     __syncthreads();  // the counts are read
-    PairSelect::select(keys, exact, value, s.select, int((len + LARGE_BLOCK - 1) / LARGE_BLOCK), int(mine.bits));
+    PairSelect::select(keys, exact, value, s.select, int((len + LARGE_BLOCK - 1) / LARGE_BLOCK));
     before = count_before(keys, len, value[0], s);
     return PairCut{value[0], half, s.counts.total >> 16, before};
 }

@@ -21,11 +21,9 @@ struct BlockRadixSelect {
 
     // found[r]: the key of rank ranks[r] (0-based, ascending) among all keys of the block.
     // Only keys[j] for j < live (the same for the whole block) are read: a block holding
-    // fewer keys than it could skips its empty registers. Only the digits holding the low
-    // `bits` bits are compared (keys known to be below 2^bits need no more; padding
-    // keys of all ones still rank last).
+    // fewer keys than it could skips its empty registers.
     __device__ __forceinline__ static void select(const U (&keys)[ITEMS], const u32 (&ranks)[RANKS], U (&found)[RANKS],
-                                                  Storage &s, int live = ITEMS, int bits = BITS) {
+                                                  Storage &s, int live = ITEMS) {
         u32 rank[RANKS];
         U mask = 0;
 #pragma unroll
@@ -33,11 +31,10 @@ struct BlockRadixSelect {
             rank[r] = ranks[r];
             found[r] = 0;
         }
-        const int top = (bits + RADIX_BITS - 1) / RADIX_BITS * RADIX_BITS - RADIX_BITS;
-        for (int shift = top; shift >= 0; shift -= RADIX_BITS) {
+        for (int shift = BITS - RADIX_BITS; shift >= 0; shift -= RADIX_BITS) {
             // The top digit has no prefix to match: every rank's histogram would be the
             // same, so one is counted (counts[0]) and all ranks read it.
-            const bool one_histogram = shift == top;
+            const bool one_histogram = shift == BITS - RADIX_BITS;
             for (int d = threadIdx.x; d < RADIX * RANKS; d += BLOCK) s.counts[d / RADIX][d % RADIX] = 0;
             __syncthreads();
 #pragma unroll
