@@ -3,8 +3,8 @@
 // segment, and every segment of a level is worked on by the same launches.
 //
 //   qs_init       a short input's only sort (one large sort, or a pair of halves);
-//   qs_splitters  (kernels/quicksort_splitters.cu) one block a segment: SAMPLES (4096,
-//                 or 8192 for short inputs) evenly spaced keys, sorted
+//   qs_splitters  (kernels/quicksort_splitters.cu) one block a segment: SAMPLES (4096)
+//                 evenly spaced keys, sorted
 //                 (common/block_radix_sort.cuh), give up to 255 splitters (about one
 //                 per BUCKET_TARGET keys of the segment); when some repeat,
 //                 up to 127 distinct ones, each with a bucket of its own for the keys

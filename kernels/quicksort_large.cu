@@ -132,7 +132,9 @@ __device__ __noinline__ Span gather_side(const K *src, K *staging, const V *vsrc
 }
 
 // Where the source is also the destination, the pair sorted in the spare buffer: the
-// second block to finish brings both halves home, once neither reads the source.
+// second block to finish brings both sides home, once neither reads the source. (Its
+// L1 holds no line of the other side's place: this block never read it, and the
+// fence of last_to_arrive invalidates L1 on sm_70 and later.)
 __device__ __noinline__ void pair_home(const K *spare, K *dst, const V *vspare, V *vdst, Span *spans) {
     Span &first = spans[blockIdx.x - (spans[blockIdx.x].half == SECOND_HALF)];
     if (!gp::last_to_arrive(&first.arrivals, 2u)) return;

@@ -3,8 +3,8 @@
 // (quicksort_state.cuh: CELLS), or its shift when it is split by value. A module of its
 // own, so its sort compiles beside the partition's kernels on the first call.
 //
-// -DGP_SAMPLE_BLOCK_THREADS and -DGP_SAMPLE_ITEMS (sampled keys a thread; the host
-// samples more of short inputs) and -DGP_SAMPLE_SMEM_BYTES (the dynamic shared memory
+// -DGP_SAMPLE_BLOCK_THREADS and -DGP_SAMPLE_ITEMS (sampled keys a thread) and
+// -DGP_SAMPLE_SMEM_BYTES (the dynamic shared memory
 // of the sample's sort), on top of the quicksort's options.
 #include "common/grid_dependency.cuh"
 #include "quicksort_state.cuh"

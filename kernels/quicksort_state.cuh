@@ -21,8 +21,8 @@ constexpr u32 SMALL_TILE = (u32)SMALL_BLOCK * SMALL_ITEMS;
 constexpr int LARGE_BLOCK = GP_LARGE_BLOCK_THREADS;
 static_assert(LARGE_BLOCK > SMALL_BLOCK, "the large sort takes what overflows the small one");
 constexpr u32 LARGE_TILE = (u32)LARGE_BLOCK * SMALL_ITEMS;
-// The large sort also takes segments of up to two tiles: two blocks sort a half
-// each, and the second to finish merges them (quicksort_large.cu).
+// The large sort also takes segments of up to two tiles: two blocks split one by
+// rank and sort a side each (quicksort_large.cu).
 constexpr u32 LARGE_SPAN = 2 * LARGE_TILE;
 // A segment splits into about len / BUCKET_TARGET buckets (2 to 256), so its
 // children mostly fit the smaller sort.

@@ -1,7 +1,7 @@
 // The last block to arrive: blocks that each publish results to global memory count in
 // on a counter, and the one that finds every other already counted in goes on to use
-// all their results (a grid's last block settling a histogram, the second of a pair
-// merging both halves). Called by the whole block; the fence before the count carries
+// all their results (a grid's last block settling a histogram, the second of a
+// quicksort pair copying both sides home). Called by the whole block; the fence before the count carries
 // every thread's writes (they are ordered before it by the barrier), and the fence
 // after it orders the last block's reads after everyone's writes.
 #pragma once

@@ -2,9 +2,8 @@
  * first-level bucket of more than one large sort's tile (8,192 keys), the case the
  * large sort takes as a pair of halves (kernels/quicksort_large.cu). It replays the
  * tour's seed and fill (bench/tour.c) and qs_splitters' sample rule (4,096 evenly
- * spaced keys, every 16th of them sorted a splitter), on the host. That is the rule of
- * inputs past 2^20 keys, and of 2^20 under GPUPRIMS_TUNE=quicksort.fine_sample_upto=0
- * (since 2026-11-23 the CUDA planner samples 8,192 keys of inputs up to 2^20).
+ * spaced keys, every 16th of them sorted a splitter), on the host: the rule of every
+ * input since 2026-11-27 (from 2026-11-23 to then, inputs up to 2^20 sampled 8,192).
  *   cc -O2 scripts/probes/qs-seeds.c -o qs-seeds && ./qs-seeds u32|f32 [first] [count]
  * Prints each seed with its largest bucket, "PAIR" where it passes 8,192: bench with
  * `--only "quicksort keys f32" --sizes 1048576 --seed S` for a run that has a pair or

@@ -155,8 +155,8 @@ impl Policy {
     fn large_tile(&self) -> usize {
         (self.large_block * self.small_items) as usize
     }
-    /// The most keys a large sort takes: two of its tiles, a half for each of two
-    /// blocks, merged by the second to finish (kernels/quicksort_large.cu).
+    /// The most keys a large sort takes: two of its tiles, split by rank between two
+    /// blocks that sort a side each (kernels/quicksort_large.cu).
     fn large_span(&self) -> usize {
         2 * self.large_tile()
     }
@@ -489,7 +489,7 @@ impl Sort<'_> {
         // SAFETY: as Sort says.
         unsafe {
             launch(init, 1, 32, self.stream, &[Arg::ptr(small_list), Arg::ptr(b.levels), Arg::size(plan.len)])?;
-            // (Two blocks, a half each, past one large tile.)
+            // (Two blocks, a side each, past one large tile.)
             launch_with_shared(
                 self.large_sort,
                 if plan.len > plan.p.large_tile() { 2 } else { 1 },

@@ -294,9 +294,9 @@ impl Sort<'_> {
                         Arg::ptr(self.keys),
                         Arg::ptr(level.vto),
                         Arg::ptr(self.values),
-                        // Where a large span past one tile sorts its halves: its own
-                        // stretch of the alternate buffer is free (this level's
-                        // source or destination).
+                        // Where a pair's source is its destination (odd levels), it
+                        // sorts its sides in its own stretch of the alternate buffer,
+                        // free once the level's scatter is done.
                         Arg::ptr(b.alt),
                         Arg::ptr(b.alt_values),
                         Arg::ptr(spans),
