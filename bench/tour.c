@@ -51,8 +51,8 @@
  *
  * Quicksort rows, "quicksort ..." (gpuprims_quicksort, issue 8; ascending, all
  * at the size column): keys u32 random, sorted, reversed (as above), all equal
- * (one random value), 4 values (four distinct random values in random order),
- * organ pipe (i < n/2 ? i : n-1-i); pairs u32/u32 (values = input index); keys
+ * (one random value), 2, 4 and 16 values (that many distinct random values in
+ * random order), organ pipe (i < n/2 ? i : n-1-i); pairs u32/u32 (values = input index); keys
  * f32 (as above: no NaN, no zeros); keys u64. Timed as the radix rows. CUB:
  * its comparison sort, DeviceMergeSort::SortKeysCopy / SortPairsCopy with a
  * less-than comparator, out of place from the pristine buffers. Beside it,
@@ -97,12 +97,18 @@
  * FILL_SORT_F32: random bit patterns of finite, nonzero floats (no NaN, no
  * infinity, no -0.0/+0.0). The rest are u32: FILL_ASCENDING / FILL_DESCENDING
  * distinct values spread over all 32 bits, strictly ascending / strictly
- * descending; FILL_EQUAL one random value n times; FILL_FOUR four distinct
- * random values in random order; FILL_ORGAN_PIPE i < n/2 ? i : n-1-i. */
+ * descending; FILL_EQUAL one random value n times; FILL_TWO, FILL_FOUR and
+ * FILL_SIXTEEN that many distinct random values in random order; FILL_ORGAN_PIPE
+ * i < n/2 ? i : n-1-i. */
 enum fill_kind {
   FILL_BITS, FILL_SUM_F32, FILL_WIDE_F32, FILL_SORT_F32, FILL_ASCENDING, FILL_DESCENDING,
-  FILL_EQUAL, FILL_FOUR, FILL_ORGAN_PIPE
+  FILL_EQUAL, FILL_TWO, FILL_FOUR, FILL_SIXTEEN, FILL_ORGAN_PIPE
 };
+
+/* log2 of the distinct values of a few-values fill (FILL_EQUAL: 0); -1 for the others. */
+static int few_values_log2(enum fill_kind f) {
+  return f == FILL_EQUAL ? 0 : f == FILL_TWO ? 1 : f == FILL_FOUR ? 2 : f == FILL_SIXTEEN ? 4 : -1;
+}
 
 /* Which sort a sort row times. */
 enum sort_kind { SORT_NONE, SORT_RADIX, SORT_QUICK };
@@ -152,7 +158,9 @@ static const row_spec ROWS[] = {
     {"quicksort keys", 0, 0, 0, U32, FILL_ASCENDING, SORT_QUICK, 0, ASC, 0, "sorted"},
     {"quicksort keys", 0, 0, 0, U32, FILL_DESCENDING, SORT_QUICK, 0, ASC, 0, "reversed"},
     {"quicksort keys", 0, 0, 0, U32, FILL_EQUAL, SORT_QUICK, 0, ASC, 0, "all equal"},
+    {"quicksort keys", 0, 0, 0, U32, FILL_TWO, SORT_QUICK, 0, ASC, 0, "2 values"},
     {"quicksort keys", 0, 0, 0, U32, FILL_FOUR, SORT_QUICK, 0, ASC, 0, "4 values"},
+    {"quicksort keys", 0, 0, 0, U32, FILL_SIXTEEN, SORT_QUICK, 0, ASC, 0, "16 values"},
     {"quicksort keys", 0, 0, 0, U32, FILL_ORGAN_PIPE, SORT_QUICK, 0, ASC, 0, "organ pipe"},
     {"quicksort pairs", 0, 0, 0, U32, FILL_BITS, SORT_QUICK, U32, ASC, 0, ""},
     {"quicksort keys", 0, 0, 0, GPUPRIMS_DTYPE_F32, FILL_SORT_F32, SORT_QUICK, 0, ASC, 0, ""},
@@ -430,16 +438,18 @@ static void fill(void *p, const row_spec *r, size_t n, int real_floats, uint64_t
       uint64_t j = r->fill == FILL_ASCENDING ? (uint64_t)i : (uint64_t)(n - 1 - i);
       q[i] = (uint32_t)(j * step + (step > 1 ? bench_splitmix64(&s) % step : 0));
     }
-  } else if (r->fill == FILL_EQUAL || r->fill == FILL_FOUR) {
-    uint32_t *q = (uint32_t *)p, v[4];
+  } else if (few_values_log2(r->fill) >= 0) {
+    const int bits = few_values_log2(r->fill);
+    uint32_t *q = (uint32_t *)p, v[16];
     int k = 0, j;
-    /* Four distinct random values (FILL_EQUAL uses the first). */
-    while (k < 4) {
+    /* Distinct random values, at least four drawn (so that FILL_EQUAL and FILL_FOUR
+     * keep the data they had before FILL_TWO and FILL_SIXTEEN). */
+    while (k < (bits > 2 ? 1 << bits : 4)) {
       v[k] = (uint32_t)(bench_splitmix64(&s) >> 32);
       for (j = 0; j < k && v[j] != v[k]; ++j) {}
       if (j == k) ++k;
     }
-    for (i = 0; i < n; ++i) q[i] = r->fill == FILL_EQUAL ? v[0] : v[bench_splitmix64(&s) >> 62];
+    for (i = 0; i < n; ++i) q[i] = bits == 0 ? v[0] : v[bench_splitmix64(&s) >> (64 - bits)];
   } else if (r->fill == FILL_ORGAN_PIPE) {
     uint32_t *q = (uint32_t *)p;
     for (i = 0; i < n; ++i) q[i] = (uint32_t)(i < n / 2 ? i : n - 1 - i);
@@ -1535,8 +1545,8 @@ int main(int argc, char **argv) {
          "             input's keys; radix sort: stable); OK*: larger than --ref-max, so checked for order and\n"
          "             content without the host reference; FAIL; -: not checked\n"
          "  dtype      the element type; sorts: keys or keys/values (u32/u32: u32 keys moving u32 values, each\n"
-         "             the key's input index); desc: descending; sorted, reversed, all equal, 4 values, organ\n"
-         "             pipe: the input's pattern (otherwise random)\n"
+         "             the key's input index); desc: descending; sorted, reversed, all equal, 2, 4 and 16\n"
+         "             values, organ pipe: the input's pattern (otherwise random)\n"
          "  (n/2)      the u64 keys row runs at half the size column (2^27 keys at 2^28: 1 GiB, as CUB's anchor)\n"
          "  incl, excl inclusive and exclusive scan; median: the element of rank (n - 1) / 2\n"
          "  k=, +indices  top-k's k, and whether it also writes each element's index (u64)\n"
