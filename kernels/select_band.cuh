@@ -88,13 +88,11 @@ __device__ __forceinline__ bool any_negative_nan(const gp::Vec16 (&v)[VECS], con
     if constexpr (GP_KEY_FLOAT == 0) {
         return false;
     } else if constexpr (sizeof(K) == 2 || sizeof(K) == 4) {
-        typedef gp::KeyLanes<K> L;
-        constexpr int WORDS = VECS * 4;  // even: w[0], then pairs, then the last alone
-        u32 m = v[0].w[0];
+        u32 w[VECS * 4];
 #pragma unroll
-        for (int j = 1; j + 1 < WORDS; j += 2) m = L::max3(m, v[j / 4].w[j % 4], v[(j + 1) / 4].w[(j + 1) % 4]);
-        m = L::max3(m, v[VECS - 1].w[3], v[VECS - 1].w[3]);
-        return L::max_lane(m) > above;
+        for (int j = 0; j < VECS * 4; ++j) w[j] = v[j / 4].w[j % 4];
+        typedef gp::KeyLanes<K> L;
+        return L::max_lane(gp::lanes_max<L>(w)) > above;
     } else {
         bool any = false;
 #pragma unroll

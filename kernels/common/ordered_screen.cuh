@@ -30,6 +30,17 @@ template <> struct KeyLanes<u32> {
     __device__ __forceinline__ static u32 max_lane(u32 w) { return w; }
 };
 
+// The per-lane maximum of N words (N even), three words an instruction: w[0], then
+// pairs, then the last word alone.
+template <class L, int N>
+__device__ __forceinline__ u32 lanes_max(const u32 (&w)[N]) {
+    static_assert(N % 2 == 0, "words in pairs");
+    u32 hi = w[0];
+#pragma unroll
+    for (int i = 1; i + 1 < N; i += 2) hi = L::max3(hi, w[i], w[i + 1]);
+    return L::max3(hi, w[N - 1], w[N - 1]);
+}
+
 // x passes when (x ^ mask) <= bound, unsigned, or (floats, descending) x is a negative
 // NaN. For integers that is ordered(x) <= bound exactly (ordered is x ^ flip). For
 // floats (-inf < ... < -0.0 < +0.0 < ... < +inf < NaN) the keys wanted are an initial
@@ -84,6 +95,8 @@ struct OrderedScreen {
         static_assert(N % 2 == 0, "words in pairs");
         typedef KeyLanes<U> L;
         const u32 m = L::splat(mask);
+        // Minima and maxima in one loop: written apart (the maxima as lanes_max), the
+        // band kernels compile to other SASS than the one measured.
         u32 lo = w[0] ^ m, hi = w[0];
 #pragma unroll
         for (int i = 1; i + 1 < N; i += 2) {
