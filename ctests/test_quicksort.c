@@ -25,6 +25,10 @@
  *     input spread over [2^24, 2^31) below it: the second level splits that part by
  *     value and the 12,000 make one bucket (the pair on an odd level, whose source is
  *     its destination: the sides are sorted in the alternate buffer and brought home).
+ * Short inputs of 8,193 to 16,384 keys (sort_test_body.h's sizes, every dtype) are one
+ * such pair as well; at 16,383 and 16,384 keys the cut must fall within a rank or two of
+ * the middle, which a sample's median almost never gives, so they take the pair's exact
+ * median.
  * Also inputs one step from sorted or reversed (one pair swapped, or equal) at lane,
  * warp and tile boundaries, for the first level's order check.
  * With `--pair-levels N` only the input for level N runs: CTest runs it under
