@@ -55,11 +55,10 @@ static void run_both_orders(env_t *e, gpuprims_dtype t, size_t n) {
 /* From position n/3 on, skipping the sampled positions: keys 0x80000000 + 0, 1, ...,
  * `count` of them, repeating after `values`. */
 static void unsampled_cluster(uint32_t *k32, size_t n, size_t count, size_t values) {
-  const size_t samples = SAMPLES;
   size_t i, j = 0, placed = 0;
   for (i = n / 3; i < n && placed < count; i++) {
-    while (j < samples && sample_position(j, n) < i) j++;
-    if (j < samples && sample_position(j, n) == i) continue;
+    while (j < SAMPLES && sample_position(j, n) < i) j++;
+    if (j < SAMPLES && sample_position(j, n) == i) continue;
     k32[i] = 0x80000000u + (uint32_t)(placed++ % values);
   }
 }
@@ -87,9 +86,9 @@ static void pair_of_halves(env_t *e, int level) {
     unsampled_cluster(k32, n, 7000, 3);
     snprintf(e->what, sizeof e->what, "7000 unsampled keys of 3 values in one bucket (a pair on level 1), n=%zu", n);
   } else {
-    const size_t tiny = 12000, spread = n / 3, samples = SAMPLES;
+    const size_t tiny = 12000, spread = n / 3;
     for (i = 0, j = 0; i < n; i++) {
-      if (j < samples && sample_position(j, n) == i) {
+      if (j < SAMPLES && sample_position(j, n) == i) {
         k32[i] = 0x80000000u;
         j++;
       } else if (i - j < tiny) {
@@ -108,7 +107,7 @@ static void pair_of_halves(env_t *e, int level) {
 
 static void against_the_pivot_rule(env_t *e) {
   const size_t n = full_length(e) ? BIG_N : ((size_t)1 << 17) + 5;
-  const size_t samples = SAMPLES, spacing = n / samples;
+  const size_t spacing = n / SAMPLES;
   size_t i, j;
   uint32_t *k32 = (uint32_t *)(void *)e->keys;
   uint64_t *k64 = (uint64_t *)(void *)e->keys;
@@ -116,7 +115,7 @@ static void against_the_pivot_rule(env_t *e) {
   unsigned long before = e->sorts;
 
   tu_fill_bytes(&e->rng, e->keys, n * 4);
-  for (j = 0; j < samples; j++) k32[sample_position(j, n)] = 0x5a5a5a5au;
+  for (j = 0; j < SAMPLES; j++) k32[sample_position(j, n)] = 0x5a5a5a5au;
   snprintf(e->what, sizeof e->what, "every sampled key 0x5a5a5a5a, the rest random");
   run_both_orders(e, GPUPRIMS_DTYPE_U32, n);
 

@@ -74,8 +74,7 @@ typedef gp::OrderedScreen<U, GP_KEY_FLOAT != 0> Screen;
 template <class S>  // Screen (a template, so modules of other widths never instantiate it)
 __device__ __forceinline__ u64 pick_screened(const gp::Vec16 (&v)[VECS], BandPick &pick, const S &screen) {
     u32 w[VECS * 4];
-#pragma unroll
-    for (int j = 0; j < VECS * 4; ++j) w[j] = v[j / 4].w[j % 4];
+    Row::words(v, w);
     if (!screen.any_passes(w)) return 0;
     return Row::pick_each(v, [&](U x) { return screen.passes(x) && pick.kind_open_below(x); });
 }
@@ -89,8 +88,7 @@ __device__ __forceinline__ bool any_negative_nan(const gp::Vec16 (&v)[VECS], con
         return false;
     } else if constexpr (sizeof(K) == 2 || sizeof(K) == 4) {
         u32 w[VECS * 4];
-#pragma unroll
-        for (int j = 0; j < VECS * 4; ++j) w[j] = v[j / 4].w[j % 4];
+        Row::words(v, w);
         typedef gp::KeyLanes<K> L;
         return L::max_lane(gp::lanes_max<L>(w)) > above;
     } else {

@@ -25,6 +25,12 @@ struct KeyRow {
         for (int j = 0; j < VECS; ++j) v[j] = *reinterpret_cast<const Vec16 *>(in + first + j * PER_VEC);
     }
 
+    // The loaded vectors as 32-bit words, in order (for per-lane minima and maxima).
+    __device__ __forceinline__ static void words(const Vec16 (&v)[VECS], u32 (&w)[VECS * 4]) {
+#pragma unroll
+        for (int j = 0; j < VECS * 4; ++j) w[j] = v[j / 4].w[j % 4];
+    }
+
     // The bits of the loaded keys `pick_one` takes (bit e: the row's key e).
     template <class F>
     __device__ __forceinline__ static u64 pick_each(const Vec16 (&v)[VECS], F pick_one) {
