@@ -143,6 +143,19 @@ __device__ __noinline__ void pair_home(const K *spare, K *dst, const V *vspare, 
     if constexpr (HAS_VALUES) gp::copy_elements(vdst + start, vspare + start, len, threadIdx.x, LARGE_BLOCK);
 }
 
+// A pair's half: staged where the other block does not read (dst, unless it is the
+// source; then the spare buffer, never dst) and sorted there in place. Not inlined, so
+// that its registers do not weigh on the whole spans' sort.
+__device__ __noinline__ void sort_side(const K *src, K *dst, const V *vsrc, V *vdst, K *spare, V *vspare, Span *spans,
+                                       const Order &order, unsigned char *smem) {
+    K *staging = src == dst ? spare : dst;
+    V *vstaging = src == dst ? vspare : vdst;
+    const Span side = gather_side(src, staging, vsrc, vstaging, spans, order, *reinterpret_cast<PairStorage *>(smem));
+    __syncthreads();
+    LargeSort::run(staging, staging, vstaging, vstaging, side, order, *reinterpret_cast<typename LargeSort::Storage *>(smem));
+    if (staging != dst) pair_home(staging, dst, vstaging, vdst, spans);
+}
+
 // Block blockIdx.x sorts span blockIdx.x of the list (a whole span or a pair's half),
 // if there is one.
 extern "C" __global__ void __launch_bounds__(LARGE_BLOCK, GP_LARGE_MIN_BLOCKS)
@@ -151,16 +164,8 @@ qs_large(const K *src, K *dst, const V *vsrc, V *vdst, K *spare, V *vspare, Span
     gp::wait_for_prior_grids();
     if (blockIdx.x >= *count) return;
     extern __shared__ __align__(16) unsigned char dynamic_smem[];
-    auto &s = *reinterpret_cast<typename LargeSort::Storage *>(dynamic_smem);
     const Order order(key_order);
     const Span span = spans[blockIdx.x];
-    if (span.half == WHOLE) return LargeSort::run(src, dst, vsrc, vdst, span, order, s);
-    // A half: staged where the other block does not read (dst, unless it is the
-    // source; then the spare buffer, never dst) and sorted there in place.
-    K *staging = src == dst ? spare : dst;
-    V *vstaging = src == dst ? vspare : vdst;
-    const Span side = gather_side(src, staging, vsrc, vstaging, spans, order, *reinterpret_cast<PairStorage *>(dynamic_smem));
-    __syncthreads();
-    LargeSort::run(staging, staging, vstaging, vstaging, side, order, s);
-    if (staging != dst) pair_home(staging, dst, vstaging, vdst, spans);
+    if (span.half != WHOLE) return sort_side(src, dst, vsrc, vdst, spare, vspare, spans, order, dynamic_smem);
+    LargeSort::run(src, dst, vsrc, vdst, span, order, *reinterpret_cast<typename LargeSort::Storage *>(dynamic_smem));
 }
