@@ -74,7 +74,7 @@ qs_splitters(const K *src, Segment *segs, u32 *tile_owner, K *splitters, u16 *ce
         const usize e = SampleSort::element(j);
         keys[j] = K(order.ordered(src[start + (2 * e + 1) * len / (2 * SAMPLES)]) - lo);
     }
-    SampleSort::sort(keys, SAMPLES, s, bit_length(u64(K(K(seg.hi) - lo))));
+    SampleSort::sort<false>(keys, SAMPLES, s, bit_length(u64(K(K(seg.hi) - lo))));  // the keys alone
     for (u32 e = threadIdx.x; e < SAMPLES; e += SAMPLE_BLOCK) s.keys[e] = K(s.keys[e] + lo);
     __syncthreads();
 

@@ -35,8 +35,10 @@ struct BlockRadixSort {
     }
 
     // keys[j]: element(j)'s key. On return s.keys[i] holds the i-th smallest key
-    // (stable) and s.from[i] the element it was, for i < TILE; the registers are
-    // spent. At least one pass runs, so s holds the keys even when `bits` is 0.
+    // (stable) and, with FROM, s.from[i] the element it was, for i < TILE (a caller
+    // that wants only the keys saves a move a pass); the registers are spent. At least
+    // one pass runs, so s holds the keys even when `bits` is 0.
+    template <bool FROM = true>
     __device__ __forceinline__ static void sort(U (&keys)[ITEMS], u32 count, Storage &s, int bits = BITS) {
         const u32 missing = TILE - count;
         for (int shift = 0;; shift += RADIX_BITS) {
@@ -50,12 +52,14 @@ struct BlockRadixSort {
             // the positions: read where this pass found them, a barrier, and moved.
 #pragma unroll
             for (int j = 0; j < ITEMS; ++j) s.keys[at[j]] = keys[j];
-            P from[ITEMS];
+            if constexpr (FROM) {
+                P from[ITEMS];
 #pragma unroll
-            for (int j = 0; j < ITEMS; ++j) from[j] = shift == 0 ? P(element(j)) : s.from[element(j)];
-            if (shift != 0) __syncthreads();
+                for (int j = 0; j < ITEMS; ++j) from[j] = shift == 0 ? P(element(j)) : s.from[element(j)];
+                if (shift != 0) __syncthreads();
 #pragma unroll
-            for (int j = 0; j < ITEMS; ++j) s.from[at[j]] = from[j];
+                for (int j = 0; j < ITEMS; ++j) s.from[at[j]] = from[j];
+            }
             __syncthreads();
             if (shift + RADIX_BITS >= bits) break;
 #pragma unroll
