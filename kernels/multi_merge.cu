@@ -23,8 +23,14 @@
 typedef gp::BitsOf<GP_KEY_BYTES>::type K;
 typedef gp::KeyOrder<K, GP_KEY_FLOAT> KeyOrder;
 
-constexpr int BLOCK = 256;
-constexpr int ITEMS = 8;
+// Threads a block and outputs a thread (src/backend/cuda/multi_merge.rs launches with
+// the same; scripts/probes/merge-rate.cu builds other shapes to compare).
+#ifndef GP_MERGE_BLOCK
+#define GP_MERGE_BLOCK 256
+#define GP_MERGE_ITEMS 8
+#endif
+constexpr int BLOCK = GP_MERGE_BLOCK;
+constexpr int ITEMS = GP_MERGE_ITEMS;
 constexpr int TILE = BLOCK * ITEMS;
 
 // How many of the first `diag` outputs come from A: A's element goes first when it is

@@ -25,8 +25,8 @@
 # scripts/bench-docs.sh (the table in BENCHMARKS.md and the SVGs in docs/plots/).
 #
 # Environment: TOURS (default "cub301 cub350"; one alone for a call too short for both: the
-# full tour takes about 4 minutes on an H200), REPS (timed calls a row, default 15), REF_MAX (default 2^24), JOBS
-# (build jobs, default nproc), TOUR_TIMEOUT (seconds a tour may run, default 200),
+# full tour takes about 4 minutes on an H200, 4.2-5 on an H100), REPS (timed calls a row, default 15), REF_MAX (default 2^24), JOBS
+# (build jobs, default nproc), TOUR_TIMEOUT (seconds a tour may run, default 420),
 # WHEEL (the .whl, default .gpu/wheels/nvidia_cuda_cccl-*.whl), CUDA_ARCH (default 90),
 # NAME (file prefix, default h100); for a dry run elsewhere: BACKEND (default cuda) and
 # SIZES (both tours at these sizes, without Life).
@@ -103,10 +103,10 @@ run_tour() { # run_tour <build dir> <tag> <extra args...>
     return
   fi
   stamp "tour $tag: gpuprims_bench --ref-max ${REF_MAX:-2^24} --reps ${REPS:-15} $* --json $json"
-  GPUPRIMS_BACKEND="${BACKEND:-cuda}" timeout "${TOUR_TIMEOUT:-200}" "$dir/bench/gpuprims_bench" --ref-max "${REF_MAX:-2^24}" \
+  GPUPRIMS_BACKEND="${BACKEND:-cuda}" timeout "${TOUR_TIMEOUT:-420}" "$dir/bench/gpuprims_bench" --ref-max "${REF_MAX:-2^24}" \
     --reps "${REPS:-15}" "$@" --json "$json" >"$out/tour-$tag.log" 2>"$out/tour-$tag.progress.log"
   local rc=$?
-  [ "$rc" -eq 124 ] && echo "gpu-bench-json: tour $tag stopped after ${TOUR_TIMEOUT:-200} s (its JSON ends early)"
+  [ "$rc" -eq 124 ] && echo "gpu-bench-json: tour $tag stopped after ${TOUR_TIMEOUT:-420} s (its JSON is cut off mid-row and does not parse: rerun it with a longer TOUR_TIMEOUT)"
   [ "$rc" -ne 0 ] && overall=1
   tail -n 1 "$out/tour-$tag.log"
   # Name the file by the CCCL version the tour reports.
