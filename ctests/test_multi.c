@@ -356,7 +356,6 @@ static void check_topk(case_t *c, uint64_t k, gpuprims_order order, int with_ind
   free(got), free(want), free(goti), free(wanti);
 }
 
-/* One data set through every operation. */
 /* Every operation, every op and order, the ends, the middle and a random rank. */
 static void check_every_operation(case_t *c, tu_rng *r, int kind) {
   static const gpuprims_op ops[3] = {GPUPRIMS_OP_SUM, GPUPRIMS_OP_MIN, GPUPRIMS_OP_MAX};
@@ -380,8 +379,9 @@ static void check_every_operation(case_t *c, tu_rng *r, int kind) {
   check_topk(c, n ? tu_below(r, n) + 1 : 0, GPUPRIMS_ORDER_ASCENDING, (int)tu_below(r, 2));
 }
 
-/* One of each operation (n > 0): for the case past 2^32, where every check brings the
- * whole input's size to the host twice and a top-k of random k could take tens of GB. */
+/* One of each operation (n > 0; integer keys: the sum of random float bits may be inf):
+ * for the case past 2^32, where a scan, sort or top-k check brings the whole input's size
+ * to the host twice and a top-k of random k could take tens of GB. */
 static void check_one_of_each(case_t *c) {
   check_reduce(c, GPUPRIMS_OP_SUM);
   check_scan(c, GPUPRIMS_OP_SUM, GPUPRIMS_SCAN_INCLUSIVE);
@@ -391,6 +391,7 @@ static void check_one_of_each(case_t *c) {
   check_topk(c, 100, GPUPRIMS_ORDER_DESCENDING, 1);
 }
 
+/* One data set through the operations: every one, or one of each when `lean`. */
 static void run_case_as(tu_rng *r, const world *w, const tu_dtype_info *d, size_t n, int kind, const char *what, int lean) {
   unsigned char *all = (unsigned char *)tu_xmalloc(n * d->size);
   case_t c;

@@ -27,6 +27,8 @@ typedef gp::KeyOrder<K, GP_KEY_FLOAT> KeyOrder;
 // the same; scripts/probes/merge-rate.cu builds other shapes to compare).
 #ifndef GP_MERGE_BLOCK
 #define GP_MERGE_BLOCK 256
+#endif
+#ifndef GP_MERGE_ITEMS
 #define GP_MERGE_ITEMS 8
 #endif
 constexpr int BLOCK = GP_MERGE_BLOCK;

@@ -86,7 +86,7 @@ struct Policy {
 }
 
 /// What a quicksort module is instantiated for: the key and value widths, float keys or
-/// not, and whether the input is long enough for the wide block sorts.
+/// not, and whether its block sorts are wide (20 keys a thread).
 #[derive(Clone, Copy)]
 struct Instance {
     key_bytes: usize,
@@ -101,7 +101,14 @@ impl Instance {
         // without values sort faster in 20 keys a thread with buckets aimed at 4,096
         // keys (fuller small sorts, fewer large ones: 2^28 1.50x -> 1.58x merge sort,
         // 2^24 1.19x -> 1.21x); shorter inputs lose with them (2^20 1.03x -> 0.91x).
-        let wide = key_bytes == 4 && value_bytes == 0 && len > knob("quicksort.wide_from", 1 << 22) as usize;
+        // 8-byte keys without values go the other way (2026-11-27, docs/benchmarks/quicksort.md):
+        // 20 keys a thread sort 2^20 keys 18% faster (0.174 -> 0.143 ms) but 2^24 and 2^28
+        // 3-8% slower.
+        let wide = match (key_bytes, value_bytes) {
+            (4, 0) => len > knob("quicksort.wide_from", 1 << 22) as usize,
+            (8, 0) => len <= knob("quicksort.wide8_upto", 1 << 22) as usize,
+            _ => false,
+        };
         // Every input samples 4,096 keys (the sample sort of kernels/quicksort_splitters.cu).
         // Inputs up to 2^20 keys sampled 8,192 until 2026-11-27, so that a bucket past a
         // large sort's tile (a pair of halves) was rare; since the pair splits by rank
@@ -121,10 +128,14 @@ fn policy(inst: Instance) -> Policy {
     // memory with room to spare.
     let widest = inst.key_bytes.max(inst.value_bytes);
     let items = if widest <= 4 { 16 } else { 8 };
-    // The wide instances' block sorts rank one column at a time (fewer registers) at
-    // four blocks an SM: 2% faster at 2^24 on the H100 (BENCHMARKS.md).
-    let (small_items, bucket_target, sort_rank_group, small_min_blocks) =
-        if inst.wide { (20, 4096, 0, 4) } else { (16, 3072, 4, 3) };
+    // The wide 4-byte instances' block sorts rank one column at a time (fewer
+    // registers) at four blocks an SM: 2% faster at 2^24 on the H100 (BENCHMARKS.md);
+    // the wide 8-byte ones change only the keys a thread.
+    let (small_items, bucket_target, sort_rank_group, small_min_blocks) = match (inst.wide, inst.key_bytes) {
+        (true, 4) => (20, 4096, 0, 4),
+        (true, _) => (20, 3072, 4, 3),
+        (false, _) => (16, 3072, 4, 3),
+    };
     Policy {
         block: knob("quicksort.block", 256),
         items: knob(&format!("quicksort.items{widest}"), items),
