@@ -71,10 +71,11 @@ mod tests {
         assert_eq!(count("radix_histogram.cu"), 4 + 3);
         // The counting sort of 1- and 2-byte keys alone (2-byte: integer and float).
         assert_eq!(count("counting_sort.cu"), 3);
-        // The quicksort: the radix sort's set, and a wide instance of 4-byte keys
-        // without values (integer and float) for long inputs.
+        // The quicksort: the radix sort's set, and wide instances of 4-byte keys
+        // without values (integer and float) for long inputs and of 8-byte keys without
+        // values (integer and float) for short ones.
         for source in ["quicksort.cu", "quicksort_splitters.cu", "quicksort_small.cu", "quicksort_large.cu"] {
-            assert_eq!(count(source), 4 * 5 + 3 * 5 + 2, "{source}");
+            assert_eq!(count(source), 4 * 5 + 3 * 5 + 2 + 2, "{source}");
         }
         // Selection: 4 key widths, and float keys of 2, 4 and 8 bytes.
         assert_eq!(count("select.cu"), 7);
