@@ -86,10 +86,15 @@ pub fn cubin_cached_in(spec: &ModuleSpec, arch: &str, dir: Option<&Path>) -> Res
     if let Some(c) = CUBINS.lock().unwrap().get(&key) {
         return Ok(c.clone());
     }
+    let started = std::time::Instant::now();
     let bytes = match dir.and_then(|d| disk_cache::load(d, &key)) {
-        Some(b) => b,
+        Some(b) => {
+            trace(spec, arch, "read from the disk cache", started);
+            b
+        }
         None => {
             let compiled = nvrtc::compile(spec.source.name, spec.source.text, arch, &spec.options)?;
+            trace(spec, arch, "compiled by NVRTC", started);
             if let Some(d) = dir {
                 disk_cache::store(d, &key, &compiled.cubin);
             }
@@ -99,6 +104,20 @@ pub fn cubin_cached_in(spec: &ModuleSpec, arch: &str, dir: Option<&Path>) -> Res
     let bytes = Arc::new(bytes);
     CUBINS.lock().unwrap().insert(key, bytes.clone());
     Ok(bytes)
+}
+
+/// With GPUPRIMS_TRACE_MODULES=1, a line on stderr for each module a process compiles,
+/// reads from disk or loads, with its time: for finding where a first call's time goes.
+fn trace(spec: &ModuleSpec, arch: &str, what: &str, started: std::time::Instant) {
+    static ON: Lazy<bool> = Lazy::new(|| std::env::var("GPUPRIMS_TRACE_MODULES").is_ok_and(|v| v == "1"));
+    if *ON {
+        // The defines that say what the module is instantiated for (not its tuning).
+        const WHAT: [&str; 6] = ["-DGP_KEY_", "-DGP_VALUE_BYTES", "-DGP_T=", "-DGP_OP=", "-DGP_SEGTOPK_PART", "-DGP_SMALL_ITEMS"];
+        let defines: Vec<&str> =
+            spec.options.iter().map(String::as_str).filter(|o| WHAT.iter().any(|w| o.starts_with(w))).collect();
+        let ms = started.elapsed().as_secs_f64() * 1e3;
+        eprintln!("gpuprims module: {} {} {arch}: {what} in {ms:.1} ms", spec.source.name, defines.join(" "));
+    }
 }
 
 /// Whether the CUBIN of `spec` for `arch` is in this process's memory cache.
@@ -169,9 +188,11 @@ impl Loader {
                 crate::fault::point(Point::Compile, || format!("compiling {} for {}", spec.source.name, self.arch))?;
                 let image = cubin(&spec, &self.arch)?;
                 crate::fault::point(Point::Load, || format!("cuModuleLoadData ({})", spec.source.name))?;
+                let started = std::time::Instant::now();
                 // SAFETY: a CUBIN NVRTC produced for this architecture.
                 let module =
                     unsafe { drv::module::load_data(image.as_ptr() as *const _) }.during("cuModuleLoadData")?;
+                trace(&spec, &self.arch, "loaded into the context", started);
                 e.insert(LoadedModule { module, functions: HashMap::new() })
             }
         })
