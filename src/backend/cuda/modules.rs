@@ -73,10 +73,12 @@ mod tests {
         assert_eq!(count("counting_sort.cu"), 3);
         // The quicksort: the radix sort's set, and wide instances of 4-byte keys
         // without values (integer and float) for long inputs and of 8-byte keys without
-        // values (integer and float) for short ones.
-        for source in ["quicksort.cu", "quicksort_splitters.cu", "quicksort_small.cu", "quicksort_large.cu"] {
+        // values (integer and float) for short ones; the 8-byte ones share the narrow
+        // splitters' module (Instance::for_source).
+        for source in ["quicksort.cu", "quicksort_small.cu", "quicksort_large.cu"] {
             assert_eq!(count(source), 4 * 5 + 3 * 5 + 2 + 2, "{source}");
         }
+        assert_eq!(count("quicksort_splitters.cu"), 4 * 5 + 3 * 5 + 2);
         // Selection: 4 key widths, and float keys of 2, 4 and 8 bytes.
         assert_eq!(count("select.cu"), 7);
         assert_eq!(count("topk.cu"), 7);

@@ -121,6 +121,16 @@ impl Instance {
     fn variant(&self) -> u32 {
         variant(self.key_bytes, self.value_bytes, self.float_keys) * 2 + self.wide as u32
     }
+
+    /// The instance `source`'s module is built for. The splitters read only the bucket
+    /// target and the sample's shape from the policy: where the wide policy leaves them
+    /// as the narrow one has them (8-byte keys: only the keys a thread change), the
+    /// splitters' module is the narrow one (the same SASS), compiled once.
+    fn for_source(self, source: Source) -> Instance {
+        let narrow = Instance { wide: false, ..self };
+        let same = |a: Policy, b: Policy| (a.bucket_target, a.sample_block, a.sample_items) == (b.bucket_target, b.sample_block, b.sample_items);
+        if samples(source) && self.wide && same(policy(self), policy(narrow)) { narrow } else { self }
+    }
 }
 
 fn policy(inst: Instance) -> Policy {
@@ -243,7 +253,7 @@ pub fn modules() -> Vec<Module> {
     let mut seen = std::collections::HashSet::new();
     SOURCES
         .into_iter()
-        .flat_map(|source| instances.iter().map(move |&inst| (source, inst)))
+        .flat_map(|source| instances.iter().map(move |&inst| (source, inst.for_source(source))))
         .filter(|(source, inst)| seen.insert((source.name, inst.variant())))
         .map(|(source, inst)| Module {
             source,
@@ -335,8 +345,8 @@ impl Plan {
     /// levels all four sources and the scan of the bucket counts.
     fn compile(&self, shared: &CudaShared) -> Result<()> {
         let inst = self.inst;
-        let v = |_: Source| inst.variant();
-        let spec = |source: Source| move || module(source, inst);
+        let v = |source: Source| inst.for_source(source).variant();
+        let spec = |source: Source| move || module(source, inst.for_source(source));
         let specs = SOURCES.map(spec);
         let counts_scan = || scan::module(DType::U32, Op::Sum);
         let levels = self.has_levels();
@@ -352,6 +362,7 @@ impl Plan {
     /// Kernel `kernel` of `source` (one of SOURCES) for the plan's instance.
     fn load(&self, shared: &CudaShared, source: Source, kernel: &'static str) -> Result<CUfunction> {
         let inst = self.inst;
+        let inst = inst.for_source(source);
         shared.loader.function(source, inst.variant(), kernel, || module(source, inst))
     }
 
