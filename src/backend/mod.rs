@@ -53,9 +53,13 @@ impl Memory {
     /// The first `bytes` of this memory, borrowed: the view never frees it, and must not
     /// outlive it.
     pub fn view(&self, bytes: usize) -> Memory {
+        self.view_at(0, bytes)
+    }
+    /// `bytes` of this memory from byte `offset`, borrowed as by `view`.
+    pub fn view_at(&self, offset: usize, bytes: usize) -> Memory {
         match self {
-            Memory::Host(h) => Memory::Host(host::HostMemory::borrowed(h.ptr(), bytes)),
-            Memory::Device(d) => Memory::Device(cuda::DeviceMemory { ptr: d.ptr, bytes, owner: None }),
+            Memory::Host(h) => Memory::Host(host::HostMemory::borrowed(h.ptr().wrapping_add(offset), bytes)),
+            Memory::Device(d) => Memory::Device(cuda::DeviceMemory { ptr: d.ptr + offset as u64, bytes, owner: None }),
         }
     }
     pub fn as_device(&self) -> Result<&cuda::DeviceMemory> {
