@@ -143,6 +143,14 @@ __device__ __noinline__ void pair_home(const K *spare, K *dst, const V *vspare, 
     if constexpr (HAS_VALUES) gp::copy_elements(vdst + start, vspare + start, len, threadIdx.x, LARGE_BLOCK);
 }
 
+// The block sort of a whole span or of a pair's side: one copy of its code in the
+// module. Inlined at both places, every quicksort_large module took NVRTC half as long
+// again (the cold first call's longest compile).
+__device__ __noinline__ void sort_span(const K *src, K *dst, const V *vsrc, V *vdst, const Span span, const Order &order,
+                                       unsigned char *smem) {
+    LargeSort::run(src, dst, vsrc, vdst, span, order, *reinterpret_cast<typename LargeSort::Storage *>(smem));
+}
+
 // A pair's half: staged where the other block does not read (dst, unless it is the
 // source; then the spare buffer, never dst) and sorted there in place. Not inlined, so
 // that its registers do not weigh on the whole spans' sort.
@@ -152,7 +160,7 @@ __device__ __noinline__ void sort_side(const K *src, K *dst, const V *vsrc, V *v
     V *vstaging = src == dst ? vspare : vdst;
     const Span side = gather_side(src, staging, vsrc, vstaging, spans, order, *reinterpret_cast<PairStorage *>(smem));
     __syncthreads();
-    LargeSort::run(staging, staging, vstaging, vstaging, side, order, *reinterpret_cast<typename LargeSort::Storage *>(smem));
+    sort_span(staging, staging, vstaging, vstaging, side, order, smem);
     if (staging != dst) pair_home(staging, dst, vstaging, vdst, spans);
 }
 
@@ -167,5 +175,5 @@ qs_large(const K *src, K *dst, const V *vsrc, V *vdst, K *spare, V *vspare, Span
     const Order order(key_order);
     const Span span = spans[blockIdx.x];
     if (span.half != WHOLE) return sort_side(src, dst, vsrc, vdst, spare, vspare, spans, order, dynamic_smem);
-    LargeSort::run(src, dst, vsrc, vdst, span, order, *reinterpret_cast<typename LargeSort::Storage *>(dynamic_smem));
+    sort_span(src, dst, vsrc, vdst, span, order, dynamic_smem);
 }
