@@ -1,7 +1,8 @@
 /* scan-rate.cu: the one-pass scan (kernels/scan.cu) against the copy ceiling and against
  * a persistent form that prefetches its next tile by cp.async while the current one
  * looks back, on one GPU: inclusive sum of i32, checked against the host, then timed
- * (CUDA events, median of 15).
+ * (CUDA events, median of 15); and the same one-pass scan with larger tiles in dynamic
+ * shared memory.
  *   nvcc -O3 -arch=sm_90 -std=c++17 -Ikernels -DGP_T=i32 -DGP_OP=gp::SumOp \
  *        -DGP_BLOCK_THREADS=256 -DGP_ITEMS=32 -DGP_LOOKBACK_WINDOW=64 \
  *        scripts/probes/scan-rate.cu -o scan-rate
@@ -107,6 +108,56 @@ __global__ void __launch_bounds__(PB) scan_persistent(const T *in, T *out, usize
     }
 }
 
+/* The one-pass scan as in kernels/scan.cu (a tile a block, by ticket), with its shape as
+ * template arguments and the tile in dynamic shared memory: tiles past the 48 KiB of
+ * static shared memory. */
+template <int PB, int PI>
+__global__ void __launch_bounds__(PB) scan_tile(const T *in, T *out, usize n, u64 *aggregate, u64 *inclusive,
+                                                u64 *ticket, u32 epoch, u64 ticket_base) {
+    typedef gp::WarpTile<T, PI> WT;
+    typedef gp::BlockScan<A, PB> Scan;
+    constexpr usize TILE_P = (usize)PB * PI;
+    constexpr int PER_VEC = 16 / sizeof(T);
+    extern __shared__ gp::Vec16 dyn[];
+    __shared__ typename Scan::Storage scan_storage;
+    __shared__ u32 slot;
+    Op op;
+    if (threadIdx.x == 0) slot = (u32)(atomicAdd(ticket, 1ull) - ticket_base);
+    __syncthreads();
+    const u32 tile = slot;
+    const int warp = threadIdx.x / gp::WARP;
+    const usize start = (usize)tile * TILE_P;
+    const usize valid = n - start < TILE_P ? n - start : TILE_P;
+    const bool vectorize = valid == TILE_P && gp::aligned16(in) && gp::aligned16(out);
+    const usize span = (usize)warp * gp::WARP * PI;
+    const usize span_valid = valid > span ? valid - span : 0;
+    typename WT::Storage &mine = reinterpret_cast<typename WT::Storage *>(dyn)[warp];
+    WT::stage(in + start + span, span_valid, Acc::narrow(Op::identity()), vectorize, mine);
+    gp::Vec16 *row = WT::row(mine);
+    A thread_total = Op::identity();
+#pragma unroll
+    for (int k = 0; k < WT::VECS; ++k) {
+        T x[PER_VEC];
+        memcpy(x, row + k, sizeof(x));
+#pragma unroll
+        for (int j = 0; j < PER_VEC; ++j) thread_total = op(thread_total, Acc::widen(x[j]));
+    }
+    A carry;
+    Scan::exclusive(thread_total, carry, op, scan_storage, gp::TilePrefix<A, WINDOW>{gp::TileState{aggregate, inclusive, ticket}, tile, epoch});
+#pragma unroll
+    for (int k = 0; k < WT::VECS; ++k) {
+        T x[PER_VEC];
+        memcpy(x, row + k, sizeof(x));
+#pragma unroll
+        for (int j = 0; j < PER_VEC; ++j) {
+            carry = op(carry, Acc::widen(x[j]));
+            x[j] = Acc::narrow(carry);
+        }
+        memcpy(row + k, x, sizeof(x));
+    }
+    WT::unstage(out + start + span, span_valid, vectorize, mine);
+}
+
 /* The copy ceiling: 16-byte vectors, four in flight a thread, grid-stride. */
 __global__ void copy_kernel(const T *in, T *out, usize n) {
     gp::copy_elements(out, in, n, blockIdx.x * (usize)blockDim.x + threadIdx.x, (usize)gridDim.x * blockDim.x);
@@ -146,6 +197,21 @@ static void run_persistent(const T *in, T *out, usize n, Sync &s, int per_sm) {
     ++s.epoch;
     scan_persistent<PB, PI><<<(unsigned)grid, PB, smem>>>(in, out, n, s.words, s.words + tiles, s.ticket, s.epoch, s.tickets);
     s.tickets += tiles + grid;
+}
+
+template <int PB, int PI>
+static void run_tile(const T *in, T *out, usize n, Sync &s, int) {
+    constexpr usize TP = (usize)PB * PI;
+    const usize tiles = (n + TP - 1) / TP;
+    const size_t smem = (PB / 32) * sizeof(typename gp::WarpTile<T, PI>::Storage);
+    static bool set = false;
+    if (!set) {
+        CK(cudaFuncSetAttribute(scan_tile<PB, PI>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+        set = true;
+    }
+    ++s.epoch;
+    scan_tile<PB, PI><<<(unsigned)tiles, PB, smem>>>(in, out, n, s.words, s.words + tiles, s.ticket, s.epoch, s.tickets);
+    s.tickets += tiles;
 }
 
 static void run_copy(const T *in, T *out, usize n, Sync &, int) {
@@ -210,12 +276,15 @@ int main(int argc, char **argv) {
         {"memcpy", run_memcpy, 0, true},
         {"copy kernel", run_copy, 0, true},
         {"scan (classic 256x32)", run_classic, 0, false},
+        {"tile 256x32 (dynamic smem)", run_tile<256, 32>, 0, false},
+        {"tile 256x48", run_tile<256, 48>, 0, false},
+        {"tile 256x64", run_tile<256, 64>, 0, false},
+        {"tile 512x32", run_tile<512, 32>, 0, false},
+        {"tile 384x32", run_tile<384, 32>, 0, false},
+        {"tile 128x64", run_tile<128, 64>, 0, false},
+        {"tile 512x48", run_tile<512, 48>, 0, false},
+        {"scan (classic 256x32) again", run_classic, 0, false},
         {"persistent 256x32", run_persistent<256, 32>, 0, false},
-        {"persistent 256x16", run_persistent<256, 16>, 0, false},
-        {"persistent 512x16", run_persistent<512, 16>, 0, false},
-        {"persistent 128x32", run_persistent<128, 32>, 0, false},
-        {"persistent 256x24", run_persistent<256, 24>, 0, false},
-        {"persistent 256x16, 4 an SM", run_persistent<256, 16>, 4, false},
         {"persistent 256x32, 2 an SM", run_persistent<256, 32>, 2, false},
     };
     cudaEvent_t e0, e1;
