@@ -19,7 +19,9 @@
  *  - procs (CUDA, two or more devices): one process per GPU, the id handed through a
  *    pipe, sort and top-k checked on each process against its part of the answer.
  *  - large (GPUPRIMS_TEST_LARGE=1): past 2^32 elements in all (u8 on 2 ranks where there
- *    are two devices), one of each operation.
+ *    are two devices): sum, min and max, an inclusive scan, an ascending sort of keys and
+ *    a descending one of pairs, select_kth at both ends, the middle and past the end,
+ *    and a top-k.
  */
 #include "test_util.h"
 
@@ -384,10 +386,16 @@ static void check_every_operation(case_t *c, tu_rng *r, int kind) {
  * to the host twice and a top-k of random k could take tens of GB. */
 static void check_one_of_each(case_t *c) {
   check_reduce(c, GPUPRIMS_OP_SUM);
+  check_reduce(c, GPUPRIMS_OP_MIN);
+  check_reduce(c, GPUPRIMS_OP_MAX);
   check_scan(c, GPUPRIMS_OP_SUM, GPUPRIMS_SCAN_INCLUSIVE);
   check_sort(c, GPUPRIMS_ORDER_ASCENDING, 0);
+  /* Values too, descending: the merge's value offsets pass 2^34 bytes. */
+  check_sort(c, GPUPRIMS_ORDER_DESCENDING, 1);
+  check_select(c, 0);
   check_select(c, c->n / 2);
   check_select(c, c->n - 1);
+  check_select(c, c->n); /* past the end: the same error as one context's */
   check_topk(c, 100, GPUPRIMS_ORDER_DESCENDING, 1);
 }
 
