@@ -29,6 +29,44 @@ constexpr int WINDOW = GP_LOOKBACK_WINDOW;  // tiles per anchor
 constexpr usize TILE = (usize)BLOCK * ITEMS;
 typedef gp::TilePrefix<A, WINDOW> TilePrefix;
 
+// A thread's items, VECS 16-byte vectors of its row in shared memory: their total.
+template <int VECS>
+__device__ __forceinline__ A row_total(const gp::Vec16 *row, Op op) {
+    constexpr int PER_VEC = 16 / sizeof(T);
+    A total = Op::identity();
+#pragma unroll
+    for (int k = 0; k < VECS; ++k) {
+        T x[PER_VEC];
+        memcpy(x, row + k, sizeof(x));
+#pragma unroll
+        for (int j = 0; j < PER_VEC; ++j) total = op(total, Acc::widen(x[j]));
+    }
+    return total;
+}
+
+// The same items replaced by their scan, `carry` (what comes before them) first.
+template <bool EXCLUSIVE, int VECS>
+__device__ __forceinline__ void scan_row(gp::Vec16 *row, A carry, Op op) {
+    constexpr int PER_VEC = 16 / sizeof(T);
+#pragma unroll
+    for (int k = 0; k < VECS; ++k) {
+        T x[PER_VEC];
+        memcpy(x, row + k, sizeof(x));
+#pragma unroll
+        for (int j = 0; j < PER_VEC; ++j) {
+            const A v = Acc::widen(x[j]);
+            if (EXCLUSIVE) {
+                x[j] = Acc::narrow(carry);
+                carry = op(carry, v);
+            } else {
+                carry = op(carry, v);
+                x[j] = Acc::narrow(carry);
+            }
+        }
+        memcpy(row + k, x, sizeof(x));
+    }
+}
+
 template <bool EXCLUSIVE>
 __device__ __forceinline__ void scan_device(const T *in, T *out, usize n, gp::TileState st, u32 epoch, u64 ticket_base,
                                             u64 seed_bits, u32 seeded) {
@@ -54,16 +92,8 @@ __device__ __forceinline__ void scan_device(const T *in, T *out, usize n, gp::Ti
     WarpTile::stage(in + start + span, span_valid, Acc::narrow(Op::identity()), vectorize, mine);
     // The thread's items are read from its row a 16-byte vector at a time, twice,
     // rather than kept live: few registers means more blocks per SM to hide latency.
-    constexpr int PER_VEC = 16 / sizeof(T);
     gp::Vec16 *row = WarpTile::row(mine);
-    A thread_total = Op::identity();
-#pragma unroll
-    for (int k = 0; k < WarpTile::VECS; ++k) {
-        T x[PER_VEC];
-        memcpy(x, row + k, sizeof(x));
-#pragma unroll
-        for (int j = 0; j < PER_VEC; ++j) thread_total = op(thread_total, Acc::widen(x[j]));
-    }
+    const A thread_total = row_total<WarpTile::VECS>(row, op);
     A carry;
     Scan::exclusive(thread_total, carry, op, scan_storage, TilePrefix{st, tile, epoch});
     if (seeded) {  // a multi-rank scan: the ranks before this one come first
@@ -72,23 +102,7 @@ __device__ __forceinline__ void scan_device(const T *in, T *out, usize n, gp::Ti
         carry = op(seed, carry);
     }
 
-#pragma unroll
-    for (int k = 0; k < WarpTile::VECS; ++k) {
-        T x[PER_VEC];
-        memcpy(x, row + k, sizeof(x));
-#pragma unroll
-        for (int j = 0; j < PER_VEC; ++j) {
-            const A v = Acc::widen(x[j]);
-            if (EXCLUSIVE) {
-                x[j] = Acc::narrow(carry);
-                carry = op(carry, v);
-            } else {
-                carry = op(carry, v);
-                x[j] = Acc::narrow(carry);
-            }
-        }
-        memcpy(row + k, x, sizeof(x));
-    }
+    scan_row<EXCLUSIVE, WarpTile::VECS>(row, carry, op);
     WarpTile::unstage(out + start + span, span_valid, vectorize, mine);
 }
 

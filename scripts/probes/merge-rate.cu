@@ -12,14 +12,7 @@
 #include <cstdlib>
 #include <vector>
 
-#define CK(x)                                                                             \
-    do {                                                                                  \
-        cudaError_t e_ = (x);                                                             \
-        if (e_ != cudaSuccess) {                                                          \
-            printf("%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_));      \
-            exit(1);                                                                      \
-        }                                                                                 \
-    } while (0)
+#include "cuda_check.h"
 
 static unsigned long long rng = 0x9e3779b97f4a7c15ull;
 static unsigned next_u32() {

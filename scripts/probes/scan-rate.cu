@@ -16,14 +16,7 @@
 #include <cstdlib>
 #include <vector>
 
-#define CK(x)                                                                             \
-    do {                                                                                  \
-        cudaError_t e_ = (x);                                                             \
-        if (e_ != cudaSuccess) {                                                          \
-            printf("%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_));      \
-            exit(1);                                                                      \
-        }                                                                                 \
-    } while (0)
+#include "cuda_check.h"
 
 __device__ __forceinline__ void copy_async16(void *dst, const void *src) {
     const u32 to = u32(__cvta_generic_to_shared(dst));
@@ -41,7 +34,6 @@ __global__ void __launch_bounds__(PB) scan_persistent(const T *in, T *out, usize
     typedef gp::BlockScan<A, PB> Scan;
     typedef gp::TilePrefix<A, WINDOW> Prefix;
     constexpr usize TILE_P = (usize)PB * PI;
-    constexpr int PER_VEC = 16 / sizeof(T);
     extern __shared__ gp::Vec16 dyn[];
     __shared__ typename Scan::Storage scan_storage;
     __shared__ u32 slot[2];
@@ -82,27 +74,10 @@ __global__ void __launch_bounds__(PB) scan_persistent(const T *in, T *out, usize
         if (!vectorize) WT::stage(in + start + span, span_valid, Acc::narrow(Op::identity()), false, mine);
         __syncwarp();
         gp::Vec16 *row = WT::row(mine);
-        A thread_total = Op::identity();
-#pragma unroll
-        for (int k = 0; k < WT::VECS; ++k) {
-            T x[PER_VEC];
-            memcpy(x, row + k, sizeof(x));
-#pragma unroll
-            for (int j = 0; j < PER_VEC; ++j) thread_total = op(thread_total, Acc::widen(x[j]));
-        }
+        const A thread_total = row_total<WT::VECS>(row, op);
         A carry;
         Scan::exclusive(thread_total, carry, op, scan_storage, Prefix{st, tile, epoch});
-#pragma unroll
-        for (int k = 0; k < WT::VECS; ++k) {
-            T x[PER_VEC];
-            memcpy(x, row + k, sizeof(x));
-#pragma unroll
-            for (int j = 0; j < PER_VEC; ++j) {
-                carry = op(carry, Acc::widen(x[j]));
-                x[j] = Acc::narrow(carry);
-            }
-            memcpy(row + k, x, sizeof(x));
-        }
+        scan_row<false, WT::VECS>(row, carry, op);
         WT::unstage(out + start + span, span_valid, vectorize, mine);
         tile = next;
     }
@@ -117,7 +92,6 @@ __global__ void __launch_bounds__(PB) scan_tile(const T *in, T *out, usize n, u6
     typedef gp::WarpTile<T, PI> WT;
     typedef gp::BlockScan<A, PB> Scan;
     constexpr usize TILE_P = (usize)PB * PI;
-    constexpr int PER_VEC = 16 / sizeof(T);
     extern __shared__ gp::Vec16 dyn[];
     __shared__ typename Scan::Storage scan_storage;
     __shared__ u32 slot;
@@ -134,27 +108,10 @@ __global__ void __launch_bounds__(PB) scan_tile(const T *in, T *out, usize n, u6
     typename WT::Storage &mine = reinterpret_cast<typename WT::Storage *>(dyn)[warp];
     WT::stage(in + start + span, span_valid, Acc::narrow(Op::identity()), vectorize, mine);
     gp::Vec16 *row = WT::row(mine);
-    A thread_total = Op::identity();
-#pragma unroll
-    for (int k = 0; k < WT::VECS; ++k) {
-        T x[PER_VEC];
-        memcpy(x, row + k, sizeof(x));
-#pragma unroll
-        for (int j = 0; j < PER_VEC; ++j) thread_total = op(thread_total, Acc::widen(x[j]));
-    }
+    const A thread_total = row_total<WT::VECS>(row, op);
     A carry;
     Scan::exclusive(thread_total, carry, op, scan_storage, gp::TilePrefix<A, WINDOW>{gp::TileState{aggregate, inclusive, ticket}, tile, epoch});
-#pragma unroll
-    for (int k = 0; k < WT::VECS; ++k) {
-        T x[PER_VEC];
-        memcpy(x, row + k, sizeof(x));
-#pragma unroll
-        for (int j = 0; j < PER_VEC; ++j) {
-            carry = op(carry, Acc::widen(x[j]));
-            x[j] = Acc::narrow(carry);
-        }
-        memcpy(row + k, x, sizeof(x));
-    }
+    scan_row<false, WT::VECS>(row, carry, op);
     WT::unstage(out + start + span, span_valid, vectorize, mine);
 }
 
