@@ -23,14 +23,9 @@
 typedef gp::BitsOf<GP_KEY_BYTES>::type K;
 typedef gp::KeyOrder<K, GP_KEY_FLOAT> KeyOrder;
 
-// Threads a block and outputs a thread (src/backend/cuda/multi_merge.rs launches with
-// the same; scripts/probes/merge-rate.cu builds other shapes to compare).
-#ifndef GP_MERGE_BLOCK
-#define GP_MERGE_BLOCK 256
-#endif
-#ifndef GP_MERGE_ITEMS
-#define GP_MERGE_ITEMS 8
-#endif
+// Threads a block and outputs a thread: -DGP_MERGE_BLOCK and -DGP_MERGE_ITEMS, from
+// src/backend/cuda/multi_merge.rs, which launches by the same (scripts/probes/merge-rate.cu
+// builds other shapes to compare).
 constexpr int BLOCK = GP_MERGE_BLOCK;
 constexpr int ITEMS = GP_MERGE_ITEMS;
 constexpr int TILE = BLOCK * ITEMS;

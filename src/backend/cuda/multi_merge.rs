@@ -16,8 +16,16 @@ use super::sources;
 use crate::dtype::{DType, Order};
 use crate::error::Result;
 
+/// Threads a block and outputs a thread: the kernel is built with these
+/// (`shape_options`), so the launches and the tile boundaries agree with it.
 const BLOCK: u32 = 256;
-const TILE: usize = 256 * 8;
+const ITEMS: usize = 8;
+const TILE: usize = BLOCK as usize * ITEMS;
+
+/// The merge module's block shape, as build options.
+pub(super) fn shape_options() -> Vec<String> {
+    vec![format!("-DGP_MERGE_BLOCK={BLOCK}"), format!("-DGP_MERGE_ITEMS={ITEMS}")]
+}
 
 pub fn modules() -> Vec<Module> {
     keyed_modules(sources::MULTI_MERGE)

@@ -24,10 +24,11 @@ const BAND_TILE_BYTES: usize = 256 * 64;
 /// The module of `source` for keys of one width (float or not): the multi-rank
 /// sources are instantiated by that alone (multi_merge.rs shares these helpers).
 pub(super) fn keyed_module(source: Source, key_bytes: usize, float_keys: bool) -> ModuleSpec {
-    ModuleSpec {
-        source,
-        options: vec![format!("-DGP_KEY_BYTES={key_bytes}"), format!("-DGP_KEY_FLOAT={}", float_keys as u32)],
+    let mut options = vec![format!("-DGP_KEY_BYTES={key_bytes}"), format!("-DGP_KEY_FLOAT={}", float_keys as u32)];
+    if source.name == sources::MULTI_MERGE.name {
+        options.extend(super::multi_merge::shape_options());
     }
+    ModuleSpec { source, options }
 }
 
 fn keyed_variant(key_bytes: usize, float_keys: bool) -> u32 {
