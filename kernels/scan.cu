@@ -26,7 +26,6 @@ typedef GP_OP<A> Op;
 constexpr int BLOCK = GP_BLOCK_THREADS;
 constexpr int ITEMS = GP_ITEMS;  // per thread
 constexpr int WINDOW = GP_LOOKBACK_WINDOW;  // tiles per anchor
-constexpr usize TILE = (usize)BLOCK * ITEMS;
 typedef gp::TilePrefix<A, WINDOW> TilePrefix;
 
 // A thread's items, VECS 16-byte vectors of its row in shared memory: their total.
@@ -67,25 +66,28 @@ __device__ __forceinline__ void scan_row(gp::Vec16 *row, A carry, Op op) {
     }
 }
 
-template <bool EXCLUSIVE>
-__device__ __forceinline__ void scan_device(const T *in, T *out, usize n, gp::TileState st, u32 epoch, u64 ticket_base,
-                                            u64 seed_bits, u32 seeded) {
+// One tile of B x I elements, taken by ticket; `staged` holds each warp's share of it
+// (the kernels below pass static shared memory; scripts/probes/scan-rate.cu passes
+// dynamic shared memory for other shapes).
+template <bool EXCLUSIVE, int B, int I>
+__device__ __forceinline__ void scan_tile(const T *in, T *out, usize n, gp::TileState st, u32 epoch, u64 ticket_base,
+                                          u64 seed_bits, u32 seeded, typename gp::WarpTile<T, I>::Storage *staged) {
     Op op;
-    typedef gp::BlockScan<A, BLOCK> Scan;
+    typedef gp::BlockScan<A, B> Scan;
     __shared__ typename Scan::Storage scan_storage;
-    typedef gp::WarpTile<T, ITEMS> WarpTile;
-    __shared__ typename WarpTile::Storage staged[BLOCK / gp::WARP];
+    typedef gp::WarpTile<T, I> WarpTile;
+    constexpr usize TILE_ELEMENTS = (usize)B * I;
     __shared__ u32 tile_slot;
 
     if (threadIdx.x == 0) tile_slot = (u32)(atomicAdd(st.ticket, 1ull) - ticket_base);
     __syncthreads();
     const u32 tile = tile_slot;
     const int warp = threadIdx.x / gp::WARP;
-    const usize start = (usize)tile * TILE;
-    const usize valid = n - start < TILE ? n - start : TILE;
-    const bool vectorize = valid == TILE && gp::aligned16(in) && gp::aligned16(out);
+    const usize start = (usize)tile * TILE_ELEMENTS;
+    const usize valid = n - start < TILE_ELEMENTS ? n - start : TILE_ELEMENTS;
+    const bool vectorize = valid == TILE_ELEMENTS && gp::aligned16(in) && gp::aligned16(out);
     // This warp's part of the tile, and how much of it exists.
-    const usize span = (usize)warp * gp::WARP * ITEMS;
+    const usize span = (usize)warp * gp::WARP * I;
     const usize span_valid = valid > span ? valid - span : 0;
     typename WarpTile::Storage &mine = staged[warp];
 
@@ -104,6 +106,13 @@ __device__ __forceinline__ void scan_device(const T *in, T *out, usize n, gp::Ti
 
     scan_row<EXCLUSIVE, WarpTile::VECS>(row, carry, op);
     WarpTile::unstage(out + start + span, span_valid, vectorize, mine);
+}
+
+template <bool EXCLUSIVE>
+__device__ __forceinline__ void scan_device(const T *in, T *out, usize n, gp::TileState st, u32 epoch, u64 ticket_base,
+                                            u64 seed_bits, u32 seeded) {
+    __shared__ typename gp::WarpTile<T, ITEMS>::Storage staged[BLOCK / gp::WARP];
+    scan_tile<EXCLUSIVE, BLOCK, ITEMS>(in, out, n, st, epoch, ticket_base, seed_bits, seeded, staged);
 }
 
 #define GP_SCAN_KERNEL(NAME, EXCLUSIVE)                                                              \

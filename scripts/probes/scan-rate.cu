@@ -83,36 +83,14 @@ __global__ void __launch_bounds__(PB) scan_persistent(const T *in, T *out, usize
     }
 }
 
-/* The one-pass scan as in kernels/scan.cu (a tile a block, by ticket), with its shape as
- * template arguments and the tile in dynamic shared memory: tiles past the 48 KiB of
- * static shared memory. */
+/* The one-pass scan of kernels/scan.cu (scan_tile) with its shape as template arguments
+ * and the tile in dynamic shared memory: tiles past the 48 KiB of static shared memory. */
 template <int PB, int PI>
-__global__ void __launch_bounds__(PB) scan_tile(const T *in, T *out, usize n, u64 *aggregate, u64 *inclusive,
-                                                u64 *ticket, u32 epoch, u64 ticket_base) {
-    typedef gp::WarpTile<T, PI> WT;
-    typedef gp::BlockScan<A, PB> Scan;
-    constexpr usize TILE_P = (usize)PB * PI;
+__global__ void __launch_bounds__(PB) scan_dynamic(const T *in, T *out, usize n, u64 *aggregate, u64 *inclusive,
+                                                   u64 *ticket, u32 epoch, u64 ticket_base) {
     extern __shared__ gp::Vec16 dyn[];
-    __shared__ typename Scan::Storage scan_storage;
-    __shared__ u32 slot;
-    Op op;
-    if (threadIdx.x == 0) slot = (u32)(atomicAdd(ticket, 1ull) - ticket_base);
-    __syncthreads();
-    const u32 tile = slot;
-    const int warp = threadIdx.x / gp::WARP;
-    const usize start = (usize)tile * TILE_P;
-    const usize valid = n - start < TILE_P ? n - start : TILE_P;
-    const bool vectorize = valid == TILE_P && gp::aligned16(in) && gp::aligned16(out);
-    const usize span = (usize)warp * gp::WARP * PI;
-    const usize span_valid = valid > span ? valid - span : 0;
-    typename WT::Storage &mine = reinterpret_cast<typename WT::Storage *>(dyn)[warp];
-    WT::stage(in + start + span, span_valid, Acc::narrow(Op::identity()), vectorize, mine);
-    gp::Vec16 *row = WT::row(mine);
-    const A thread_total = row_total<WT::VECS>(row, op);
-    A carry;
-    Scan::exclusive(thread_total, carry, op, scan_storage, gp::TilePrefix<A, WINDOW>{gp::TileState{aggregate, inclusive, ticket}, tile, epoch});
-    scan_row<false, WT::VECS>(row, carry, op);
-    WT::unstage(out + start + span, span_valid, vectorize, mine);
+    scan_tile<false, PB, PI>(in, out, n, gp::TileState{aggregate, inclusive, ticket}, epoch, ticket_base, 0, 0,
+                             reinterpret_cast<typename gp::WarpTile<T, PI>::Storage *>(dyn));
 }
 
 /* The copy ceiling: 16-byte vectors, four in flight a thread, grid-stride. */
@@ -129,7 +107,7 @@ struct Sync {
 typedef void (*Runner)(const T *, T *, usize, Sync &, int);
 
 static void run_classic(const T *in, T *out, usize n, Sync &s, int) {
-    const usize tiles = (n + TILE - 1) / TILE;
+    const usize tile = (usize)BLOCK * ITEMS, tiles = (n + tile - 1) / tile;
     ++s.epoch;
     scan_inclusive<<<(unsigned)tiles, BLOCK>>>(in, out, n, s.words, s.words + tiles, s.ticket, s.epoch, s.tickets, 0, 0);
     s.tickets += tiles;
@@ -163,11 +141,11 @@ static void run_tile(const T *in, T *out, usize n, Sync &s, int) {
     const size_t smem = (PB / 32) * sizeof(typename gp::WarpTile<T, PI>::Storage);
     static bool set = false;
     if (!set) {
-        CK(cudaFuncSetAttribute(scan_tile<PB, PI>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+        CK(cudaFuncSetAttribute(scan_dynamic<PB, PI>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
         set = true;
     }
     ++s.epoch;
-    scan_tile<PB, PI><<<(unsigned)tiles, PB, smem>>>(in, out, n, s.words, s.words + tiles, s.ticket, s.epoch, s.tickets);
+    scan_dynamic<PB, PI><<<(unsigned)tiles, PB, smem>>>(in, out, n, s.words, s.words + tiles, s.ticket, s.epoch, s.tickets);
     s.tickets += tiles;
 }
 
