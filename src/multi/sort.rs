@@ -68,15 +68,9 @@ fn sort_whole(comm: &Comm, a: &SortArgs, lens: &[u64]) -> Result<()> {
     let keys = comm.scratch(0, a.keys.dtype, total as usize)?;
     let values = a.values.map(|v| comm.scratch(1, v.dtype, total as usize)).transpose()?;
     // To every rank the whole shard; from rank i its shard at its global place.
-    let shard = |w: usize| vec![0..a.keys.len * w; lens.len()];
-    let places = |w: usize| starts.iter().zip(lens).map(|(&s, &n)| s as usize * w..(s + n) as usize * w).collect::<Vec<_>>();
-    let (ks, kr) = (shard(kw), places(kw));
-    let mut transfers = vec![Transfer { send: &a.keys.memory, send_ranges: &ks, recv: &keys, recv_ranges: &kr, unit: kw }];
-    let value_ranges = a.values.map(|v| (shard(v.dtype.size()), places(v.dtype.size())));
-    if let (Some(v), Some(mem), Some((vs, vr))) = (a.values, &values, &value_ranges) {
-        transfers.push(Transfer { send: &v.memory, send_ranges: vs, recv: mem, recv_ranges: vr, unit: v.dtype.size() });
-    }
-    comm.link.all_to_all(&transfers)?;
+    let shard = vec![0..a.keys.len; lens.len()];
+    let places: Vec<Range<usize>> = starts.iter().zip(lens).map(|(&s, &n)| s as usize..(s + n) as usize).collect();
+    send_keys_and_values(comm, a, &shard, &places, &keys, values.as_ref())?;
     let sorted_values = values.as_ref().zip(a.values).map(|(m, v)| SortValues { memory: m, dtype: v.dtype });
     if total > 1 {
         comm.ctx.backend.radix_sort(&keys, a.keys.dtype, sorted_values, total as usize, a.order)?;
@@ -245,17 +239,23 @@ fn count_before(comm: &Comm, a: &SortArgs, probes: &[u64]) -> Result<Vec<u64>> {
 fn exchange(comm: &Comm, a: &SortArgs, layout: &Layout, into: &Received) -> Result<usize> {
     let me = comm.rank();
     let to_others: usize = layout.send.iter().enumerate().filter(|(r, _)| *r != me).map(|(_, s)| s.len()).sum();
+    send_keys_and_values(comm, a, &layout.send, &layout.recv, &into.keys, into.values.as_ref())?;
+    Ok(to_others * (a.keys.dtype.size() + a.values.map_or(0, |v| v.dtype.size())))
+}
+
+/// The all-to-all of a sort's keys and (where it has them) values: elements `send[j]`
+/// of the caller's arrays go to rank j, and rank i's arrive at elements `recv[i]` of
+/// `keys_into` and `values_into`.
+fn send_keys_and_values(comm: &Comm, a: &SortArgs, send: &[Range<usize>], recv: &[Range<usize>], keys_into: &Memory,
+                        values_into: Option<&Memory>) -> Result<()> {
     let kw = a.keys.dtype.size();
-    let (ks, kr) = (Layout::bytes(&layout.send, kw), Layout::bytes(&layout.recv, kw));
-    let mut transfers = vec![Transfer { send: &a.keys.memory, send_ranges: &ks, recv: &into.keys, recv_ranges: &kr, unit: kw }];
-    let mut sent = to_others * kw;
-    let value_ranges = a.values.map(|v| (Layout::bytes(&layout.send, v.dtype.size()), Layout::bytes(&layout.recv, v.dtype.size())));
-    if let (Some(v), Some(mem), Some((vs, vr))) = (a.values, &into.values, &value_ranges) {
+    let (ks, kr) = (Layout::bytes(send, kw), Layout::bytes(recv, kw));
+    let mut transfers = vec![Transfer { send: &a.keys.memory, send_ranges: &ks, recv: keys_into, recv_ranges: &kr, unit: kw }];
+    let value_ranges = a.values.map(|v| (Layout::bytes(send, v.dtype.size()), Layout::bytes(recv, v.dtype.size())));
+    if let (Some(v), Some(mem), Some((vs, vr))) = (a.values, values_into, &value_ranges) {
         transfers.push(Transfer { send: &v.memory, send_ranges: vs, recv: mem, recv_ranges: vr, unit: v.dtype.size() });
-        sent += to_others * v.dtype.size();
     }
-    comm.link.all_to_all(&transfers)?;
-    Ok(sent)
+    comm.link.all_to_all(&transfers)
 }
 
 /// Every rank receives what it gave, with cuts in order, or the splitters are wrong.

@@ -23,12 +23,12 @@ const ITEMS: usize = 8;
 const TILE: usize = BLOCK as usize * ITEMS;
 
 /// The merge module's block shape, as build options.
-pub(super) fn shape_options() -> Vec<String> {
+fn shape_options() -> Vec<String> {
     vec![format!("-DGP_MERGE_BLOCK={BLOCK}"), format!("-DGP_MERGE_ITEMS={ITEMS}")]
 }
 
 pub fn modules() -> Vec<Module> {
-    keyed_modules(sources::MULTI_MERGE)
+    keyed_modules(sources::MULTI_MERGE, shape_options)
 }
 
 /// Keys and values of one side of the ping-pong.
@@ -136,8 +136,8 @@ pub fn merge_runs(
 ) -> Result<()> {
     let k = dtype.size();
     let state = shared.lock()?; // first: it makes the context current, which a first load needs
-    let kernel = keyed_function(shared, sources::MULTI_MERGE, dtype, "multi_merge")?;
-    let bounds_f = keyed_function(shared, sources::MULTI_MERGE, dtype, "multi_merge_bounds")?;
+    let kernel = keyed_function(shared, sources::MULTI_MERGE, shape_options, dtype, "multi_merge")?;
+    let bounds_f = keyed_function(shared, sources::MULTI_MERGE, shape_options, dtype, "multi_merge_bounds")?;
     let total: usize = runs.iter().map(|r| r.1).sum();
     let bounds_bytes = (total.div_ceil(TILE) + 2) * 8;
     // SAFETY: stream-ordered, freed on the same stream after the merges that use it.

@@ -22,12 +22,11 @@ const BLOCK: u32 = 256;
 const BAND_TILE_BYTES: usize = 256 * 64;
 
 /// The module of `source` for keys of one width (float or not): the multi-rank
-/// sources are instantiated by that alone (multi_merge.rs shares these helpers).
-pub(super) fn keyed_module(source: Source, key_bytes: usize, float_keys: bool) -> ModuleSpec {
+/// sources are instantiated by that alone, with `shape`'s build options (the block
+/// shape a source's host code launches by; multi_merge.rs shares these helpers).
+pub(super) fn keyed_module(source: Source, shape: fn() -> Vec<String>, key_bytes: usize, float_keys: bool) -> ModuleSpec {
     let mut options = vec![format!("-DGP_KEY_BYTES={key_bytes}"), format!("-DGP_KEY_FLOAT={}", float_keys as u32)];
-    if source.name == sources::MULTI_MERGE.name {
-        options.extend(super::multi_merge::shape_options());
-    }
+    options.extend(shape());
     ModuleSpec { source, options }
 }
 
@@ -36,32 +35,38 @@ fn keyed_variant(key_bytes: usize, float_keys: bool) -> u32 {
 }
 
 /// Every key width's module of `source`.
-pub(super) fn keyed_modules(source: Source) -> Vec<Module> {
+pub(super) fn keyed_modules(source: Source, shape: fn() -> Vec<String>) -> Vec<Module> {
     KEY_VARIANTS
         .into_iter()
         .map(|(k, f)| Module {
             source,
             variant: keyed_variant(k, f),
-            spec: keyed_module(source, k, f),
+            spec: keyed_module(source, shape, k, f),
             label: format!("keys {k}B{}", if f { " float" } else { "" }),
         })
         .collect()
 }
 
 /// `kernel` of `source`'s module for keys of `dtype` (the context's lock held: see `function`).
-pub(super) fn keyed_function(shared: &CudaShared, source: Source, dtype: DType, kernel: &'static str) -> Result<CUfunction> {
+pub(super) fn keyed_function(shared: &CudaShared, source: Source, shape: fn() -> Vec<String>, dtype: DType, kernel: &'static str)
+    -> Result<CUfunction> {
     let (k, f) = (dtype.size(), dtype.is_float());
-    shared.loader.function(source, keyed_variant(k, f), kernel, || keyed_module(source, k, f))
+    shared.loader.function(source, keyed_variant(k, f), kernel, || keyed_module(source, shape, k, f))
+}
+
+/// The multi-rank kernels' block shape is written in the kernels themselves.
+fn no_shape() -> Vec<String> {
+    Vec::new()
 }
 
 pub fn modules() -> Vec<Module> {
-    keyed_modules(sources::MULTI_RANK)
+    keyed_modules(sources::MULTI_RANK, no_shape)
 }
 
 /// Call with the context's lock held (`shared.lock()`): a first use loads the module,
 /// which needs the context current, and a rank's thread may have had no call before.
 fn function(shared: &CudaShared, dtype: DType, kernel: &'static str) -> Result<CUfunction> {
-    keyed_function(shared, sources::MULTI_RANK, dtype, kernel)
+    keyed_function(shared, sources::MULTI_RANK, no_shape, dtype, kernel)
 }
 
 fn blocks(n: usize) -> u64 {

@@ -361,8 +361,7 @@ impl Plan {
 
     /// Kernel `kernel` of `source` (one of SOURCES) for the plan's instance.
     fn load(&self, shared: &CudaShared, source: Source, kernel: &'static str) -> Result<CUfunction> {
-        let inst = self.inst;
-        let inst = inst.for_source(source);
+        let inst = self.inst.for_source(source);
         shared.loader.function(source, inst.variant(), kernel, || module(source, inst))
     }
 
