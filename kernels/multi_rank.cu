@@ -16,6 +16,7 @@
 #include "common/ops.cuh"
 #include "common/block_scan.cuh"
 #include "common/key_row.cuh"
+#include "common/closed_band.cuh"
 
 typedef gp::BitsOf<GP_KEY_BYTES>::type K;
 typedef gp::KeyOrder<K, GP_KEY_FLOAT> KeyOrder;
@@ -44,10 +45,13 @@ extern "C" __global__ void multi_sample(const K *keys, usize len, usize count, K
     if (i < count) out[i] = keys[i * (len / count) + i * (len % count) / count];
 }
 
-// multi_band: a thread reads 64 bytes of a tile (common/key_row.cuh), as the
-// selection's band does; the first version read a key a load, strided over the block,
-// compared rank keys widened to 64 bits and took a barrier after each tile: 1.9-2.0
-// TB/s on an H200, half the read rate (2^31 f32 keys a rank in 4.3-4.5 ms).
+// multi_band: a thread reads 64 bytes of a tile (common/key_row.cuh) and tests each
+// key by common/closed_band.cuh (a count and a range test a key, floats mapped in three
+// instructions where the row holds no negative NaN), as the selection's closed band
+// does. The first version read a key a load, strided over the block, compared rank
+// keys widened to 64 bits and took a barrier after each tile: 1.9-2.0 TB/s on an H200
+// (2^31 f32 keys a rank in 4.3-4.5 ms); the second, with these rows but lo and hi
+// tested apart and every key mapped in full, 2.5 TB/s (3.43-3.46 ms).
 constexpr int BAND_BLOCK = 256, BAND_VECS = 4;
 typedef gp::KeyRow<K, BAND_VECS> BandRow;
 constexpr usize BAND_TILE = (usize)BAND_BLOCK * BandRow::ITEMS;
@@ -65,11 +69,33 @@ struct AppendAt {
     }
 };
 
+// The bits of a row's keys inside [lo, hi], adding those below lo to `below`.
+__device__ __forceinline__ u64 band_row(const K *keys, usize len, usize first, bool aligned, const KeyOrder &order, K lo,
+                                        K hi, u32 &below) {
+    if (BandRow::whole(len, first, aligned)) {
+        gp::Vec16 v[BAND_VECS];
+        BandRow::load(keys, first, v);
+        if (lo < hi && !gp::any_negative_nan(v, order))
+            return BandRow::pick_each(v, [&](K x) { return gp::in_closed_band<true>(order, x, lo, hi, below); });
+        return BandRow::pick_each(v, [&](K x) { return gp::in_closed_band<false>(order, x, lo, hi, below); });
+    }
+    u64 inside = 0;
+    for (int e = 0; e < BandRow::ITEMS && first + e < len; ++e)
+        inside |= (u64)gp::in_closed_band<false>(order, keys[first + e], lo, hi, below) << e;
+    return inside;
+}
+
+// multi_band's digit_shift when no digit is counted (src/backend/cuda/multi_rank.rs).
+constexpr u32 NO_DIGIT = 64;
+
 // counts[0] += keys below lo, counts[1] += keys in [lo, hi]; the latter appended to
-// out (in any order) while fewer than cap are there. Block b takes the b-th of
-// gridDim.x runs of whole tiles.
+// out (in any order) while fewer than cap are there, and (digit_shift < NO_DIGIT) the
+// 8-bit digit at digit_shift of each counted in counts[2 + digit]: the select's first
+// digit round, in this pass instead of one more over the kept keys. Block b takes the
+// b-th of gridDim.x runs of whole tiles.
 extern "C" __global__ void __launch_bounds__(BAND_BLOCK)
-multi_band(const K *keys, usize len, u32 key_order, u64 lo, u64 hi, K *out, usize cap, unsigned long long *counts) {
+multi_band(const K *keys, usize len, u32 key_order, u64 lo, u64 hi, u32 digit_shift, K *out, usize cap,
+           unsigned long long *counts) {
     gp::wait_for_prior_grids();
     typedef gp::BlockScan<u32, BAND_BLOCK> Scan;
     // No barrier after a tile: the scan's two barriers order a tile's reads of the
@@ -77,6 +103,9 @@ multi_band(const K *keys, usize len, u32 key_order, u64 lo, u64 hi, K *out, usiz
     // tiles all the same, as in the selection's band).
     __shared__ typename Scan::Storage scan[2];
     __shared__ u64 base[2];
+    __shared__ u32 digits[256];  // zeroed before the first tile's scan barriers
+    for (int d = threadIdx.x; d < 256; d += BAND_BLOCK) digits[d] = 0;
+    const bool count_digit = digit_shift < NO_DIGIT;
     const KeyOrder order(key_order);
     const K klo = (K)lo, khi = (K)hi;  // rank keys of this width (the host's, widened)
     const bool aligned = gp::aligned16(keys);
@@ -86,32 +115,25 @@ multi_band(const K *keys, usize len, u32 key_order, u64 lo, u64 hi, K *out, usiz
     for (usize tile = begin; tile < end; ++tile) {
         const int buf = tile & 1;
         const usize first = tile * BAND_TILE + (usize)threadIdx.x * BandRow::ITEMS;
-        u64 under = 0, inside = 0;  // bit e: the row's key e is below lo / in [lo, hi]
-        if (BandRow::whole(len, first, aligned)) {
-            gp::Vec16 v[BAND_VECS];
-            BandRow::load(keys, first, v);
-            under = BandRow::pick_each(v, [&](K x) { return order.ordered(x) < klo; });
-            inside = BandRow::pick_each(v, [&](K x) {
-                const K r = order.ordered(x);
-                return r >= klo && r <= khi;
-            });
-        } else {
-            for (int e = 0; e < BandRow::ITEMS && first + e < len; ++e) {
-                const K r = order.ordered(keys[first + e]);
-                under |= (u64)(r < klo) << e;
-                inside |= (u64)(r >= klo && r <= khi) << e;
-            }
-        }
-        below += __popcll(under);
+        u32 under = 0;  // at most 64 a tile
+        const u64 inside = band_row(keys, len, first, aligned, order, klo, khi, under);
+        below += under;
         u32 before;
         Scan::exclusive((u32)__popcll(inside), before, gp::SumOp<u32>(), scan[buf], AppendAt{counts + 1, &base[buf]});
         u64 to = base[buf] + before;
-        for (u64 left = inside; left; left &= left - 1, ++to)
-            if (to < cap) out[to] = keys[first + __ffsll((long long)left) - 1];
+        for (u64 left = inside; left; left &= left - 1, ++to) {
+            const K x = keys[first + __ffsll((long long)left) - 1];
+            if (to < cap) out[to] = x;
+            if (count_digit) atomicAdd(&digits[u32((u64)order.ordered(x) >> digit_shift) & 0xff], 1u);
+        }
         __syncwarp();  // each lane copies its own keys: the warp reconverges before the next tile
     }
     below = gp::warp_reduce(below, gp::SumOp<u64>());
     if (threadIdx.x % gp::WARP == 0 && below) atomicAdd(counts, (unsigned long long)below);
+    if (!count_digit) return;
+    __syncthreads();
+    for (int d = threadIdx.x; d < 256; d += BAND_BLOCK)
+        if (digits[d]) atomicAdd(counts + 2 + d, (unsigned long long)digits[d]);
 }
 
 // Lanes holding the same digit add once (the kept keys of a bracket share few digits

@@ -4,6 +4,7 @@
 // below), the picks copied to the candidates, the counts flushed, a tile's run
 // reserved, and the last block's placing of every block's candidates in input order.
 #pragma once
+#include "common/closed_band.cuh"
 
 // The band's pick: keys strictly between lo and hi are kind 1 (copied to the
 // candidates); keys below lo, equal to lo and equal to hi are counted. A closed band's
@@ -24,17 +25,11 @@ struct BandPick {
     }
 
     // A closed band's kind(): one count and one range test a key, where kind() has
-    // three counts and two tests (lo < hi: the sample's bounds differ, bounds_unique).
-    // NAN_FREE: no key is a NaN with its sign bit set (any_negative_nan), so
-    // ordered_no_nan() serves, in three instructions instead of six: a positive NaN
-    // then lands among the patterns above +inf's (descending: below it), where no
-    // ordered() pattern but the NaN one lies, on the same side of lo and hi as that
-    // NaN pattern (which lo < hi keeps from being lo ascending, hi descending).
+    // three counts and two tests (lo < hi: the sample's bounds differ, bounds_unique;
+    // NAN_FREE as common/closed_band.cuh says).
     template <bool NAN_FREE>
     __device__ __forceinline__ bool kind_closed(U x) {
-        const U u = NAN_FREE ? order.ordered_no_nan(x) : order.ordered(x);
-        below += u < lo;
-        return U(u - lo) <= U(hi - lo);
+        return gp::in_closed_band<NAN_FREE>(order, x, lo, hi, below);
     }
 
     // kind() where the band is open below and closed above (the screened band's).
@@ -79,31 +74,6 @@ __device__ __forceinline__ u64 pick_screened(const gp::Vec16 (&v)[VECS], BandPic
     return Row::pick_each(v, [&](U x) { return screen.passes(x) && pick.kind_open_below(x); });
 }
 
-// Whether a thread's loaded keys hold a float NaN with its sign bit set (raw bits
-// above SIGN | inf): per-lane maxima of the words, three words an instruction.
-template <class K = U>  // a template, so that only 2- and 4-byte keys instantiate KeyLanes
-__device__ __forceinline__ bool any_negative_nan(const gp::Vec16 (&v)[VECS], const KeyOrder &order) {
-    const K above = K(KeyOrder::SIGN | order.inf);
-    if constexpr (GP_KEY_FLOAT == 0) {
-        return false;
-    } else if constexpr (sizeof(K) == 2 || sizeof(K) == 4) {
-        u32 w[VECS * 4];
-        Row::words(v, w);
-        typedef gp::KeyLanes<K> L;
-        return L::max_lane(gp::lanes_max<L>(w)) > above;
-    } else {
-        bool any = false;
-#pragma unroll
-        for (int j = 0; j < VECS; ++j) {
-            K x[16 / sizeof(K)];
-            memcpy(x, &v[j], sizeof(x));
-#pragma unroll
-            for (int e = 0; e < int(16 / sizeof(K)); ++e) any |= x[e] > above;
-        }
-        return any;
-    }
-}
-
 // How a band block picks: every key exactly (kind), raw words screened first (a band
 // open below: pick_screened), or a closed band's (kind_closed).
 enum class BandMode { EXACT, SCREENED, CLOSED };
@@ -114,7 +84,7 @@ template <bool CLOSED, class S>
 __device__ __forceinline__ u64 pick_loaded(const gp::Vec16 (&v)[VECS], BandPick &pick, const S &screen, BandMode mode) {
     if constexpr (CLOSED) {
         if (mode == BandMode::CLOSED) {
-            if (!any_negative_nan(v, pick.order)) return Row::pick_each(v, [&](U x) { return pick.template kind_closed<true>(x); });
+            if (!gp::any_negative_nan(v, pick.order)) return Row::pick_each(v, [&](U x) { return pick.template kind_closed<true>(x); });
             return Row::pick_each(v, [&](U x) { return pick.template kind_closed<false>(x); });
         }
     } else if constexpr (SCREEN_KEYS) {

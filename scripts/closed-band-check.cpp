@@ -1,5 +1,6 @@
-// A host check of what select_band_closed's NaN-free pick relies on (kernels/select_band.cuh:
-// BandPick::kind_closed<true>): where a thread holds no negative NaN, keys are mapped with
+// A host check of what the closed bands' NaN-free pick relies on
+// (kernels/common/closed_band.cuh: in_closed_band<true>, in select_band_closed and
+// multi_band): where a row holds no negative NaN, keys are mapped with
 // KeyOrder::ordered_no_nan instead of ordered(), and each key must still fall on the same
 // side of every lower bound lo (u < lo: counted below) and every upper bound hi (u <= hi)
 // that a closed band can have. The bounds are ordered() patterns of sample keys with

@@ -70,6 +70,17 @@ impl Memory {
     }
 }
 
+/// What a band pass (Backend::band) counted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BandCounts {
+    /// Elements below the band.
+    pub below: u64,
+    /// Elements inside it (all of them, also past the capacity copied).
+    pub inside: u64,
+    /// The 256 counts of the asked digit among the elements inside; empty when none was asked.
+    pub digits: Vec<u64>,
+}
+
 /// What a backend does. Arguments arrive checked: matching contexts, dtypes, lengths,
 /// ranges inside the buffers. Offsets and lengths here are in bytes unless named `len`.
 pub trait Backend: Send + Sync {
@@ -165,10 +176,12 @@ pub trait Backend: Send + Sync {
     /// Elements `i * len / count` for i < count (`len` > 0), as host bytes. Waits.
     fn sample(&self, input: &Memory, dtype: DType, len: usize, count: usize) -> Result<Vec<u8>>;
     /// One pass over the elements by ascending rank key: how many lie below `lo` and how
-    /// many in [lo, hi], the first `cap` of the latter copied to `out` in any order. Waits.
+    /// many in [lo, hi], the first `cap` of the latter copied to `out` in any order, and
+    /// where `digit_shift` is given, the counts of that 8-bit digit among the latter (a
+    /// first digit round in the same pass). Waits.
     #[allow(clippy::too_many_arguments)]
-    fn band(&self, input: &Memory, dtype: DType, len: usize, lo: u64, hi: u64, out: &Memory, cap: usize)
-        -> Result<(u64, u64)>;
+    fn band(&self, input: &Memory, dtype: DType, len: usize, lo: u64, hi: u64, digit_shift: Option<u32>, out: &Memory,
+            cap: usize) -> Result<BandCounts>;
     /// Counts of the 8-bit digit at `shift` of the ascending rank keys that agree with
     /// `prefix` on every bit above the digit (256 counts). Waits.
     fn digit_counts(&self, input: &Memory, dtype: DType, len: usize, prefix: u64, shift: u32) -> Result<Vec<u64>>;

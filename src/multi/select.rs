@@ -17,8 +17,12 @@ pub struct SelectArgs<'a> {
     pub k: u64,
 }
 
-/// Samples taken over all ranks together.
-const SAMPLES: u64 = 1 << 16;
+/// Samples taken over all ranks together (knob multi.select_samples_log2, 16 by
+/// default): the bracket keeps about 8 / sqrt(samples) of the keys for the digit
+/// rounds, and the sample's gather, host copy and sort grow with it.
+fn samples() -> u64 {
+    1 << crate::backend::cuda::tuning::knob("multi.select_samples_log2", 16).clamp(8, 24)
+}
 
 pub fn select_kth(comm: &Comm, args: Result<SelectArgs>) -> Result<u64> {
     let (a, lens) = agree_on(&*comm.link, args, |a| Call::new(What::SelectKth, a.input.dtype as u32, 0, 0, a.k, a.input.len as u64))?;
@@ -29,7 +33,7 @@ pub fn select_kth(comm: &Comm, args: Result<SelectArgs>) -> Result<u64> {
     comm.after_agreement(|| {
         let key = match bracket(comm, &a, &lens, total)? {
             Some(key) => key,
-            None => digit_rounds(comm, &a.input.memory, a.input.dtype, a.input.len, a.k, 0, 8 * a.input.dtype.size() as u32)?,
+            None => digit_rounds(comm, &a.input.memory, a.input.dtype, a.input.len, a.k, 0, 8 * a.input.dtype.size() as u32, None)?,
         };
         Ok(from_rank_key(a.input.dtype, key))
     })
@@ -42,19 +46,28 @@ fn bracket(comm: &Comm, a: &SelectArgs, lens: &[u64], total: u64) -> Result<Opti
     let mut phases = Phases::new(comm);
     let (lo, hi, width) = sample_bracket(comm, a, lens, total, &mut phases)?;
     phases.mark("bracket")?;
-    let expect = (width as u128 * a.input.len as u128 / SAMPLES.min(total) as u128) as usize;
+    let expect = (width as u128 * a.input.len as u128 / samples().min(total) as u128) as usize;
     let cap = (4 * expect + 4096).min(a.input.len);
     let kept = comm.scratch(0, dtype, cap)?;
     // Rank keys of the input's width: the CUDA band compares keys in that width.
     debug_assert!(lo <= hi && hi <= key_mask(dtype), "bracket [{lo}, {hi}] beyond {dtype:?} keys");
-    let (below, inside) = comm.ctx.backend.band(&a.input.memory, dtype, a.input.len, lo, hi, &kept, cap)?;
-    let counts = gather_u64s(comm, &[below, inside, (inside > cap as u64) as u64])?;
+    // The kept keys agree with lo and hi above their highest differing bit, so the
+    // digit rounds start at the digit holding it, and the band counts that digit.
+    let top = 64 - (lo ^ hi).leading_zeros();
+    let start = top.div_ceil(8) * 8;
+    let first_digit = start.checked_sub(8);
+    let band = comm.ctx.backend.band(&a.input.memory, dtype, a.input.len, lo, hi, first_digit, &kept, cap)?;
+    let mut mine = vec![band.below, band.inside, (band.inside > cap as u64) as u64];
+    mine.extend_from_slice(&band.digits);
+    let counts = gather_u64s(comm, &mine)?;
     phases.mark("band")?;
     let (mut all_below, mut all_inside, mut overflow) = (0, 0, false);
-    for c in counts.chunks(3) {
+    let mut digits = vec![0u64; band.digits.len()];
+    for c in counts.chunks(mine.len()) {
         all_below += c[0];
         all_inside += c[1];
         overflow |= c[2] != 0;
+        digits.iter_mut().zip(&c[3..]).for_each(|(d, x)| *d += x);
     }
     if a.k < all_below || a.k >= all_below + all_inside {
         return Ok(None);
@@ -65,13 +78,11 @@ fn bracket(comm: &Comm, a: &SelectArgs, lens: &[u64], total: u64) -> Result<Opti
     if overflow {
         return Ok(None);
     }
-    // The kept keys agree with lo and hi above their highest differing bit.
-    let top = 64 - (lo ^ hi).leading_zeros();
-    let start = top.div_ceil(8) * 8;
     let prefix = if start >= 64 { 0 } else { lo >> start << start };
-    let key = digit_rounds(comm, &kept, dtype, inside as usize, a.k - all_below, prefix, start)?;
+    let first = (!digits.is_empty()).then_some(digits);
+    let key = digit_rounds(comm, &kept, dtype, band.inside as usize, a.k - all_below, prefix, start, first)?;
     phases.mark("digit rounds")?;
-    phases.report("select_kth", &format!(" (kept {inside} of {})", a.input.len));
+    phases.report("select_kth", &format!(" (kept {} of {})", band.inside, a.input.len));
     Ok(Some(key))
 }
 
@@ -79,7 +90,7 @@ fn bracket(comm: &Comm, a: &SelectArgs, lens: &[u64], total: u64) -> Result<Opti
 /// (lo, hi, how many samples lie between).
 fn sample_bracket(comm: &Comm, a: &SelectArgs, lens: &[u64], total: u64, phases: &mut Phases) -> Result<(u64, u64, u64)> {
     let (dtype, w) = (a.input.dtype, a.input.dtype.size());
-    let samples = SAMPLES.min(total);
+    let samples = samples().min(total);
     let share = |len: u64| ((samples as u128 * len as u128).div_ceil(total as u128) as u64).min(len) as usize;
     let most = lens.iter().map(|&l| share(l)).max().unwrap_or(0);
     let mine = share(a.input.len as u64);
@@ -124,17 +135,18 @@ fn sorted_on_device(comm: &Comm, dtype: DType, sample: &[u8]) -> Result<Memory> 
 }
 
 /// Digit rounds from the digit below bit `start`: the rank key of the element of rank
-/// `k` among every rank's `keys` that agree with `prefix` above `start`.
-fn digit_rounds(comm: &Comm, keys: &Memory, dtype: DType, len: usize, mut k: u64, mut prefix: u64, start: u32) -> Result<u64> {
+/// `k` among every rank's `keys` that agree with `prefix` above `start`. `first`: the
+/// first round's counts over all ranks, where the band counted them.
+#[allow(clippy::too_many_arguments)]
+fn digit_rounds(comm: &Comm, keys: &Memory, dtype: DType, len: usize, mut k: u64, mut prefix: u64, start: u32,
+                mut first: Option<Vec<u64>>) -> Result<u64> {
     let mut shift = start;
     while shift > 0 {
         shift -= 8;
-        let mine = comm.ctx.backend.digit_counts(keys, dtype, len, prefix, shift)?;
-        let all = gather_u64s(comm, &mine)?;
-        let mut counts = [0u64; 256];
-        for part in all.chunks(256) {
-            counts.iter_mut().zip(part).for_each(|(c, p)| *c += p);
-        }
+        let counts = match first.take() {
+            Some(counts) => counts,
+            None => summed_digit_counts(comm, keys, dtype, len, prefix, shift)?,
+        };
         let mut digit = 0;
         while k >= counts[digit] {
             if digit == 255 {
@@ -146,6 +158,17 @@ fn digit_rounds(comm: &Comm, keys: &Memory, dtype: DType, len: usize, mut k: u64
         prefix |= (digit as u64) << shift;
     }
     Ok(prefix)
+}
+
+/// The counts of the digit at `shift` among the keys under `prefix`, summed over ranks.
+fn summed_digit_counts(comm: &Comm, keys: &Memory, dtype: DType, len: usize, prefix: u64, shift: u32) -> Result<Vec<u64>> {
+    let mine = comm.ctx.backend.digit_counts(keys, dtype, len, prefix, shift)?;
+    let all = gather_u64s(comm, &mine)?;
+    let mut counts = vec![0u64; 256];
+    for part in all.chunks(256) {
+        counts.iter_mut().zip(part).for_each(|(c, p)| *c += p);
+    }
+    Ok(counts)
 }
 
 /// Every rank's `values`, in rank order.

@@ -36,7 +36,7 @@ use std::sync::Arc;
 use cudarc::driver::result as drv;
 use cudarc::driver::sys::{self, CUdeviceptr};
 
-use super::{Backend, BackendKind, Memory, Rows, RunsIn, SelectOut, SortValues, TopkKs, TopkOut, TopkRows};
+use super::{Backend, BackendKind, BandCounts, Memory, Rows, RunsIn, SelectOut, SortValues, TopkKs, TopkOut, TopkRows};
 use crate::dtype::{DType, Op, Order, ScanMode};
 use crate::error::{invalid, unsupported, Error, Result};
 use crate::life::{Geometry, LifeEngine};
@@ -252,9 +252,9 @@ impl Backend for CudaBackend {
         multi_rank::sample(&self.shared, input.as_device()?, dtype, len, count)
     }
 
-    fn band(&self, input: &Memory, dtype: DType, len: usize, lo: u64, hi: u64, out: &Memory, cap: usize)
-        -> Result<(u64, u64)> {
-        multi_rank::band(&self.shared, input.as_device()?, dtype, len, (lo, hi), out.as_device()?, cap)
+    fn band(&self, input: &Memory, dtype: DType, len: usize, lo: u64, hi: u64, digit_shift: Option<u32>, out: &Memory,
+            cap: usize) -> Result<BandCounts> {
+        multi_rank::band(&self.shared, input.as_device()?, dtype, len, (lo, hi), digit_shift, out.as_device()?, cap)
     }
 
     fn digit_counts(&self, input: &Memory, dtype: DType, len: usize, prefix: u64, shift: u32) -> Result<Vec<u64>> {

@@ -14,12 +14,15 @@ use super::modules::Module;
 use super::radix_sort::key_order;
 use super::select::KEY_VARIANTS;
 use super::sources::{self, Source};
+use crate::backend::BandCounts;
 use crate::dtype::{DType, Order};
 use crate::error::Result;
 
 const BLOCK: u32 = 256;
 /// multi_band's bytes of keys a block a step (256 threads, 64 bytes each).
 const BAND_TILE_BYTES: usize = 256 * 64;
+/// multi_band's digit shift when no digit is counted (kernels/multi_rank.cu).
+const NO_DIGIT: u32 = 64;
 
 /// The module of `source` for keys of one width (float or not): the multi-rank
 /// sources are instantiated by that alone, with `shape`'s build options (the block
@@ -137,35 +140,38 @@ pub fn sample(shared: &CudaShared, input: &DeviceMemory, dtype: DType, len: usiz
     Ok(out)
 }
 
-pub fn band(shared: &CudaShared, input: &DeviceMemory, dtype: DType, len: usize, bracket: (u64, u64), out: &DeviceMemory, cap: usize)
-    -> Result<(u64, u64)> {
+#[allow(clippy::too_many_arguments)]
+pub fn band(shared: &CudaShared, input: &DeviceMemory, dtype: DType, len: usize, bracket: (u64, u64), digit_shift: Option<u32>,
+            out: &DeviceMemory, cap: usize) -> Result<BandCounts> {
     let state = shared.lock()?;
     let f = function(shared, dtype, "multi_band")?;
     // (The kernel compares keys in their own width: the bracket's rank keys fit it,
-    // multi/select.rs asserts.)
-    let temp = Temp::new(state.stream, 16)?;
+    // multi/select.rs asserts.) Counters: below, inside, then the digit's 256.
+    const COUNTERS: usize = 2 + 256;
+    let temp = Temp::new(state.stream, COUNTERS * 8)?;
     // One wave of blocks, each a run of whole tiles: a second, partial wave would
     // double the time of the blocks in it.
     let resident = shared.loader.blocks_per_sm(f, BLOCK)? as u64 * shared.props.sm_count as u64;
     let grid = (len.div_ceil(BAND_TILE_BYTES / dtype.size()).max(1) as u64).min(resident);
     // SAFETY: the counters are zeroed first; arguments match multi_band(keys, len,
-    // key_order, lo, hi, out, cap, counts); `out` holds `cap` keys.
+    // key_order, lo, hi, digit_shift, out, cap, counts); `out` holds `cap` keys.
     unsafe {
-        drv::memset_d8_async(temp.ptr, 0, 16, state.stream).during("cuMemsetD8Async")?;
+        drv::memset_d8_async(temp.ptr, 0, COUNTERS * 8, state.stream).during("cuMemsetD8Async")?;
         let args = [
             Arg::ptr(input.ptr),
             Arg::size(len),
             Arg::u32(key_order(dtype, Order::Ascending)),
             Arg::u64(bracket.0),
             Arg::u64(bracket.1),
+            Arg::u32(digit_shift.unwrap_or(NO_DIGIT)),
             Arg::ptr(out.ptr),
             Arg::size(cap),
             Arg::ptr(temp.ptr),
         ];
         launch(f, grid, BLOCK, state.stream, &args)?;
     }
-    let c = read_u64s(state.stream, temp.ptr, 2)?;
-    Ok((c[0], c[1]))
+    let c = read_u64s(state.stream, temp.ptr, if digit_shift.is_some() { COUNTERS } else { 2 })?;
+    Ok(BandCounts { below: c[0], inside: c[1], digits: c[2..].to_vec() })
 }
 
 pub fn digit_counts(shared: &CudaShared, input: &DeviceMemory, dtype: DType, len: usize, prefix: u64, shift: u32)

@@ -15,7 +15,7 @@ pub use memory::{scratch_vec, HostMemory};
 
 use std::ffi::c_void;
 
-use super::{Backend, BackendKind, Memory, Rows, RunsIn, SelectOut, SortValues, TopkKs, TopkOut, TopkRows};
+use super::{Backend, BackendKind, BandCounts, Memory, Rows, RunsIn, SelectOut, SortValues, TopkKs, TopkOut, TopkRows};
 use crate::dtype::{DType, Op, Order, ScanMode};
 use crate::error::{unsupported, Result};
 use crate::life::{Geometry, LifeEngine};
@@ -214,9 +214,9 @@ impl Backend for HostBackend {
         Ok(multi_rank::sample(input.as_host()?, dtype, len, count))
     }
 
-    fn band(&self, input: &Memory, dtype: DType, len: usize, lo: u64, hi: u64, out: &Memory, cap: usize)
-        -> Result<(u64, u64)> {
-        multi_rank::band(input.as_host()?, dtype, len, lo, hi, out.as_host()?, cap)
+    fn band(&self, input: &Memory, dtype: DType, len: usize, lo: u64, hi: u64, digit_shift: Option<u32>, out: &Memory,
+            cap: usize) -> Result<BandCounts> {
+        multi_rank::band(input.as_host()?, dtype, len, (lo, hi), digit_shift, out.as_host()?, cap)
     }
 
     fn digit_counts(&self, input: &Memory, dtype: DType, len: usize, prefix: u64, shift: u32) -> Result<Vec<u64>> {

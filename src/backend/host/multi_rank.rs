@@ -4,6 +4,7 @@
 use rayon::prelude::*;
 
 use super::HostMemory;
+use crate::backend::BandCounts;
 use crate::dtype::{DType, Order};
 use crate::error::{internal, Result};
 use crate::multi::keys::{bits_at, rank_key};
@@ -31,8 +32,8 @@ pub(super) fn sample(input: &HostMemory, dtype: DType, len: usize, count: usize)
     }).collect()
 }
 
-pub(super) fn band(input: &HostMemory, dtype: DType, len: usize, lo: u64, hi: u64, out: &HostMemory, cap: usize)
-    -> Result<(u64, u64)> {
+pub(super) fn band(input: &HostMemory, dtype: DType, len: usize, (lo, hi): (u64, u64), digit_shift: Option<u32>,
+                   out: &HostMemory, cap: usize) -> Result<BandCounts> {
     let w = dtype.size();
     if out.len_bytes() < cap * w {
         return Err(internal("band: out holds fewer than cap elements"));
@@ -41,10 +42,14 @@ pub(super) fn band(input: &HostMemory, dtype: DType, len: usize, lo: u64, hi: u6
     // SAFETY: as in keys_of; `out` is other memory with room for `cap` elements.
     let (bytes, dst) = unsafe { (&input.bytes()[..len * w], out.bytes_mut()) };
     let (mut below, mut inside) = (0u64, 0u64);
+    let mut digits = vec![0u64; if digit_shift.is_some() { 256 } else { 0 }];
     for (i, &k) in ks.iter().enumerate() {
         if k < lo {
             below += 1;
         } else if k <= hi {
+            if let Some(shift) = digit_shift {
+                digits[((k >> shift) & 0xff) as usize] += 1;
+            }
             if (inside as usize) < cap {
                 let at = inside as usize * w;
                 dst[at..at + w].copy_from_slice(&bytes[i * w..(i + 1) * w]);
@@ -52,7 +57,7 @@ pub(super) fn band(input: &HostMemory, dtype: DType, len: usize, lo: u64, hi: u6
             inside += 1;
         }
     }
-    Ok((below, inside))
+    Ok(BandCounts { below, inside, digits })
 }
 
 pub(super) fn digit_counts(input: &HostMemory, dtype: DType, len: usize, prefix: u64, shift: u32) -> Vec<u64> {
