@@ -3,7 +3,8 @@
 //                       have a rank key below the probe (the sort's splitters);
 //   multi_sample        every (len / count)-th key (the selection's sample);
 //   multi_band          one pass: keys below a bracket counted, keys inside it
-//                       counted and appended (any order) up to a capacity;
+//                       counted and appended (any order) up to a capacity, and
+//                       their digit where the digit rounds start counted;
 //   multi_digit_counts  counts of one 8-bit digit of the keys under a prefix;
 //   multi_add_u64, multi_gather_u64  index arithmetic of the top-k.
 // Rank keys are KeyOrder::ordered patterns (common/radix_key.cuh) widened to u64, the

@@ -4,7 +4,8 @@
 // KeyOrder::ordered_no_nan instead of ordered(), and each key must still fall on the same
 // side of every lower bound lo (u < lo: counted below) and every upper bound hi (u <= hi)
 // that a closed band can have. The bounds are ordered() patterns of sample keys with
-// lo < hi, so lo is never the highest pattern and hi never the lowest.
+// lo < hi, so lo is never the highest pattern and hi never the lowest, and pattern 0
+// (the multi-rank bracket's open lower end; its open upper end is the NaN pattern).
 // Every 16-bit key against every 16-bit bound (f16, bf16, both orders); for f32 and f64,
 // sampled positive NaNs against special and sampled bounds. Non-NaN keys must map the same.
 //
@@ -53,6 +54,7 @@ static long run16(const char *name, u32 key_order) {
     Check<U> c{name, KeyOrder<U, true>(key_order)};
     std::vector<U> bounds;
     for (u32 y = 0; y < 65536; ++y) bounds.push_back(c.order.ordered(U(y)));
+    bounds.push_back(0);  // the multi-rank bracket's open lower end
     U lowest = bounds[0], highest = bounds[0];
     for (U b : bounds) lowest = b < lowest ? b : lowest, highest = b > highest ? b : highest;
     for (u32 x = 0; x < 65536; ++x)
@@ -70,6 +72,7 @@ static long run_wide(const char *name, u32 key_order, std::mt19937_64 &rng) {
                           U(U(inf | sign) + 1), U(~U(0)), U(U(~U(0)) >> 1)};
     std::vector<U> bounds;
     for (U s : specials) bounds.push_back(c.order.ordered(s));
+    bounds.push_back(0);  // the multi-rank bracket's open lower end (its upper: NaN's pattern)
     for (int i = 0; i < 20000; ++i) bounds.push_back(c.order.ordered(U(rng())));
     // The extremes are the patterns of -inf and NaN, both among the specials.
     U lowest = bounds[0], highest = bounds[0];

@@ -10,6 +10,9 @@
 // where no ordered() pattern but the NaN one lies, on the same side of lo and hi as
 // that NaN pattern, provided lo < hi (which keeps the NaN pattern from being lo
 // ascending, or hi descending). With lo == hi, map with ordered() (NAN_FREE false).
+// The bounds are ordered() patterns of keys, or (the multi-rank bracket's open ends)
+// 0, below every key's pattern, and the highest pattern, the ascending NaN's; both
+// keep the argument (scripts/closed-band-check.cpp tests them with the rest).
 #pragma once
 #include "common/key_row.cuh"
 #include "common/ordered_screen.cuh"

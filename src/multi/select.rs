@@ -19,7 +19,8 @@ pub struct SelectArgs<'a> {
 
 /// Samples taken over all ranks together (knob multi.select_samples_log2, 16 by
 /// default): the bracket keeps about 8 / sqrt(samples) of the keys for the digit
-/// rounds, and the sample's gather, host copy and sort grow with it.
+/// rounds, and the sample's gather, host copy and sort grow with it. The knob sets the
+/// sample exchange's sizes, so every process of a communicator must give it alike.
 fn samples() -> u64 {
     1 << crate::backend::cuda::tuning::knob("multi.select_samples_log2", 16).clamp(8, 24)
 }
@@ -55,20 +56,15 @@ fn bracket(comm: &Comm, a: &SelectArgs, lens: &[u64], total: u64) -> Result<Opti
     // digit rounds start at the digit holding it, and the band counts that digit.
     let top = 64 - (lo ^ hi).leading_zeros();
     let start = top.div_ceil(8) * 8;
-    let first_digit = start.checked_sub(8);
-    let band = comm.ctx.backend.band(&a.input.memory, dtype, a.input.len, lo, hi, first_digit, &kept, cap)?;
+    let first_shift = start.checked_sub(8);
+    let band = comm.ctx.backend.band(&a.input.memory, dtype, a.input.len, lo, hi, first_shift, &kept, cap)?;
+    // Below, inside, ranks that overflowed their scratch, then the digit's counts.
     let mut mine = vec![band.below, band.inside, (band.inside > cap as u64) as u64];
     mine.extend_from_slice(&band.digits);
-    let counts = gather_u64s(comm, &mine)?;
+    let mut all = summed_over_ranks(comm, &mine)?;
     phases.mark("band")?;
-    let (mut all_below, mut all_inside, mut overflow) = (0, 0, false);
-    let mut digits = vec![0u64; band.digits.len()];
-    for c in counts.chunks(mine.len()) {
-        all_below += c[0];
-        all_inside += c[1];
-        overflow |= c[2] != 0;
-        digits.iter_mut().zip(&c[3..]).for_each(|(d, x)| *d += x);
-    }
+    let digits = all.split_off(3);
+    let (all_below, all_inside, overflow) = (all[0], all[1], all[2] != 0);
     if a.k < all_below || a.k >= all_below + all_inside {
         return Ok(None);
     }
@@ -162,13 +158,16 @@ fn digit_rounds(comm: &Comm, keys: &Memory, dtype: DType, len: usize, mut k: u64
 
 /// The counts of the digit at `shift` among the keys under `prefix`, summed over ranks.
 fn summed_digit_counts(comm: &Comm, keys: &Memory, dtype: DType, len: usize, prefix: u64, shift: u32) -> Result<Vec<u64>> {
-    let mine = comm.ctx.backend.digit_counts(keys, dtype, len, prefix, shift)?;
-    let all = gather_u64s(comm, &mine)?;
-    let mut counts = vec![0u64; 256];
-    for part in all.chunks(256) {
-        counts.iter_mut().zip(part).for_each(|(c, p)| *c += p);
+    summed_over_ranks(comm, &comm.ctx.backend.digit_counts(keys, dtype, len, prefix, shift)?)
+}
+
+/// Every rank's `counts` (the same length on every rank) added element by element.
+fn summed_over_ranks(comm: &Comm, counts: &[u64]) -> Result<Vec<u64>> {
+    let mut sums = vec![0u64; counts.len()];
+    for part in gather_u64s(comm, counts)?.chunks(counts.len().max(1)) {
+        sums.iter_mut().zip(part).for_each(|(s, c)| *s += c);
     }
-    Ok(counts)
+    Ok(sums)
 }
 
 /// Every rank's `values`, in rank order.

@@ -148,6 +148,7 @@ pub fn band(shared: &CudaShared, input: &DeviceMemory, dtype: DType, len: usize,
     // (The kernel compares keys in their own width: the bracket's rank keys fit it,
     // multi/select.rs asserts.) Counters: below, inside, then the digit's 256.
     const COUNTERS: usize = 2 + 256;
+    debug_assert!(digit_shift.is_none_or(|s| s + 8 <= 8 * dtype.size() as u32), "digit at {digit_shift:?} of {dtype:?} keys");
     let temp = Temp::new(state.stream, COUNTERS * 8)?;
     // One wave of blocks, each a run of whole tiles: a second, partial wave would
     // double the time of the blocks in it.

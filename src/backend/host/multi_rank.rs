@@ -38,6 +38,7 @@ pub(super) fn band(input: &HostMemory, dtype: DType, len: usize, (lo, hi): (u64,
     if out.len_bytes() < cap * w {
         return Err(internal("band: out holds fewer than cap elements"));
     }
+    debug_assert!(digit_shift.is_none_or(|s| s + 8 <= 8 * w as u32), "digit at {digit_shift:?} of {dtype:?} keys");
     let ks = keys_of(input, dtype, len, Order::Ascending);
     // SAFETY: as in keys_of; `out` is other memory with room for `cap` elements.
     let (bytes, dst) = unsafe { (&input.bytes()[..len * w], out.bytes_mut()) };
