@@ -17,6 +17,8 @@
 #include <string.h>
 #include <time.h>
 #include <algorithm>
+
+#include "cuda_check.h"
 #include <vector>
 
 static double now_us() {
@@ -24,14 +26,6 @@ static double now_us() {
   clock_gettime(CLOCK_MONOTONIC, &t);
   return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
 }
-#define CK(x)                                                             \
-  do {                                                                    \
-    cudaError_t e = (x);                                                  \
-    if (e != cudaSuccess) {                                               \
-      printf("%s: %s\n", #x, cudaGetErrorString(e));                      \
-      exit(1);                                                            \
-    }                                                                     \
-  } while (0)
 
 __global__ void empty() {}
 __global__ void write_flag(volatile unsigned *flag, unsigned v) {

@@ -11,7 +11,7 @@
 #include <time.h>
 #include <algorithm>
 #include <vector>
-#define CK(x) do { cudaError_t e = (x); if (e != cudaSuccess) { printf("%s: %s\n", #x, cudaGetErrorString(e)); exit(1);} } while (0)
+#include "cuda_check.h"
 __global__ void write_flag(volatile unsigned *flag, unsigned v) { if (threadIdx.x == 0) *flag = v; }
 static double now_us() { timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec * 1e6 + t.tv_nsec / 1e3; }
 static unsigned seq = 0;
