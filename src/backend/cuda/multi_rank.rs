@@ -21,6 +21,8 @@ use crate::error::Result;
 const BLOCK: u32 = 256;
 /// multi_band's bytes of keys a block a step (256 threads, 64 bytes each).
 const BAND_TILE_BYTES: usize = 256 * 64;
+/// multi_digit_counts's bytes of keys a thread a step (CountRow: 4 vectors of 16).
+const COUNT_ROW_BYTES: usize = 64;
 /// multi_band's digit shift when no digit is counted (kernels/multi_rank.cu).
 const NO_DIGIT: u32 = 64;
 
@@ -180,7 +182,10 @@ pub fn digit_counts(shared: &CudaShared, input: &DeviceMemory, dtype: DType, len
     let state = shared.lock()?;
     let f = function(shared, dtype, "multi_digit_counts")?;
     let temp = Temp::new(state.stream, 256 * 8)?;
-    let grid = blocks(len).min(shared.props.sm_count as u64 * 8);
+    // A thread counts a row of COUNT_ROW_BYTES a step; one wave of blocks striding
+    // over the rows (a second, partial wave would leave SMs idle at the end).
+    let resident = shared.loader.blocks_per_sm(f, BLOCK)? as u64 * shared.props.sm_count as u64;
+    let grid = blocks(len.div_ceil(COUNT_ROW_BYTES / dtype.size())).min(resident);
     // SAFETY: the counts are zeroed first; arguments match multi_digit_counts(keys,
     // len, key_order, prefix, shift, counts), a 256-thread block.
     unsafe {
