@@ -10,7 +10,8 @@
  * Each timing is wall clock around the call and a synchronize of every context, median
  * of a few runs after one untimed run. GPUPRIMS_BENCH_MULTI_SHIFT=s makes every size
  * 2^s times smaller (a quick look); GPUPRIMS_BENCH_MULTI_ROWS=text runs only the rows
- * whose label contains text. speedup = one GPU's ms / the group's (weak scaling:
+ * whose label contains text; GPUPRIMS_BENCH_MULTI_SEED=n draws other data (0, the
+ * default, the data of every earlier run). speedup = one GPU's ms / the group's (weak scaling:
  * the group's ms / one GPU's, which should stay near 1).
  *
  * Checks: the group's reduce within a float tolerance of one GPU's, select_kth and top-k
@@ -235,7 +236,8 @@ static const row_def ROWS[] = {
 /* Host data, made once: u32 random bits (the sorts), f32 uniform in [-1, 1) (the rest). */
 static uint32_t *make_data(size_t n, int floats) {
   uint32_t *d = (uint32_t *)malloc(n * 4);
-  uint64_t s = floats ? 0x666c6f6174ull : 0x6d756c7469ull;
+  const char *seed = getenv("GPUPRIMS_BENCH_MULTI_SEED");
+  uint64_t s = (floats ? 0x666c6f6174ull : 0x6d756c7469ull) ^ (seed ? strtoull(seed, NULL, 0) : 0);
   size_t i;
   if (!d) return NULL;
   for (i = 0; i + 1 < n; i += 2) {
