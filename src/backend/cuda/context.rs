@@ -296,6 +296,13 @@ unsafe impl Send for CudaShared {}
 unsafe impl Sync for CudaShared {}
 
 impl CudaShared {
+    /// How many blocks of `block` threads of `f` the whole GPU holds at once: the grid of
+    /// one wave (a persistent kernel's, or a grid-strided pass that should not leave a
+    /// partial second wave).
+    pub fn resident_blocks(&self, f: sys::CUfunction, block: u32) -> Result<u64> {
+        Ok(self.loader.blocks_per_sm(f, block)? as u64 * self.props.sm_count as u64)
+    }
+
     pub fn new(ordinal: i32) -> Result<CudaShared> {
         super::loader::look_up_nvrtc_early();
         let device = drv::device::get(ordinal).during("cuDeviceGet")?;

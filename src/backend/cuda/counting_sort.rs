@@ -181,7 +181,7 @@ pub fn sort(shared: &CudaShared, keys: &DeviceMemory, key_dtype: DType, len: usi
     let shares = (len as u64).div_ceil(16 << 10).clamp(1, per_sm * sms / slices);
     // The fill's warps each write a region of FILL_REGION keys (grid-strided).
     let regions = (len as u64).div_ceil(FILL_REGION);
-    let fill_grid = regions.div_ceil(fill_block as u64 / 32).clamp(1, shared.loader.blocks_per_sm(fill, fill_block)? as u64 * sms);
+    let fill_grid = regions.div_ceil(fill_block as u64 / 32).clamp(1, shared.resident_blocks(fill, fill_block)?);
     let order_bits = key_order(key_dtype, order);
     // SAFETY (every launch below): the arguments match the kernel's parameters in
     // kernels/counting_sort.cu; keys hold `len` elements, the scratch memory the
@@ -227,7 +227,7 @@ unsafe fn gather_nans(
     nan_keys: CUdeviceptr,
 ) -> Result<()> {
     let tiles = nan_tiles(len);
-    let grid = (tiles as u64).clamp(1, shared.loader.blocks_per_sm(gather, NAN_BLOCK)? as u64 * shared.props.sm_count as u64);
+    let grid = (tiles as u64).clamp(1, shared.resident_blocks(gather, NAN_BLOCK)?);
     let lookback = compact_lookback::begin(state, tiles, NAN_WINDOW)?;
     launch(
         gather,

@@ -139,7 +139,7 @@ impl CudaLife {
             // At most one wave of resident warps (a few warps more would run as a
             // second wave and double the time), but strips no shorter than
             // min_depths pipeline depths, so the fill stays a small part of the work.
-            let resident = self.shared.props.sm_count as usize * (self.shared.loader.blocks_per_sm(f, block)? * p.warps) as usize;
+            let resident = (self.shared.resident_blocks(f, block)? * p.warps as u64) as usize;
             let strips = (resident / ncols).max(1);
             height.div_ceil(strips).max((p.min_depths * 3 * gens) as usize)
         }

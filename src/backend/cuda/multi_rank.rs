@@ -154,7 +154,7 @@ pub fn band(shared: &CudaShared, input: &DeviceMemory, dtype: DType, len: usize,
     let temp = Temp::new(state.stream, COUNTERS * 8)?;
     // One wave of blocks, each a run of whole tiles: a second, partial wave would
     // double the time of the blocks in it.
-    let resident = shared.loader.blocks_per_sm(f, BLOCK)? as u64 * shared.props.sm_count as u64;
+    let resident = shared.resident_blocks(f, BLOCK)?;
     let grid = (len.div_ceil(BAND_TILE_BYTES / dtype.size()).max(1) as u64).min(resident);
     // SAFETY: the counters are zeroed first; arguments match multi_band(keys, len,
     // key_order, lo, hi, digit_shift, out, cap, counts); `out` holds `cap` keys.
@@ -184,7 +184,7 @@ pub fn digit_counts(shared: &CudaShared, input: &DeviceMemory, dtype: DType, len
     let temp = Temp::new(state.stream, 256 * 8)?;
     // A thread counts a row of COUNT_ROW_BYTES a step; one wave of blocks striding
     // over the rows (a second, partial wave would leave SMs idle at the end).
-    let resident = shared.loader.blocks_per_sm(f, BLOCK)? as u64 * shared.props.sm_count as u64;
+    let resident = shared.resident_blocks(f, BLOCK)?;
     let grid = blocks(len.div_ceil(COUNT_ROW_BYTES / dtype.size())).min(resident);
     // SAFETY: the counts are zeroed first; arguments match multi_digit_counts(keys,
     // len, key_order, prefix, shift, counts), a 256-thread block.

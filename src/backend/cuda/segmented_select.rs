@@ -244,7 +244,7 @@ fn kernels(shared: &CudaShared, state: &mut State, key_bytes: usize, float_keys:
     let (short_spec, long_spec) = (spec(SOURCES[0]), spec(SOURCES[1]));
     precompile::compile_unloaded(shared, &[(SOURCES[0], v, &short_spec), (SOURCES[1], v, &long_spec)])?;
     let short = function(shared, SOURCES[0], key_bytes, float_keys, "segsel_short")?;
-    let resident_blocks = shared.props.sm_count as u64 * shared.loader.blocks_per_sm(short, policy().warp_block)? as u64;
+    let resident_blocks = shared.resident_blocks(short, policy().warp_block)?;
     let commit = function(shared, SOURCES[0], key_bytes, float_keys, "segsel_commit")?;
     let mut by_class = [short; CLASSES];
     for (class, name) in CLASS_KERNELS.iter().enumerate().skip(1) {

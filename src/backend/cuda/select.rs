@@ -338,7 +338,7 @@ pub fn topk(
         let stream = state.stream;
         let tile = (p.block * p.items(key_bytes)) as u64;
         let tiles = (len as u64).div_ceil(tile) as usize;
-        let grid = (tiles as u64).min(shared.loader.blocks_per_sm(gather, p.block)? as u64 * shared.props.sm_count as u64);
+        let grid = (tiles as u64).min(shared.resident_blocks(gather, p.block)?);
         let lookback = compact_lookback::begin(&mut state, tiles, p.window)?;
         // SAFETY: arguments match select_topk_gather; the outputs hold k elements, the
         // scratch the state and the band's candidates, the sync memory the look-back.

@@ -233,12 +233,6 @@ impl RankSearch<'_> {
         function(self.shared, sources::TOPK, self.plan.key_bytes, self.plan.float_keys, kernel)
     }
 
-    /// How many blocks of `f` the GPU holds at once.
-    fn resident(&self, f: CUfunction, block: u32) -> Result<u64> {
-        let sms = self.shared.props.sm_count as u64;
-        self.shared.loader.blocks_per_sm(f, block).map(|b| b as u64 * sms)
-    }
-
     /// The band's kernel: its own for a band closed both ends (kernels/select.cu).
     fn band_kernel_name(&self) -> &'static str {
         if self.plan.flags & CLOSED_BAND != 0 {
@@ -252,7 +246,7 @@ impl RankSearch<'_> {
     /// contiguous share of the tiles; top-k's move_runs works the shares out again).
     fn band_grid(&self) -> Result<u64> {
         let band_kernel = self.load(self.band_kernel_name())?;
-        Ok((self.plan.tiles as u64).min(self.resident(band_kernel, self.plan.p.block)?))
+        Ok((self.plan.tiles as u64).min(self.shared.resident_blocks(band_kernel, self.plan.p.block)?))
     }
 
     /// The sample's pivots around the rank, then the band: the candidates between
@@ -312,7 +306,7 @@ impl RankSearch<'_> {
         unsafe {
             launch(
                 move_runs,
-                (plan.tiles as u64).div_ceil(tiles_a_block).min(self.resident(move_runs, p.block)?),
+                (plan.tiles as u64).div_ceil(tiles_a_block).min(self.shared.resident_blocks(move_runs, p.block)?),
                 p.block,
                 self.stream,
                 &[
@@ -365,7 +359,7 @@ impl RankSearch<'_> {
         // runs on the same grid, strided.
         let searched = if plan.banded { plan.band.capacity } else { plan.len };
         let digit_pass = self.load("select_digit_pass")?;
-        let digit_grid = (searched as u64).div_ceil(per_block * p.digit_rounds.max(1) as u64).min(self.resident(digit_pass, p.block)?);
+        let digit_grid = (searched as u64).div_ceil(per_block * p.digit_rounds.max(1) as u64).min(self.shared.resident_blocks(digit_pass, p.block)?);
         // All digits in one cooperative launch: with a band, blocks enough that each
         // share's candidates fit the keys a block keeps (nine tenths of them), at most
         // what is resident at once. Where the driver refuses the launch (no
@@ -387,7 +381,7 @@ impl RankSearch<'_> {
         let digits = self.load("select_digits")?;
         let keep = (p.keep_bytes as usize / plan.key_bytes) * 9 / 10;
         let grid = if plan.banded { (plan.band.capacity.div_ceil(keep) as u64).max(digit_grid) } else { digit_grid };
-        let grid = grid.min(self.resident(digits, p.block)?);
+        let grid = grid.min(self.shared.resident_blocks(digits, p.block)?);
         // select_digits goes through every digit itself: no shift.
         let [input, len, state, cand, _shift, flags, order, out] = self.digit_args(0);
         // SAFETY: as RankSearch says.
