@@ -34,7 +34,11 @@ const SMALL_SAMPLE_LOG2: u32 = 25;
 /// about as tightly as 16,384 for a sample that costs a third (H100, 2026-11-27: 2^28,
 /// k = 100, 441 -> 434 us; k = 65,536 493 -> 481). select_kth's median keeps the large
 /// sample from 2^25 (2^28: 548 us, 604 with the small one, its band twice as wide).
-const TOPK_SMALL_SAMPLE_LOG2: u32 = 62;
+/// Past 2^30 keys top-k takes the large one too: the small sample's bound (about its
+/// 5th key) then keeps millions of candidates, and how many varies with the data (2 x
+/// H200, 2026-11-28, 2^31 f32 a rank: local top-k 2.47 and 2.74 ms with 4,096 samples,
+/// 2.27 and 2.17 with 16,384).
+const TOPK_SMALL_SAMPLE_LOG2: u32 = 30;
 const SAMPLE_BLOCK: u32 = 1024;
 /// Bytes reserved for the kernels' SelectState (kernels/select_state.cuh checks it).
 const STATE_BYTES: usize = 20480;
