@@ -5,6 +5,7 @@
  *   TOPK_REPS=5 TOPK_ONLY="k=65536 +indices" ./topk-steps 20    one row (e.g. under ncu,
  *       `ncu --metrics gpu__time_duration.sum`: each kernel's time, to set beside the wall)
  *   TOPK_KS="1 100 2048" ./topk-steps 20          other ks (default 100 65536)
+ *   TOPK_PTRS=1: each input's device address (the 2^28 band's rate moves with the layout)
  * Timed: the call and a context synchronize; min and median of TOPK_REPS (default 41). */
 #define _POSIX_C_SOURCE 200809L
 #include <gpuprims.h>
@@ -77,6 +78,10 @@ int main(int argc, char **argv) {
       h[i] = (float)((double)(x >> 11) * (2.0 / 9007199254740992.0) - 1.0);
     }
     if (gpuprims_buffer_from_host(ctx, GPUPRIMS_DTYPE_F32, h, n, &in)) fail("input");
+    if (getenv("TOPK_PTRS")) { /* where the input lies: the 2^28 band's rate moves with the layout */
+      void *p = NULL;
+      if (gpuprims_buffer_device_ptr(in, &p) == GPUPRIMS_STATUS_OK) printf("2^%d input at %p\n", logs[a], p);
+    }
     const char *ks = getenv("TOPK_KS") ? getenv("TOPK_KS") : "100 65536";
     char *end;
     row(ctx, in, n, 0, 0, reps, 0);
