@@ -158,6 +158,7 @@ pub trait Backend: Send + Sync {
     /// unchecked: a bad row fails the call with `TopkRowFault::error` of the first one,
     /// and per-row ks that do not add up to `out.len` with `ks_total_mismatch`, before
     /// `out` is touched.
+    #[allow(clippy::too_many_arguments)]
     fn segmented_topk(&self, values: &Memory, dtype: DType, len: usize, rows: &TopkRows, ks: &TopkKs, order: Order, out: &TopkOut)
         -> Result<()>;
     /// A Life grid of dead cells on this backend (src/life).

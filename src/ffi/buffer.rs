@@ -129,7 +129,7 @@ pub extern "C" fn gpuprims_buffer_wrap_host(
 ) -> gpuprims_status {
     guard("gpuprims_buffer_wrap_host", || {
         let (c, dtype, bytes) = memory_args(ctx, dtype, host_ptr, "host_ptr", len, out)?;
-        if (host_ptr as usize) % dtype.size() != 0 {
+        if !(host_ptr as usize).is_multiple_of(dtype.size()) {
             return Err(invalid(format!(
                 "host_ptr {host_ptr:p} is not aligned to the {}-byte elements of {}",
                 dtype.size(),

@@ -164,7 +164,7 @@ fn rank_zero_value<A: Send>(g: &Group, args: Vec<A>, part: impl Fn(&Comm, A) -> 
 }
 
 /// Every device's checked arguments, or the first device's error.
-fn checked<'a, A>(g: &Group, check: impl Fn(usize, &Comm) -> Result<A>) -> Result<Vec<A>> {
+fn checked<A>(g: &Group, check: impl Fn(usize, &Comm) -> Result<A>) -> Result<Vec<A>> {
     g.comms.iter().enumerate().map(|(i, c)| check(i, c).map_err(|e| on_device(i, e))).collect()
 }
 

@@ -402,7 +402,7 @@ impl CudaShared {
         use std::time::{Duration, Instant};
         const SPIN_FOR: Duration = Duration::from_micros(200);
         const QUERY_EVERY: Duration = Duration::from_micros(20);
-        assert!(offset + 8 <= RESULT_SLOT_BYTES && offset % 8 == 0);
+        assert!(offset + 8 <= RESULT_SLOT_BYTES && offset.is_multiple_of(8));
         // SAFETY: an aligned u64 inside the pinned slot, which outlives this call and
         // which the host only reads while a kernel may write it.
         let word = unsafe { std::sync::atomic::AtomicU64::from_ptr(self.result_slot.host.add(offset) as *mut u64) };

@@ -206,7 +206,7 @@ impl LifeEngine for CudaLife {
         for _ in 0..generations / k {
             self.launch_step(state.stream, rule, k as u32)?;
         }
-        if generations % k != 0 {
+        if !generations.is_multiple_of(k) {
             self.launch_step(state.stream, rule, (generations % k) as u32)?;
         }
         Ok(())

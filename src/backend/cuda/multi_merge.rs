@@ -171,7 +171,7 @@ fn merge_passes(
         list = merge.pass(&list, from, to)?;
         std::mem::swap(&mut from, &mut to);
     }
-    if passes % 2 == 0 {
+    if passes.is_multiple_of(2) {
         merge.copy(input, output, list.first().map_or(0, |r| r.0), 0, total)?;
     }
     Ok(())

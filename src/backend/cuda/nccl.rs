@@ -95,7 +95,9 @@ fn load() -> std::result::Result<Nccl, String> {
             Ok(p)
         }
     };
-    // SAFETY: each symbol has the C signature nccl.h declares for it.
+    // SAFETY: each symbol has the C signature nccl.h declares for it (each transmute's
+    // target is its field's declared type).
+    #[allow(clippy::missing_transmute_annotations)]
     unsafe {
         Ok(Nccl {
             get_unique_id: std::mem::transmute(sym("ncclGetUniqueId")?),

@@ -130,7 +130,7 @@ fn module_packs(key_bytes: usize, value_bytes: usize) -> bool {
 /// than unpacked from 2^21 (2^22 0.203 against 0.217 ms), and at 2^20 within the
 /// noise of the same module unpacked (0.094-0.096 against 0.094-0.095 ms).
 fn packs(module_packs: bool, len: usize, keys: u64, values: u64) -> bool {
-    module_packs && len % 2 == 0 && keys % 8 == 0 && values % 8 == 0
+    module_packs && len.is_multiple_of(2) && keys.is_multiple_of(8) && values.is_multiple_of(8)
 }
 
 /// The histogram's copies of its counters: 32 (a bank for every lane: one wavefront

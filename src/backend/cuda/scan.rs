@@ -85,6 +85,7 @@ pub fn module(dtype: DType, op: Op) -> ModuleSpec {
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 pub fn scan(
     shared: &CudaShared,
     input: &DeviceMemory,

@@ -41,7 +41,7 @@ const RANKS_U64: u32 = 4;
 /// Where segsel_short's flags carry the rows each checking lane checks (passed to the
 /// kernels as GP_CHECK_RUN_SHIFT).
 const CHECK_RUN_SHIFT: u32 = 8;
-const _: () = assert!((OFFSETS_U64 | RANKS_GIVEN | RANKS_U64) < 1 << CHECK_RUN_SHIFT);
+const _: () = assert!((OFFSETS_U64 | RANKS_GIVEN | RANKS_U64) >> CHECK_RUN_SHIFT == 0);
 /// The low bits of a word that hold a row's fault code, the row's number or the
 /// call's above them (passed to the kernels as GP_FAULT_BITS): the report's status,
 /// the counters' fault and the verdict.
@@ -447,6 +447,7 @@ impl Call<'_> {
     }
 
     /// One launch for each class of long rows the report counts, a block a row.
+    #[allow(clippy::needless_range_loop)] // `class` indexes three tables
     fn select_long_rows(&self, report: &Report) -> Result<()> {
         let (plan, p) = (&self.plan, policy());
         let blocks = [0, p.mid_block, p.wide_block, p.wider_block, p.long_block];

@@ -60,7 +60,7 @@ const ORDER_RUNS: u32 = 32;
 /// select.band_closed=0 turns it off).
 const CLOSED_BAND: u32 = 64;
 const HOST_TAG_SHIFT: u32 = 8;
-const _: () = assert!((LO_OPEN | HI_OPEN | NO_BAND | WRITE_RESULT | RESULT_TO_HOST | ORDER_RUNS | CLOSED_BAND) < 1 << HOST_TAG_SHIFT);
+const _: () = assert!((LO_OPEN | HI_OPEN | NO_BAND | WRITE_RESULT | RESULT_TO_HOST | ORDER_RUNS | CLOSED_BAND) >> HOST_TAG_SHIFT == 0);
 const _: () = assert!(HOST_TAG_MAX <= u32::MAX >> HOST_TAG_SHIFT);
 /// Top-k up to block * SMALL_ITEMS is sorted by one block (kernels/topk.cu:
 /// select_sort_small), and so is all of top-k of an input that small; more by the
