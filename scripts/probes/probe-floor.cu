@@ -17,9 +17,9 @@
 #include <string.h>
 #include <time.h>
 #include <algorithm>
+#include <vector>
 
 #include "cuda_check.h"
-#include <vector>
 
 static double now_us() {
   timespec t;
