@@ -6,6 +6,7 @@ use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 use std::ffi::CString;
 use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use cudarc::driver::result as drv;
@@ -16,6 +17,7 @@ use super::disk_cache;
 use super::driver::DriverContext;
 use super::nvrtc;
 use super::sources::{Source, HEADERS};
+use super::tiers::{self, Upgrade};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::fault::Point;
@@ -83,41 +85,77 @@ pub fn cubin(spec: &ModuleSpec, arch: &str) -> Result<Arc<Vec<u8>>> {
 /// `cubin` with the disk cache in `dir` (None: no disk cache).
 pub fn cubin_cached_in(spec: &ModuleSpec, arch: &str, dir: Option<&Path>) -> Result<Arc<Vec<u8>>> {
     let key = spec.key(arch, &nvrtc_version()?);
-    if let Some(c) = CUBINS.lock().unwrap().get(&key) {
-        return Ok(c.clone());
+    if let Some(c) = cached(spec, arch, &key, dir) {
+        return Ok(c);
     }
     let started = std::time::Instant::now();
-    let bytes = match dir.and_then(|d| disk_cache::load(d, &key)) {
-        Some(b) => {
-            trace(spec, arch, "read from the disk cache", started);
-            b
-        }
-        None => {
-            let compiled = nvrtc::compile(spec.source.name, spec.source.text, arch, &spec.options)?;
-            trace(spec, arch, "compiled by NVRTC", started);
-            if let Some(d) = dir {
-                disk_cache::store(d, &key, &compiled.cubin);
-            }
-            compiled.cubin
-        }
-    };
+    let compiled = nvrtc::compile(spec.source.name, spec.source.text, arch, &spec.options)?;
+    trace(spec, arch, "compiled by NVRTC", started);
+    if let Some(d) = dir {
+        disk_cache::store(d, &key, &compiled.cubin);
+    }
+    Ok(remember(key, compiled.cubin))
+}
+
+/// The CUBIN under `key` if this process has it or the disk cache in `dir` does.
+fn cached(spec: &ModuleSpec, arch: &str, key: &str, dir: Option<&Path>) -> Option<Arc<Vec<u8>>> {
+    if let Some(c) = CUBINS.lock().unwrap().get(key) {
+        return Some(c.clone());
+    }
+    let started = std::time::Instant::now();
+    let bytes = disk_cache::load(dir?, key)?;
+    trace(spec, arch, "read from the disk cache", started);
+    Some(remember(key.to_string(), bytes))
+}
+
+fn remember(key: String, bytes: Vec<u8>) -> Arc<Vec<u8>> {
     let bytes = Arc::new(bytes);
     CUBINS.lock().unwrap().insert(key, bytes.clone());
-    Ok(bytes)
+    bytes
+}
+
+/// The CUBIN a module's first use in a context loads, and the optimised compile to swap
+/// in later where that CUBIN is the quick tier (tiers.rs): the optimised one when it is
+/// at hand or its source compiles fast enough; else the quick tier, with the optimised
+/// compile started beside it.
+pub fn first_use_cubin(spec: &ModuleSpec, arch: &str) -> Result<(Arc<Vec<u8>>, Option<Upgrade>)> {
+    if !tiers::quick_first(spec.source) {
+        return Ok((cubin(spec, arch)?, None));
+    }
+    let quick = tiers::quick_spec(spec);
+    if !tiers::upgrades() {
+        return Ok((cubin_cached_in(&quick, arch, None)?, None));
+    }
+    let key = spec.key(arch, &nvrtc_version()?);
+    if let Some(c) = cached(spec, arch, &key, disk_cache::cache_dir().as_deref()) {
+        return Ok((c, None));
+    }
+    // The quick compile first, so that the optimised one's thread does not slow it
+    // where cores are few.
+    match cubin_cached_in(&quick, arch, None) {
+        Ok(c) => Ok((c, Some(tiers::start_optimised(spec, arch, key)))),
+        // An NVRTC without --Ofast-compile (older than 12.8): the optimised one, then.
+        Err(_) => cubin(spec, arch).map(|c| (c, None)),
+    }
 }
 
 /// With GPUPRIMS_TRACE_MODULES=1, a line on stderr for each module a process compiles,
 /// reads from disk or loads, with its time: for finding where a first call's time goes.
 fn trace(spec: &ModuleSpec, arch: &str, what: &str, started: std::time::Instant) {
-    static ON: Lazy<bool> = Lazy::new(|| std::env::var("GPUPRIMS_TRACE_MODULES").is_ok_and(|v| v == "1"));
-    if *ON {
+    if tracing() {
         // The defines that say what the module is instantiated for (not its tuning).
-        const WHAT: [&str; 6] = ["-DGP_KEY_", "-DGP_VALUE_BYTES", "-DGP_T=", "-DGP_OP=", "-DGP_SEGTOPK_PART", "-DGP_SMALL_ITEMS"];
+        const WHAT: [&str; 7] =
+            ["-DGP_KEY_", "-DGP_VALUE_BYTES", "-DGP_T=", "-DGP_OP=", "-DGP_SEGTOPK_PART", "-DGP_SMALL_ITEMS", "--Ofast-compile"];
         let defines: Vec<&str> =
             spec.options.iter().map(String::as_str).filter(|o| WHAT.iter().any(|w| o.starts_with(w))).collect();
         let ms = started.elapsed().as_secs_f64() * 1e3;
         eprintln!("gpuprims module: {} {} {arch}: {what} in {ms:.1} ms", spec.source.name, defines.join(" "));
     }
+}
+
+fn tracing() -> bool {
+    static ON: Lazy<bool> = Lazy::new(|| std::env::var("GPUPRIMS_TRACE_MODULES").is_ok_and(|v| v == "1"));
+    *ON
 }
 
 /// Whether the CUBIN of `spec` for `arch` is in this process's memory cache.
@@ -130,6 +168,8 @@ pub fn cached_in_memory(spec: &ModuleSpec, arch: &str) -> bool {
 struct LoadedModule {
     module: CUmodule,
     functions: HashMap<&'static str, CUfunction>,
+    /// The optimised compile to swap in, where this is a quick module.
+    upgrade: Option<Upgrade>,
 }
 
 /// A module of one context: which source, and what it is instantiated for (a dtype,
@@ -146,6 +186,11 @@ pub fn variant(dtype: DType) -> u32 {
 pub struct Loader {
     arch: String,
     modules: Mutex<HashMap<ModuleKey, LoadedModule>>,
+    /// Quick modules replaced by their optimised ones: kept loaded until the context
+    /// goes, as launches from them may still be running.
+    retired: Mutex<Vec<CUmodule>>,
+    /// Loaded modules with an upgrade to swap in, so `upgrade` costs a load when none.
+    upgrades_pending: AtomicUsize,
     /// Blocks per SM of (function, block size, dynamic shared bytes), asked of the driver once.
     occupancy: Mutex<HashMap<(usize, u32, u32), u32>>,
     /// Dynamic shared memory each function has been allowed.
@@ -161,6 +206,8 @@ impl Loader {
         Loader {
             arch,
             modules: Mutex::new(HashMap::new()),
+            retired: Mutex::new(Vec::new()),
+            upgrades_pending: AtomicUsize::new(0),
             occupancy: Mutex::new(HashMap::new()),
             shared_allowed: Mutex::new(HashMap::new()),
         }
@@ -186,14 +233,17 @@ impl Loader {
                 // in a context (it compiles on the process's first).
                 let spec = spec();
                 crate::fault::point(Point::Compile, || format!("compiling {} for {}", spec.source.name, self.arch))?;
-                let image = cubin(&spec, &self.arch)?;
+                let (image, upgrade) = first_use_cubin(&spec, &self.arch)?;
                 crate::fault::point(Point::Load, || format!("cuModuleLoadData ({})", spec.source.name))?;
                 let started = std::time::Instant::now();
                 // SAFETY: a CUBIN NVRTC produced for this architecture.
                 let module =
                     unsafe { drv::module::load_data(image.as_ptr() as *const _) }.during("cuModuleLoadData")?;
                 trace(&spec, &self.arch, "loaded into the context", started);
-                e.insert(LoadedModule { module, functions: HashMap::new() })
+                if upgrade.is_some() {
+                    self.upgrades_pending.fetch_add(1, Ordering::Relaxed);
+                }
+                e.insert(LoadedModule { module, functions: HashMap::new(), upgrade })
             }
         })
     }
@@ -208,6 +258,32 @@ impl Loader {
     /// Whether the module of `source` instantiated as `variant` is loaded already.
     pub fn is_loaded(&self, source: Source, variant: u32) -> bool {
         self.modules.lock().unwrap().contains_key(&(source.name, variant))
+    }
+
+    /// Swaps the optimised modules in for the quick ones this context loaded, waiting for
+    /// their compiles (tiers.rs). A primitive with slow sources calls it under the state
+    /// lock as a call begins, so that its first call runs the quick modules and every
+    /// later call the optimised ones. A compile or load that failed leaves the quick
+    /// module (the same code, compiled for compile speed).
+    pub fn upgrade(&self) {
+        if self.upgrades_pending.load(Ordering::Relaxed) == 0 {
+            return;
+        }
+        let (started, mut swapped) = (std::time::Instant::now(), 0);
+        let mut modules = self.modules.lock().unwrap();
+        for loaded in modules.values_mut() {
+            let Some(upgrade) = loaded.upgrade.take() else { continue };
+            self.upgrades_pending.fetch_sub(1, Ordering::Relaxed);
+            let Ok(image) = upgrade.wait() else { continue };
+            // SAFETY: a CUBIN NVRTC produced for this architecture; the context is current.
+            let Ok(module) = (unsafe { drv::module::load_data(image.as_ptr() as *const _) }) else { continue };
+            self.retired.lock().unwrap().push(std::mem::replace(&mut loaded.module, module));
+            loaded.functions.clear();
+            swapped += 1;
+        }
+        if tracing() {
+            eprintln!("gpuprims module: {swapped} optimised module(s) swapped in after {:.1} ms", started.elapsed().as_secs_f64() * 1e3);
+        }
     }
 
     /// Kernel `kernel` of `source` instantiated as `variant`. On a hit this is two
@@ -283,9 +359,12 @@ impl Loader {
     pub fn unload_all(&self) {
         self.occupancy.lock().unwrap().clear();
         self.shared_allowed.lock().unwrap().clear(); // a later module's function may reuse an address
-        for (_, m) in self.modules.lock().unwrap().drain() {
+        let retired = std::mem::take(&mut *self.retired.lock().unwrap());
+        let loaded = self.modules.lock().unwrap().drain().map(|(_, m)| m.module).collect::<Vec<_>>();
+        self.upgrades_pending.store(0, Ordering::Relaxed);
+        for module in retired.into_iter().chain(loaded) {
             // SAFETY: loaded by us, no longer used.
-            let _ = unsafe { drv::module::unload(m.module) };
+            let _ = unsafe { drv::module::unload(module) };
         }
     }
 }

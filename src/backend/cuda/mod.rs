@@ -26,6 +26,7 @@ mod segmented_topk;
 mod select;
 mod side_stream;
 mod sources;
+mod tiers;
 pub(crate) mod tuning;
 
 pub use memory::DeviceMemory;

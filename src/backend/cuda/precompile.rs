@@ -28,6 +28,12 @@ fn threads(modules: usize) -> usize {
 /// in `modules` for `arch`, on `threads` threads. All are tried; the first failure (in
 /// registry order) is returned.
 pub fn compile_all(modules: &[Module], arch: &str, threads: usize, dir: Option<&Path>) -> Result<()> {
+    compile_each(modules, threads, |spec| loader::cubin_cached_in(spec, arch, dir).map(drop))
+}
+
+/// `compile` of every module's spec, on `threads` threads; the first failure in
+/// `modules` order is returned.
+fn compile_each(modules: &[Module], threads: usize, compile: impl Fn(&ModuleSpec) -> Result<()> + Sync) -> Result<()> {
     let next = AtomicUsize::new(0);
     let failures: Mutex<Vec<(usize, Error)>> = Mutex::new(Vec::new());
     std::thread::scope(|scope| {
@@ -35,7 +41,7 @@ pub fn compile_all(modules: &[Module], arch: &str, threads: usize, dir: Option<&
             scope.spawn(|| loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(m) = modules.get(i) else { break };
-                if let Err(e) = loader::cubin_cached_in(&m.spec, arch, dir) {
+                if let Err(e) = compile(&m.spec) {
                     failures.lock().unwrap_or_else(|p| p.into_inner()).push((i, e));
                 }
             });
@@ -69,10 +75,13 @@ pub fn compile_unloaded(shared: &CudaShared, wanted: &[Wanted]) -> Result<()> {
         .filter(|(source, variant, _)| !shared.loader.is_loaded(*source, *variant))
         .map(|&(source, variant, spec)| Module { source, variant, spec: spec(), label: String::new() })
         .collect();
-    compile_all(&modules, shared.loader.arch(), modules.len(), disk_cache::cache_dir().as_deref())
+    // As the first use would: the quick tier of a slow source (tiers.rs).
+    let arch = shared.loader.arch();
+    compile_each(&modules, modules.len(), |spec| loader::first_use_cubin(spec, arch).map(drop))
 }
 
-/// Compiles every module for the context's device, then loads each into the context.
+/// Compiles every module for the context's device (optimised: no quick tier), then
+/// loads each into the context.
 pub fn precompile(shared: &CudaShared) -> Result<()> {
     let modules = modules::all();
     compile_all(&modules, shared.loader.arch(), threads(modules.len()), disk_cache::cache_dir().as_deref())?;
@@ -81,6 +90,7 @@ pub fn precompile(shared: &CudaShared) -> Result<()> {
     for m in &modules {
         shared.loader.load(m.source, m.variant, || m.spec.clone())?;
     }
+    shared.loader.upgrade(); // quick modules an earlier first call loaded
     Ok(())
 }
 
