@@ -189,6 +189,7 @@ impl LifeEngine for CudaLife {
     }
 
     fn step(&mut self, rule: Rule, generations: u64) -> Result<()> {
+        self.shared.loader.begin_call();
         let shared = self.shared.clone();
         let state = shared.lock()?;
         let k = u64::from(policy().gens);
@@ -213,6 +214,7 @@ impl LifeEngine for CudaLife {
     }
 
     fn population(&mut self) -> Result<u64> {
+        self.shared.loader.begin_call();
         let state = self.shared.lock()?;
         let f = self.shared.loader.function(sources::LIFE_POPULATION, 0, "life_population", population_module)?;
         let n = self.g.words();

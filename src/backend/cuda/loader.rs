@@ -6,7 +6,7 @@ use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 use std::ffi::CString;
 use std::path::Path;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use cudarc::driver::result as drv;
@@ -170,6 +170,8 @@ struct LoadedModule {
     functions: HashMap<&'static str, CUfunction>,
     /// The optimised compile to swap in, where this is a quick module.
     upgrade: Option<Upgrade>,
+    /// The call (Loader::begin_call's count) that loaded it.
+    loaded_in: u64,
 }
 
 /// A module of one context: which source, and what it is instantiated for (a dtype,
@@ -189,8 +191,9 @@ pub struct Loader {
     /// Quick modules replaced by their optimised ones: kept loaded until the context
     /// goes, as launches from them may still be running.
     retired: Mutex<Vec<CUmodule>>,
-    /// Loaded modules with an upgrade to swap in, so `upgrade` costs a load when none.
-    upgrades_pending: AtomicUsize,
+    /// Calls begun on the context (`begin_call`): a quick module is swapped out in the
+    /// first call after the one that loaded it.
+    calls: AtomicU64,
     /// Blocks per SM of (function, block size, dynamic shared bytes), asked of the driver once.
     occupancy: Mutex<HashMap<(usize, u32, u32), u32>>,
     /// Dynamic shared memory each function has been allowed.
@@ -207,7 +210,7 @@ impl Loader {
             arch,
             modules: Mutex::new(HashMap::new()),
             retired: Mutex::new(Vec::new()),
-            upgrades_pending: AtomicUsize::new(0),
+            calls: AtomicU64::new(0),
             occupancy: Mutex::new(HashMap::new()),
             shared_allowed: Mutex::new(HashMap::new()),
         }
@@ -240,10 +243,8 @@ impl Loader {
                 let module =
                     unsafe { drv::module::load_data(image.as_ptr() as *const _) }.during("cuModuleLoadData")?;
                 trace(&spec, &self.arch, "loaded into the context", started);
-                if upgrade.is_some() {
-                    self.upgrades_pending.fetch_add(1, Ordering::Relaxed);
-                }
-                e.insert(LoadedModule { module, functions: HashMap::new(), upgrade })
+                let loaded_in = self.calls.load(Ordering::Relaxed);
+                e.insert(LoadedModule { module, functions: HashMap::new(), upgrade, loaded_in })
             }
         })
     }
@@ -260,29 +261,34 @@ impl Loader {
         self.modules.lock().unwrap().contains_key(&(source.name, variant))
     }
 
-    /// Swaps the optimised modules in for the quick ones this context loaded, waiting for
-    /// their compiles (tiers.rs). A primitive with slow sources calls it under the state
-    /// lock as a call begins, so that its first call runs the quick modules and every
-    /// later call the optimised ones. A compile or load that failed leaves the quick
-    /// module (the same code, compiled for compile speed).
-    pub fn upgrade(&self) {
-        if self.upgrades_pending.load(Ordering::Relaxed) == 0 {
-            return;
+    /// Counts a call begun on the context (each primitive's entry): a module loaded
+    /// quick (tiers.rs) serves the call that loaded it, and the next call that looks
+    /// up one of its kernels waits for the optimised module and swaps it in.
+    pub fn begin_call(&self) {
+        self.calls.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Swaps the optimised module in for a quick one, waiting for its compile. A compile
+    /// or load that failed leaves the quick module (the same code, compiled for compile
+    /// speed). The context must be current.
+    fn swap_in_optimised(&self, loaded: &mut LoadedModule) {
+        let Some(upgrade) = loaded.upgrade.take() else { return };
+        let started = std::time::Instant::now();
+        let Ok(image) = upgrade.wait() else { return };
+        // SAFETY: a CUBIN NVRTC produced for this architecture; the context is current.
+        let Ok(module) = (unsafe { drv::module::load_data(image.as_ptr() as *const _) }) else { return };
+        self.retired.lock().unwrap().push(std::mem::replace(&mut loaded.module, module));
+        loaded.functions.clear();
+        if tracing() {
+            eprintln!("gpuprims module: an optimised module swapped in after {:.1} ms", started.elapsed().as_secs_f64() * 1e3);
         }
-        let (started, mut swapped) = (std::time::Instant::now(), 0);
+    }
+
+    /// Swaps in the optimised module of every quick one loaded (gpuprims_context_precompile).
+    pub fn upgrade_all(&self) {
         let mut modules = self.modules.lock().unwrap();
         for loaded in modules.values_mut() {
-            let Some(upgrade) = loaded.upgrade.take() else { continue };
-            self.upgrades_pending.fetch_sub(1, Ordering::Relaxed);
-            let Ok(image) = upgrade.wait() else { continue };
-            // SAFETY: a CUBIN NVRTC produced for this architecture; the context is current.
-            let Ok(module) = (unsafe { drv::module::load_data(image.as_ptr() as *const _) }) else { continue };
-            self.retired.lock().unwrap().push(std::mem::replace(&mut loaded.module, module));
-            loaded.functions.clear();
-            swapped += 1;
-        }
-        if tracing() {
-            eprintln!("gpuprims module: {swapped} optimised module(s) swapped in after {:.1} ms", started.elapsed().as_secs_f64() * 1e3);
+            self.swap_in_optimised(loaded);
         }
     }
 
@@ -298,6 +304,9 @@ impl Loader {
     ) -> Result<CUfunction> {
         let mut modules = self.modules.lock().unwrap();
         let loaded = self.loaded(&mut modules, source, variant, spec)?;
+        if loaded.upgrade.is_some() && loaded.loaded_in < self.calls.load(Ordering::Relaxed) {
+            self.swap_in_optimised(loaded);
+        }
         if let Some(&f) = loaded.functions.get(kernel) {
             return Ok(f);
         }
@@ -361,7 +370,6 @@ impl Loader {
         self.shared_allowed.lock().unwrap().clear(); // a later module's function may reuse an address
         let retired = std::mem::take(&mut *self.retired.lock().unwrap());
         let loaded = self.modules.lock().unwrap().drain().map(|(_, m)| m.module).collect::<Vec<_>>();
-        self.upgrades_pending.store(0, Ordering::Relaxed);
         for module in retired.into_iter().chain(loaded) {
             // SAFETY: loaded by us, no longer used.
             let _ = unsafe { drv::module::unload(module) };

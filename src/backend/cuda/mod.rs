@@ -155,19 +155,23 @@ impl Backend for CudaBackend {
     }
 
     fn reduce(&self, input: &Memory, dtype: DType, len: usize, op: Op, out: &mut [u8]) -> Result<()> {
+        self.shared.loader.begin_call();
         reduce::reduce(&self.shared, input.as_device()?, dtype, len, op, out, false)
     }
 
     fn reduce_accumulator(&self, input: &Memory, dtype: DType, len: usize, op: Op, out: &mut [u8]) -> Result<()> {
+        self.shared.loader.begin_call();
         reduce::reduce(&self.shared, input.as_device()?, dtype, len, op, out, true)
     }
 
     fn reduce_to(&self, input: &Memory, dtype: DType, len: usize, op: Op, out: &Memory) -> Result<()> {
+        self.shared.loader.begin_call();
         reduce::reduce_to_device(&self.shared, input.as_device()?, dtype, len, op, out.as_device()?)
     }
 
     fn scan(&self, input: &Memory, output: &Memory, dtype: DType, len: usize, op: Op, mode: ScanMode, seed: Option<u64>)
         -> Result<()> {
+        self.shared.loader.begin_call();
         scan::scan(&self.shared, input.as_device()?, output.as_device()?, dtype, len, op, mode, seed)
     }
 
@@ -176,16 +180,19 @@ impl Backend for CudaBackend {
     }
 
     fn radix_sort(&self, keys: &Memory, key_dtype: DType, values: Option<SortValues>, len: usize, order: Order) -> Result<()> {
+        self.shared.loader.begin_call();
         let values = values.map(|v| v.as_device()).transpose()?;
         radix_sort::sort(&self.shared, keys.as_device()?, key_dtype, values, len, order)
     }
 
     fn quicksort(&self, keys: &Memory, key_dtype: DType, values: Option<SortValues>, len: usize, order: Order) -> Result<()> {
+        self.shared.loader.begin_call();
         let values = values.map(|v| v.as_device()).transpose()?;
         quicksort::sort(&self.shared, keys.as_device()?, key_dtype, values, len, order)
     }
 
     fn select_kth(&self, input: &Memory, dtype: DType, len: usize, k: usize, out: SelectOut) -> Result<()> {
+        self.shared.loader.begin_call();
         match out {
             SelectOut::Host(out) => select::select_kth(&self.shared, input.as_device()?, dtype, len, k, out),
             SelectOut::Device(out) => select::select_kth_to_device(&self.shared, input.as_device()?, dtype, len, k, out.as_device()?),
@@ -202,6 +209,7 @@ impl Backend for CudaBackend {
         out_values: &Memory,
         out_indices: Option<&Memory>,
     ) -> Result<()> {
+        self.shared.loader.begin_call();
         let indices = match out_indices {
             Some(m) => Some(m.as_device()?),
             None => None,
@@ -215,6 +223,7 @@ impl Backend for CudaBackend {
     }
 
     fn segmented_select(&self, values: &Memory, dtype: DType, len: usize, rows: &Rows, out: &Memory) -> Result<()> {
+        self.shared.loader.begin_call();
         let ranks = match rows.ranks {
             Some((m, t)) => Some((m.as_device()?, t == DType::U64)),
             None => None,
@@ -225,6 +234,7 @@ impl Backend for CudaBackend {
 
     fn segmented_topk(&self, values: &Memory, dtype: DType, len: usize, rows: &TopkRows, ks: &TopkKs, order: Order, out: &TopkOut)
         -> Result<()> {
+        self.shared.loader.begin_call();
         let indices = match out.indices {
             Some(m) => Some(m.as_device()?),
             None => None,
@@ -246,23 +256,28 @@ impl Backend for CudaBackend {
     }
 
     fn count_before(&self, keys: &Memory, dtype: DType, len: usize, order: Order, probes: &[u64]) -> Result<Vec<u64>> {
+        self.shared.loader.begin_call();
         multi_rank::count_before(&self.shared, keys.as_device()?, dtype, len, order, probes)
     }
 
     fn sample(&self, input: &Memory, dtype: DType, len: usize, count: usize) -> Result<Vec<u8>> {
+        self.shared.loader.begin_call();
         multi_rank::sample(&self.shared, input.as_device()?, dtype, len, count)
     }
 
     fn band(&self, input: &Memory, dtype: DType, len: usize, lo: u64, hi: u64, digit_shift: Option<u32>, out: &Memory,
             cap: usize) -> Result<BandCounts> {
+        self.shared.loader.begin_call();
         multi_rank::band(&self.shared, input.as_device()?, dtype, len, (lo, hi), digit_shift, out.as_device()?, cap)
     }
 
     fn digit_counts(&self, input: &Memory, dtype: DType, len: usize, prefix: u64, shift: u32) -> Result<Vec<u64>> {
+        self.shared.loader.begin_call();
         multi_rank::digit_counts(&self.shared, input.as_device()?, dtype, len, prefix, shift)
     }
 
     fn merge_runs(&self, runs: RunsIn, dtype: DType, order: Order, out: &Memory, out_values: Option<&Memory>) -> Result<()> {
+        self.shared.loader.begin_call();
         let values = runs.values.map(|(m, _)| m.as_device()).transpose()?;
         let value_bytes = runs.values.map_or(0, |(_, d)| d.size());
         let out_values = out_values.map(|m| m.as_device()).transpose()?;
@@ -270,10 +285,12 @@ impl Backend for CudaBackend {
     }
 
     fn add_u64(&self, mem: &Memory, len: usize, value: u64) -> Result<()> {
+        self.shared.loader.begin_call();
         multi_rank::add_u64(&self.shared, mem.as_device()?, len, value)
     }
 
     fn gather_u64(&self, src: &Memory, positions: &Memory, len: usize, dst: &Memory) -> Result<()> {
+        self.shared.loader.begin_call();
         multi_rank::gather_u64(&self.shared, src.as_device()?, positions.as_device()?, len, dst.as_device()?)
     }
 }

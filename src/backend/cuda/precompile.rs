@@ -90,7 +90,7 @@ pub fn precompile(shared: &CudaShared) -> Result<()> {
     for m in &modules {
         shared.loader.load(m.source, m.variant, || m.spec.clone())?;
     }
-    shared.loader.upgrade(); // quick modules an earlier first call loaded
+    shared.loader.upgrade_all(); // quick modules an earlier first call loaded
     Ok(())
 }
 

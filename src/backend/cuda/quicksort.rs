@@ -489,7 +489,6 @@ pub fn sort(
     let values_ptr = values.map_or(0, |(m, _)| m.ptr);
 
     let mut state = shared.lock()?;
-    shared.loader.upgrade(); // a first call ran quick modules (tiers.rs); this one waits for the optimised
     let (init, large_sort) = (plan.load(shared, sources::QUICKSORT, "qs_init")?, plan.load(shared, sources::QUICKSORT_LARGE, "qs_large")?);
     shared.loader.allow_dynamic_shared(large_sort, plan.large_bytes)?;
     let buffers = plan.acquire(&mut state)?;

@@ -1,14 +1,22 @@
 //! Two tiers for the modules that compile slowly: a module's first use in a process
 //! compiles it for compile speed (NVRTC's `--Ofast-compile=mid`), so that a cold first
-//! call stays under a second, while a thread compiles the optimised module beside it
-//! (into the memory and disk caches, as any compile). The next call that needs the
-//! module waits for that compile and swaps the optimised module in (Loader::upgrade),
-//! so only a process's first call of such a primitive runs the quick code.
+//! call stays short, while a thread compiles the optimised module beside it (into the
+//! memory and disk caches, as any compile). The first call after the one that loaded
+//! the quick module waits for that compile and swaps the optimised module in
+//! (Loader::begin_call, Loader::function), so only a process's first call of such a
+//! primitive runs the quick code, and a later process finds the optimised one on disk.
 //!
-//! Measured on the development VM (one module, u32 keys, s): quicksort_large.cu 1.60
-//! -> 0.29, quicksort.cu 0.69 -> 0.34, quicksort_small.cu 0.49 -> 0.19,
-//! quicksort_splitters.cu 0.32 -> 0.20; the GPU hosts compile as fast or up to 1.5x
-//! slower, and the quicksort's cold first call took 1.3-2.7 s there with one tier.
+//! Which sources: those with a module over about 0.6 s on the development VM (one
+//! module, one thread, 2026-11-28, s, default -> mid): quicksort_large.cu u32 1.60 ->
+//! 0.29, quicksort.cu 0.69 -> 0.34, quicksort_small.cu 0.49 -> 0.19,
+//! quicksort_splitters.cu 0.32 -> 0.20 (compiled beside the others on the same first
+//! call); select.cu f32 about 2.3 -> 0.9; radix_sort.cu f32 keys 0.81 -> 0.35, f32/u32
+//! pairs with their packing module 1.87 -> 0.61; counting_sort.cu 2-byte keys 1.30 ->
+//! 0.30; segmented_select_long.cu 0.76 -> 0.32; segmented_topk.cu parts 1 and 2 0.93 ->
+//! 0.73 and 1.56 -> 0.44; topk.cu goes with select.cu. The GPU hosts compile up to 1.7x
+//! slower than the VM when several compiles run at once. Below the line and left with
+//! one tier: reduce 0.59, scan 0.62, the radix histogram 0.53, segmented_select.cu 0.56,
+//! multi_rank.cu 0.59, multi_merge.cu 0.39, each life.cu module about 0.45.
 //!
 //! Knobs (GPUPRIMS_TUNE): `compile.quick_first=0` compiles the optimised module at once
 //! (one tier); `compile.upgrade=0` keeps the quick modules for good (to test their code).
@@ -24,9 +32,20 @@ use super::loader::{self, ModuleSpec};
 use super::sources::{self, Source};
 use super::tuning::knob;
 
-/// The sources whose optimised compile alone would take a cold first call past a second.
-const SLOW_SOURCES: [Source; 4] =
-    [sources::QUICKSORT, sources::QUICKSORT_SPLITTERS, sources::QUICKSORT_SMALL, sources::QUICKSORT_LARGE];
+/// The sources whose optimised compile would take a cold first call toward a second or
+/// past it (the figures above).
+const SLOW_SOURCES: [Source; 10] = [
+    sources::QUICKSORT,
+    sources::QUICKSORT_SPLITTERS,
+    sources::QUICKSORT_SMALL,
+    sources::QUICKSORT_LARGE,
+    sources::SELECT,
+    sources::TOPK,
+    sources::RADIX_SORT,
+    sources::COUNTING_SORT,
+    sources::SEGMENTED_SELECT_LONG,
+    sources::SEGMENTED_TOPK,
+];
 
 /// Whether a first use of `source` takes the quick tier.
 pub fn quick_first(source: Source) -> bool {
