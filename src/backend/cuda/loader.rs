@@ -6,6 +6,7 @@ use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 use std::ffi::CString;
 use std::path::Path;
+use std::cell::Cell;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -170,7 +171,7 @@ struct LoadedModule {
     functions: HashMap<&'static str, CUfunction>,
     /// The optimised compile to swap in, where this is a quick module.
     upgrade: Option<Upgrade>,
-    /// The call (Loader::begin_call's count) that loaded it.
+    /// The call that loaded it (`begin_call`'s id on the loading thread).
     loaded_in: u64,
 }
 
@@ -184,6 +185,12 @@ pub fn variant(dtype: DType) -> u32 {
     dtype as u32
 }
 
+/// Calls begun in this process (`Loader::begin_call`), and the one this thread is in.
+static CALLS: AtomicU64 = AtomicU64::new(0);
+thread_local! {
+    static CALL: Cell<u64> = const { Cell::new(0) };
+}
+
 /// The modules loaded into one CUDA context.
 pub struct Loader {
     arch: String,
@@ -191,9 +198,6 @@ pub struct Loader {
     /// Quick modules replaced by their optimised ones: kept loaded until the context
     /// goes, as launches from them may still be running.
     retired: Mutex<Vec<CUmodule>>,
-    /// Calls begun on the context (`begin_call`): a quick module is swapped out in the
-    /// first call after the one that loaded it.
-    calls: AtomicU64,
     /// Blocks per SM of (function, block size, dynamic shared bytes), asked of the driver once.
     occupancy: Mutex<HashMap<(usize, u32, u32), u32>>,
     /// Dynamic shared memory each function has been allowed.
@@ -210,7 +214,6 @@ impl Loader {
             arch,
             modules: Mutex::new(HashMap::new()),
             retired: Mutex::new(Vec::new()),
-            calls: AtomicU64::new(0),
             occupancy: Mutex::new(HashMap::new()),
             shared_allowed: Mutex::new(HashMap::new()),
         }
@@ -243,7 +246,7 @@ impl Loader {
                 let module =
                     unsafe { drv::module::load_data(image.as_ptr() as *const _) }.during("cuModuleLoadData")?;
                 trace(&spec, &self.arch, "loaded into the context", started);
-                let loaded_in = self.calls.load(Ordering::Relaxed);
+                let loaded_in = CALL.with(Cell::get);
                 e.insert(LoadedModule { module, functions: HashMap::new(), upgrade, loaded_in })
             }
         })
@@ -261,11 +264,20 @@ impl Loader {
         self.modules.lock().unwrap().contains_key(&(source.name, variant))
     }
 
-    /// Counts a call begun on the context (each primitive's entry): a module loaded
-    /// quick (tiers.rs) serves the call that loaded it, and the next call that looks
-    /// up one of its kernels waits for the optimised module and swaps it in.
+    /// Begins a call on this thread (each primitive's entry): it gets an id above every
+    /// earlier call's, in any thread. A module loaded quick (tiers.rs) serves the call
+    /// that loaded it, and calls begun before it; the first lookup of its kernels in a
+    /// call begun after waits for the optimised module and swaps it in. (Per thread, so
+    /// that another thread's call on a shared context cannot make a first call wait.)
     pub fn begin_call(&self) {
-        self.calls.fetch_add(1, Ordering::Relaxed);
+        CALL.with(|c| c.set(CALLS.fetch_add(1, Ordering::Relaxed) + 1));
+    }
+
+    /// Whether the module of `source` instantiated as `variant` is loaded quick, its
+    /// optimised one not yet swapped in: a caller keeping its kernels across calls
+    /// must look them up again (through `function`) until it is not.
+    pub fn is_quick(&self, source: Source, variant: u32) -> bool {
+        self.modules.lock().unwrap().get(&(source.name, variant)).is_some_and(|m| m.upgrade.is_some())
     }
 
     /// Swaps the optimised module in for a quick one, waiting for its compile. A compile
@@ -304,7 +316,7 @@ impl Loader {
     ) -> Result<CUfunction> {
         let mut modules = self.modules.lock().unwrap();
         let loaded = self.loaded(&mut modules, source, variant, spec)?;
-        if loaded.upgrade.is_some() && loaded.loaded_in < self.calls.load(Ordering::Relaxed) {
+        if loaded.upgrade.is_some() && CALL.with(Cell::get) > loaded.loaded_in {
             self.swap_in_optimised(loaded);
         }
         if let Some(&f) = loaded.functions.get(kernel) {

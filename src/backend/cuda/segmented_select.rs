@@ -227,6 +227,9 @@ pub struct SegselKernels {
     resident_blocks: u64,
     commit: CUfunction,
     by_class: [CUfunction; CLASSES],
+    /// A module is loaded quick (tiers.rs): looked up again on the next call, which
+    /// swaps in the optimised one.
+    quick: bool,
 }
 
 /// The kernels for (key width, float keys), looked up once a context, all before a
@@ -237,8 +240,11 @@ pub struct SegselKernels {
 /// calls on the context wait for it once).
 fn kernels(shared: &CudaShared, state: &mut State, key_bytes: usize, float_keys: bool) -> Result<SegselKernels> {
     let v = select::variant(key_bytes, float_keys);
-    if let Some(k) = state.segsel.kernels.iter().find(|k| k.variant == v) {
-        return Ok(*k);
+    if let Some(i) = state.segsel.kernels.iter().position(|k| k.variant == v) {
+        if !state.segsel.kernels[i].quick {
+            return Ok(state.segsel.kernels[i]);
+        }
+        state.segsel.kernels.swap_remove(i);
     }
     let spec = |source: Source| move || module(source, key_bytes, float_keys);
     let (short_spec, long_spec) = (spec(SOURCES[0]), spec(SOURCES[1]));
@@ -250,7 +256,8 @@ fn kernels(shared: &CudaShared, state: &mut State, key_bytes: usize, float_keys:
     for (class, name) in CLASS_KERNELS.iter().enumerate().skip(1) {
         by_class[class] = function(shared, SOURCES[1], key_bytes, float_keys, name)?;
     }
-    let k = SegselKernels { variant: v, short, resident_blocks, commit, by_class };
+    let quick = SOURCES.iter().any(|&s| shared.loader.is_quick(s, v));
+    let k = SegselKernels { variant: v, short, resident_blocks, commit, by_class, quick };
     state.segsel.kernels.push(k);
     Ok(k)
 }

@@ -98,13 +98,17 @@ pub fn start_optimised(spec: &ModuleSpec, arch: &str, key: String) -> Upgrade {
     started.insert(key, upgrade.clone());
     let (spec, arch, cell) = (spec.clone(), arch.to_string(), upgrade.0.clone());
     let body = move || {
-        let outcome = loader::cubin_cached_in(&spec, &arch, disk_cache::cache_dir().as_deref()).map_err(|e| e.to_string());
+        // Whatever happens, the cell is set: a call waits on it.
+        let compile = || loader::cubin_cached_in(&spec, &arch, disk_cache::cache_dir().as_deref()).map_err(|e| e.to_string());
+        let outcome = std::panic::catch_unwind(compile).unwrap_or_else(|_| Err("the optimised compile panicked".to_string()));
         let _ = cell.set(outcome);
     };
     match std::thread::Builder::new().name("gpuprims-optimise".into()).spawn(body) {
         Ok(handle) => {
             join_at_exit();
-            THREADS.lock().unwrap_or_else(|p| p.into_inner()).push(handle);
+            let mut threads = THREADS.lock().unwrap_or_else(|p| p.into_inner());
+            threads.retain(|h| !h.is_finished()); // (a finished thread's handle is dropped: it detaches)
+            threads.push(handle);
         }
         Err(e) => {
             let _ = upgrade.0.set(Err(format!("no thread for the optimised compile: {e}")));
@@ -115,15 +119,21 @@ pub fn start_optimised(spec: &ModuleSpec, arch: &str, key: String) -> Upgrade {
 
 /// A compile still running when the process exits would be inside NVRTC while its
 /// static state is torn down: the exit waits for them (registered once, on the first).
+/// A child of fork() has none of its parent's threads: it joins nothing.
 fn join_at_exit() {
     static REGISTERED: std::sync::Once = std::sync::Once::new();
+    static PARENT: once_cell::sync::OnceCell<u32> = once_cell::sync::OnceCell::new();
     extern "C" fn join_all() {
+        if PARENT.get() != Some(&std::process::id()) {
+            return; // (and not a lock a thread of the parent may have held)
+        }
         let handles: Vec<JoinHandle<()>> = std::mem::take(&mut *THREADS.lock().unwrap_or_else(|p| p.into_inner()));
         for h in handles {
             let _ = h.join();
         }
     }
     REGISTERED.call_once(|| {
+        let _ = PARENT.set(std::process::id());
         // SAFETY: registers a function that takes no arguments and does not unwind
         // (join's error, a panicked thread, is dropped).
         unsafe { libc::atexit(join_all) };
