@@ -3,7 +3,7 @@
 //! memory (CUBIN per process, CUmodule per context) and on disk (disk_cache.rs).
 
 use std::collections::hash_map::Entry;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::ffi::CString;
 use std::path::Path;
 use std::cell::Cell;
@@ -195,6 +195,8 @@ thread_local! {
 pub struct Loader {
     arch: String,
     modules: Mutex<HashMap<ModuleKey, LoadedModule>>,
+    /// Modules whose first-use CUBIN is ready in memory, loaded or not (`is_prepared`).
+    prepared: Mutex<HashSet<ModuleKey>>,
     /// Quick modules replaced by their optimised ones: kept loaded until the context
     /// goes, as launches from them may still be running.
     retired: Mutex<Vec<CUmodule>>,
@@ -213,6 +215,7 @@ impl Loader {
         Loader {
             arch,
             modules: Mutex::new(HashMap::new()),
+            prepared: Mutex::new(HashSet::new()),
             retired: Mutex::new(Vec::new()),
             occupancy: Mutex::new(HashMap::new()),
             shared_allowed: Mutex::new(HashMap::new()),
@@ -259,9 +262,17 @@ impl Loader {
         self.loaded(&mut modules, source, variant, spec).map(|_| ())
     }
 
-    /// Whether the module of `source` instantiated as `variant` is loaded already.
-    pub fn is_loaded(&self, source: Source, variant: u32) -> bool {
-        self.modules.lock().unwrap().contains_key(&(source.name, variant))
+    /// Whether the module of `source` instantiated as `variant` is loaded already, or
+    /// its CUBIN was made ready for this context (`mark_prepared`).
+    pub fn is_prepared(&self, source: Source, variant: u32) -> bool {
+        let key = (source.name, variant);
+        self.modules.lock().unwrap().contains_key(&key) || self.prepared.lock().unwrap().contains(&key)
+    }
+
+    /// Notes that the CUBIN a first use of this module loads is in this process's
+    /// memory (precompile::compile_unloaded made it).
+    pub fn mark_prepared(&self, source: Source, variant: u32) {
+        self.prepared.lock().unwrap().insert((source.name, variant));
     }
 
     /// Begins a call on this thread (each primitive's entry): it gets an id above every
@@ -380,6 +391,7 @@ impl Loader {
     pub fn unload_all(&self) {
         self.occupancy.lock().unwrap().clear();
         self.shared_allowed.lock().unwrap().clear(); // a later module's function may reuse an address
+        self.prepared.lock().unwrap().clear();
         let retired = std::mem::take(&mut *self.retired.lock().unwrap());
         let loaded = self.modules.lock().unwrap().drain().map(|(_, m)| m.module).collect::<Vec<_>>();
         for module in retired.into_iter().chain(loaded) {
