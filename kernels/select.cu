@@ -40,10 +40,18 @@
 // smallest. The host issues the same launches whatever the data; what each does is
 // decided on the device from SelectState, so nothing waits but the final read.
 //
+// Compiled in three parts, side by side on a first call (a module of every kernel took
+// 1.8 s of NVRTC on the development VM; each part 0.9-1.0 s): -DGP_SELECT_PART=0 (the
+// pivots, settle, digit passes and the small select), 1 (select_band), 2
+// (select_band_closed).
+//
 // Instantiated per key width and float-ness: -DGP_KEY_BYTES -DGP_KEY_FLOAT
 // -DGP_BLOCK_THREADS -DGP_ITEMS -DGP_LOOKBACK_WINDOW -DGP_KEEP_BYTES -DGP_DIGITS_MIN_BLOCKS
 // -DGP_BAND_PREFETCH -DGP_BAND_SCREEN -DGP_SMALL_BLOCK -DGP_SMALL_KEYS and the flags
 // (src/backend/cuda/select.rs).
+#if !defined(GP_SELECT_PART) || GP_SELECT_PART < 0 || GP_SELECT_PART > 2
+#error "GP_SELECT_PART: 0 (pivots, settle, digits, small), 1 (select_band) or 2 (select_band_closed)"
+#endif
 #include "common/grid_dependency.cuh"
 #include "select_state.cuh"
 #include "common/block_radix_select.cuh"
@@ -127,19 +135,23 @@ __device__ __forceinline__ void pick_pivots(const U *in, usize n, SelectState *s
 }
 
 // 16384 samples (large inputs: a narrow band) or 4096 (smaller ones: a cheaper sample).
+#if GP_SELECT_PART == 0
 extern "C" __global__ void __launch_bounds__(SAMPLE_BLOCK)
 select_pivots(const U *in, usize n, SelectState *st, u32 rank_lo, u32 rank_hi, u32 key_order) {
     gp::wait_for_prior_grids();
     gp::let_next_grid_start();
     pick_pivots<16>(in, n, st, rank_lo, rank_hi, key_order);
 }
+#endif
 
+#if GP_SELECT_PART == 0
 extern "C" __global__ void __launch_bounds__(SAMPLE_BLOCK)
 select_pivots_small(const U *in, usize n, SelectState *st, u32 rank_lo, u32 rank_hi, u32 key_order) {
     gp::wait_for_prior_grids();
     gp::let_next_grid_start();
     pick_pivots<4>(in, n, st, rank_lo, rank_hi, key_order);
 }
+#endif
 
 #include "select_band.cuh"
 
@@ -199,6 +211,7 @@ __device__ __forceinline__ void settle(SelectState *st, u64 k, usize capacity, u
 }
 
 // The settling alone, when there is no band (a band's last block settles).
+#if GP_SELECT_PART == 0
 extern "C" __global__ void __launch_bounds__(gp::WARP)
 select_settle(SelectState *st, u64 k, usize capacity, u32 flags, u32 key_order, U *out) {
     gp::wait_for_prior_grids();
@@ -206,6 +219,7 @@ select_settle(SelectState *st, u64 k, usize capacity, u32 flags, u32 key_order, 
     __shared__ u64 totals[RADIX];
     settle(st, k, capacity, flags, key_order, out, totals);
 }
+#endif
 
 // One read of the input (launched only when there is a band). Block b reads tiles
 // [b tiles / grid, (b + 1) tiles / grid) in order (no ticket, no look-back): the runs
@@ -283,8 +297,12 @@ __device__ __forceinline__ void band(const U *in, usize n, SelectState *st, U *c
         gp::let_next_grid_start();                                                                          \
         band<CLOSED>(in, n, st, cand, cand_index, runs, capacity, flags, key_order, k, out);               \
     }
+#if GP_SELECT_PART == 1
 GP_BAND_KERNEL(select_band, false)
+#endif
+#if GP_SELECT_PART == 2
 GP_BAND_KERNEL(select_band_closed, true)
+#endif
 
 // Visits src[0, count) a 16-byte vector at a time where it can, UNROLL vectors a
 // thread in flight at once (one at a time left each thread waiting out an L2 round
@@ -334,6 +352,7 @@ struct DigitCount {
     }
 };
 
+#if GP_SELECT_PART == 0
 extern "C" __global__ void __launch_bounds__(BLOCK)
 select_digit_pass(const U *in, usize n, SelectState *st, const U *cand, u32 shift, u32 flags, u32 key_order, U *out) {
     gp::wait_for_prior_grids();
@@ -375,6 +394,7 @@ select_digit_pass(const U *in, usize n, SelectState *st, const U *cand, u32 shif
         }
     }
 }
+#endif
 
 // ----------------------------------------------------------------------------------
 // Every digit in one launch (select.fused_digits): the digit passes above, with the
@@ -384,7 +404,9 @@ select_digit_pass(const U *in, usize n, SelectState *st, const U *cand, u32 shif
 // Keys (as ordered patterns) a block keeps in shared memory: those of its share of
 // the source that matched the prefix at the last step that read global memory.
 constexpr int KEEP = GP_KEEP_BYTES / sizeof(U);
+#if GP_SELECT_PART == 0
 constexpr int DIGITS_MIN_BLOCKS = GP_DIGITS_MIN_BLOCKS;  // resident blocks an SM the registers must allow
+#endif
 
 // What a block of select_digits knows: the prefix and rank chosen so far (every block
 // takes the same bucket from the same totals), and the keys it keeps.
@@ -428,6 +450,7 @@ struct StepCounter {
 // once they all fit, later steps read only those. The state ends as the last digit
 // pass would leave it.
 static_assert(BLOCK % gp::WARP == 0, "whole warps (find_bucket)");
+#if GP_SELECT_PART == 0
 extern "C" __global__ void __launch_bounds__(BLOCK, DIGITS_MIN_BLOCKS)
 select_digits(const U *in, usize n, SelectState *st, const U *cand, u32 flags, u32 key_order, U *out) {
     gp::wait_for_prior_grids();
@@ -496,9 +519,11 @@ select_digits(const U *in, usize n, SelectState *st, const U *cand, u32 flags, u
         finish(st, s.prefix, flags, key_order, out);
     }
 }
+#endif
 
 // Inputs of up to SMALL_BLOCK * SMALL_KEYS keys (k < n): one block holds them all and
 // settles the rank digit by digit.
+#if GP_SELECT_PART == 0
 extern "C" __global__ void __launch_bounds__(SMALL_BLOCK)
 select_small(const U *in, usize n, u64 k, u32 flags, u32 key_order, U *out) {
     gp::wait_for_prior_grids();
@@ -507,3 +532,4 @@ select_small(const U *in, usize n, u64 k, u32 flags, u32 key_order, U *out) {
     const U found = Select::select_from(in, n, (u32)k, KeyOrder(key_order), storage);
     if (threadIdx.x == 0) write_result(found, flags, key_order, out);
 }
+#endif

@@ -196,17 +196,20 @@ pub fn module(source: Source, key_bytes: usize, float_keys: bool) -> ModuleSpec 
 pub(super) const KEY_VARIANTS: [(usize, bool); 7] = [(1, false), (2, false), (2, true), (4, false), (4, true), (8, false), (8, true)];
 
 pub fn modules() -> Vec<Module> {
-    [sources::SELECT, sources::TOPK]
-        .into_iter()
-        .flat_map(|source| {
-            KEY_VARIANTS.into_iter().map(move |(k, f)| Module {
-                source,
-                variant: variant(k, f),
-                spec: module(source, k, f),
-                label: format!("keys {k}B{}", if f { " float" } else { "" }),
-            })
-        })
-        .collect()
+    let label = |k: usize, f: bool| format!("keys {k}B{}", if f { " float" } else { "" });
+    let parts = KEY_VARIANTS.into_iter().flat_map(|(k, f)| PARTS.map(|part| (k, f, part))).map(|(k, f, part)| Module {
+        source: sources::SELECT,
+        variant: part_variant(k, f, part),
+        spec: part_module(k, f, part),
+        label: format!("{} part {part}", label(k, f)),
+    });
+    let topk = KEY_VARIANTS.into_iter().map(|(k, f)| Module {
+        source: sources::TOPK,
+        variant: variant(k, f),
+        spec: module(sources::TOPK, k, f),
+        label: label(k, f),
+    });
+    parts.chain(topk).collect()
 }
 
 /// The loader's key of the module for (key width, float keys).
@@ -268,20 +271,53 @@ fn kth(shared: &CudaShared, state: &mut State, input: &DeviceMemory, dtype: DTyp
     }
 }
 
+/// Kernel `kernel` of `source` (select.cu: of the part holding it) for (key width,
+/// float keys).
 fn function(shared: &CudaShared, source: Source, key_bytes: usize, float_keys: bool, kernel: &'static str) -> Result<CUfunction> {
+    if source.name == sources::SELECT.name {
+        let part = part_of(kernel);
+        return shared.loader.function(source, part_variant(key_bytes, float_keys, part), kernel, || {
+            part_module(key_bytes, float_keys, part)
+        });
+    }
     shared.loader.function(source, variant(key_bytes, float_keys), kernel, || module(source, key_bytes, float_keys))
 }
 
-/// Top-k runs kernels of both modules: on its first call they compile side by side.
-fn compile_both(shared: &CudaShared, key_bytes: usize, float_keys: bool) -> Result<()> {
-    let v = variant(key_bytes, float_keys);
-    precompile::compile_unloaded(
-        shared,
-        &[
-            (sources::SELECT, v, &|| module(sources::SELECT, key_bytes, float_keys)),
-            (sources::TOPK, v, &|| module(sources::TOPK, key_bytes, float_keys)),
-        ],
-    )
+/// select.cu's parts (kernels/select.cu: GP_SELECT_PART), compiled side by side.
+const PARTS: [u32; 3] = [0, 1, 2];
+
+/// The part of select.cu holding `kernel`.
+fn part_of(kernel: &str) -> u32 {
+    match kernel {
+        "select_band" => 1,
+        "select_band_closed" => 2,
+        _ => 0,
+    }
+}
+
+/// The loader's key of a select.cu part's module.
+fn part_variant(key_bytes: usize, float_keys: bool, part: u32) -> u32 {
+    variant(key_bytes, float_keys) | part << 12
+}
+
+/// A select.cu part's module.
+fn part_module(key_bytes: usize, float_keys: bool, part: u32) -> ModuleSpec {
+    let mut spec = module(sources::SELECT, key_bytes, float_keys);
+    spec.options.push(format!("-DGP_SELECT_PART={part}"));
+    spec
+}
+
+/// A selection's modules, compiled side by side on its first call: select.cu's parts,
+/// and with `topk` topk.cu's.
+fn compile(shared: &CudaShared, key_bytes: usize, float_keys: bool, topk: bool) -> Result<()> {
+    let specs = PARTS.map(|part| move || part_module(key_bytes, float_keys, part));
+    let topk_spec = || module(sources::TOPK, key_bytes, float_keys);
+    let mut wanted: Vec<precompile::Wanted> =
+        PARTS.iter().zip(&specs).map(|(&part, spec)| (sources::SELECT, part_variant(key_bytes, float_keys, part), spec as _)).collect();
+    if topk {
+        wanted.push((sources::TOPK, variant(key_bytes, float_keys), &topk_spec));
+    }
+    precompile::compile_unloaded(shared, &wanted)
 }
 
 /// The element of rank `k` (ascending) into host memory: the kernel that settles it
@@ -289,6 +325,7 @@ fn compile_both(shared: &CudaShared, key_bytes: usize, float_keys: bool) -> Resu
 /// (sooner than waiting for the stream; the call's later launches, if any, find the
 /// answer settled and end).
 pub fn select_kth(shared: &CudaShared, input: &DeviceMemory, dtype: DType, len: usize, k: usize, out: &mut [u8]) -> Result<()> {
+    compile(shared, dtype.size(), dtype.is_float(), false)?;
     let mut state = shared.lock()?;
     let tag = shared.begin_host_value(&mut state, dtype);
     kth(shared, &mut state, input, dtype, len, k, Found::Host(tag))?;
@@ -297,6 +334,7 @@ pub fn select_kth(shared: &CudaShared, input: &DeviceMemory, dtype: DType, len: 
 
 /// The element of rank `k` into element 0 of `out`, in stream order.
 pub fn select_kth_to_device(shared: &CudaShared, input: &DeviceMemory, dtype: DType, len: usize, k: usize, out: &DeviceMemory) -> Result<()> {
+    compile(shared, dtype.size(), dtype.is_float(), false)?;
     let mut state = shared.lock()?;
     kth(shared, &mut state, input, dtype, len, k, Found::Device(out.ptr))
 }
@@ -319,7 +357,7 @@ pub fn topk(
     supported_k(k)?;
     let key_bytes = dtype.size();
     let float_keys = dtype.is_float();
-    compile_both(shared, key_bytes, float_keys)?;
+    compile(shared, key_bytes, float_keys, true)?;
     let small_len = policy().block as usize * SMALL_ITEMS;
     if len <= small_len {
         let state = shared.lock()?;
@@ -403,14 +441,16 @@ pub fn prepare_topk(
 ) -> Result<Needs> {
     supported_k(k)?;
     let (key_bytes, float_keys) = (dtype.size(), dtype.is_float());
-    compile_both(shared, key_bytes, float_keys)?;
+    compile(shared, key_bytes, float_keys, true)?;
     let v = variant(key_bytes, float_keys);
     shared.loader.load(sources::TOPK, v, || module(sources::TOPK, key_bytes, float_keys))?;
     let small_len = policy().block as usize * SMALL_ITEMS;
     if len <= small_len {
         return Ok(Needs::default()); // one block's sort
     }
-    shared.loader.load(sources::SELECT, v, || module(sources::SELECT, key_bytes, float_keys))?;
+    for part in PARTS {
+        shared.loader.load(sources::SELECT, part_variant(key_bytes, float_keys, part), || part_module(key_bytes, float_keys, part))?;
+    }
     let sort = match k > small_len {
         true => radix_sort::prepare(shared, out_values, dtype, out_indices.map(|m| (m, DType::U64)), k)?,
         false => Needs::default(),
