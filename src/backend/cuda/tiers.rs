@@ -10,7 +10,8 @@
 //! module, one thread, 2026-11-28, s, default -> mid): quicksort_large.cu u32 1.60 ->
 //! 0.29, quicksort.cu 0.69 -> 0.34, quicksort_small.cu 0.49 -> 0.19,
 //! quicksort_splitters.cu 0.32 -> 0.20 (compiled beside the others on the same first
-//! call); select.cu f32 about 2.3 -> 0.9; radix_sort.cu f32 keys 0.81 -> 0.35, f32/u32
+//! call); select.cu f32 about 2.3 -> 0.9 (in three parts since: 0.97, 0.54, 0.66 optimised,
+//! compiled side by side); radix_sort.cu f32 keys 0.81 -> 0.35, f32/u32
 //! pairs with their packing module 1.87 -> 0.61; counting_sort.cu 2-byte keys 1.30 ->
 //! 0.30; segmented_select_long.cu 0.76 -> 0.32; segmented_topk.cu parts 1 and 2 0.93 ->
 //! 0.73 and 1.56 -> 0.44; topk.cu goes with select.cu. The GPU hosts compile up to 1.7x
