@@ -64,10 +64,13 @@ mod tests {
         // One per dtype (the scan: per dtype and op); radix passes: 4 key widths x 5
         // value widths (none, 1, 2, 4, 8 bytes), and float keys of 2, 4 and 8 bytes with
         // each value width, and the packing kernel's modules of 4-byte keys (integer
-        // and float) with 4-byte values; the radix histogram by key width alone.
+        // and float) with 4-byte values; the radix histogram by key width alone. Then the
+        // small-tile classes (radix_sort::small_tiles), integer and float keys each: two
+        // of 4-byte keys alone, two of 8-byte keys alone, one of 4-byte keys with 4-byte
+        // values (its pass and packing modules), one of 4-byte keys with 8-byte values.
         assert_eq!(count("reduce.cu"), 12);
         assert_eq!(count("scan.cu"), 12 * 3);
-        assert_eq!(count("radix_sort.cu"), 4 * 5 + 3 * 5 + 2);
+        assert_eq!(count("radix_sort.cu"), 4 * 5 + 3 * 5 + 2 + 2 * (2 + 2 + 2 + 1));
         assert_eq!(count("radix_histogram.cu"), 4 + 3);
         // The counting sort of 1- and 2-byte keys alone (2-byte: integer and float).
         assert_eq!(count("counting_sort.cu"), 3);

@@ -86,7 +86,7 @@ struct Policy {
 /// u32 2^28 5.71 -> 5.61 ms, pairs 10.02 -> 9.59; 8 was slower everywhere; for packed
 /// pairs, 2 was faster at 2^24, 0.597 against 0.608 ms, and slower at 2^28, 8.47
 /// against 8.30, 2026-11-24).
-fn policy(key_bytes: usize, value_bytes: usize) -> Policy {
+fn policy(key_bytes: usize, value_bytes: usize, class: u32) -> Policy {
     let (kind, block, items, min_blocks, window) = if value_bytes == 0 {
         let (block, items) = [(384, 24), (384, 18), (512, 24), (384, 20)][key_bytes.trailing_zeros() as usize];
         ("keys", block, items, 2, 2)
@@ -98,18 +98,53 @@ fn policy(key_bytes: usize, value_bytes: usize) -> Policy {
         ("pairs", 384, 30, 2, 1)
     };
     let block = knob(&format!("radix.{kind}.block"), block);
+    let items = match class {
+        0 => knob(&format!("radix.{kind}.items{key_bytes}"), items),
+        _ => small_tiles(key_bytes, value_bytes)[class as usize - 1].1,
+    };
     // A tile of keys and one of values beside them take dynamic shared memory: a
     // tuned item count is capped to what one block may have of it.
     let fits = (DYNAMIC_SHARED_LIMIT / (block as usize * (key_bytes + value_bytes))) as u32;
     Policy {
         block,
-        items: knob(&format!("radix.{kind}.items{key_bytes}"), items).min(fits).max(1),
+        items: items.min(fits).max(1),
         min_blocks: knob(&format!("radix.{kind}.min_blocks{key_bytes}"), min_blocks),
         window: knob(&format!("radix.{kind}.window"), window),
         hist_block: knob("radix.hist_block", 1024),
         hist_parts: hist_parts(key_bytes),
         one_tile_blocks: knob(&format!("radix.{kind}.one_tile_blocks{key_bytes}"), 0) != 0,
     }
+}
+
+/// Smaller tiles for smaller sorts: (most keys, items a thread) in increasing order,
+/// each a module of its own (tile class 1, 2, ...); past the last, the policy's tile
+/// (class 0). Few large tiles leave most of the GPU idle and make a pass one tile's
+/// latency: u32 keys at 2^16 are 5 tiles of 512 x 24. Measured on an H200 (2026-11-28,
+/// bench against CUB 3.5.0, medians of 21, two rounds): u32 keys 2^16 0.061 ms -> 0.047
+/// with 8 items, 2^18 0.065 -> 0.052, 2^20 0.073 -> 0.070, 2^22 0.143 -> 0.135 with 16
+/// (2^24: 16 items 0.397 against 0.365); f32 descending alike; u64 keys 2^15 0.095 ->
+/// 0.075 and 2^17 0.101 -> 0.084 with 8, 2^19 0.114 -> 0.107 with 12 (2^21: 12 items
+/// 0.210 against 0.183); packed u32/u32 pairs 2^16 0.066-0.084 -> 0.054-0.061 and 2^18
+/// 0.071 -> 0.064 with 10, 2^20 level (2^22: 14 items 0.206 against 0.185); f32 keys
+/// with u64 indices (top-k's gathered sort), 2^16: 0.121 -> 0.115 ms a top-k with 5
+/// items of 256. Knob radix.small_tiles=0: the policy's tile at every size.
+fn small_tiles(key_bytes: usize, value_bytes: usize) -> &'static [(usize, u32)] {
+    if knob("radix.small_tiles", 1) == 0 {
+        return &[];
+    }
+    match (key_bytes, value_bytes) {
+        (4, 0) => &[(1 << 20, 8), (1 << 23, 16)],
+        (8, 0) => &[(1 << 18, 8), (1 << 20, 12)],
+        (4, 4) if packed_pairs() => &[(1 << 20, 10)],
+        (4, 8) => &[(1 << 18, 6)],
+        _ => &[],
+    }
+}
+
+/// The tile class of a sort of `len` keys (small_tiles): 0 for the policy's tile.
+fn tile_class(key_bytes: usize, value_bytes: usize, len: usize) -> u32 {
+    let classes = small_tiles(key_bytes, value_bytes);
+    classes.iter().position(|&(most, _)| len <= most).map_or(0, |i| i as u32 + 1)
 }
 
 /// Whether pairs of 4-byte keys and 4-byte values move packed between passes
@@ -179,7 +214,7 @@ impl Policy {
 /// The histogram-and-plan module for keys of `key_bytes` (kernels/radix_histogram.cu):
 /// neither kernel depends on the values, so every value width shares it.
 pub fn histogram_module(key_bytes: usize, float_keys: bool) -> ModuleSpec {
-    let p = policy(key_bytes, 0);
+    let p = policy(key_bytes, 0, 0);
     let hist_lean = knob("radix.hist_lean", 1);
     ModuleSpec {
         source: sources::RADIX_HISTOGRAM,
@@ -211,8 +246,8 @@ pub fn histogram_module(key_bytes: usize, float_keys: bool) -> ModuleSpec {
 
 /// The passes-and-finish module for keys of `key_bytes` (floats or integers) and
 /// values of `value_bytes` (0: none), kernels/radix_sort.cu.
-pub fn module(key_bytes: usize, value_bytes: usize, float_keys: bool) -> ModuleSpec {
-    pass_module(key_bytes, value_bytes, float_keys, false)
+pub fn module(key_bytes: usize, value_bytes: usize, float_keys: bool, class: u32) -> ModuleSpec {
+    pass_module(key_bytes, value_bytes, float_keys, class, false)
 }
 
 /// The packing module of pairs that move packed (module_packs): radix_pass_packing
@@ -220,17 +255,18 @@ pub fn module(key_bytes: usize, value_bytes: usize, float_keys: bool) -> ModuleS
 /// the two side by side. Together they took 0.83 s to compile on the development
 /// machine (f32 keys 1.0 s), and the first u32/u32 sort of a freshly started H100
 /// machine 1.66 s (2026-11-24).
-pub fn packing_module(key_bytes: usize, value_bytes: usize, float_keys: bool) -> ModuleSpec {
-    pass_module(key_bytes, value_bytes, float_keys, true)
+pub fn packing_module(key_bytes: usize, value_bytes: usize, float_keys: bool, class: u32) -> ModuleSpec {
+    pass_module(key_bytes, value_bytes, float_keys, class, true)
 }
 
-/// The packing module's variant key beside module()'s (the same source).
-fn packing_variant(key_bytes: usize, value_bytes: usize, float_keys: bool) -> u32 {
-    variant(key_bytes, value_bytes, float_keys) | 1 << 9
+/// The loader's variant key of a pass module: the widths' (variant), its tile class,
+/// and whether it is the packing module (the same source).
+fn pass_variant(key_bytes: usize, value_bytes: usize, float_keys: bool, class: u32, packing: bool) -> u32 {
+    variant(key_bytes, value_bytes, float_keys) | (packing as u32) << 9 | class << 10
 }
 
-fn pass_module(key_bytes: usize, value_bytes: usize, float_keys: bool, packing: bool) -> ModuleSpec {
-    let p = policy(key_bytes, value_bytes);
+fn pass_module(key_bytes: usize, value_bytes: usize, float_keys: bool, class: u32, packing: bool) -> ModuleSpec {
+    let p = policy(key_bytes, value_bytes, class);
     ModuleSpec {
         source: sources::RADIX_SORT,
         options: vec![
@@ -299,19 +335,28 @@ pub fn modules() -> Vec<Module> {
         spec: histogram_module(k, f),
         label: label(k, f),
     });
-    let passes = all_variants().into_iter().map(|(k, v, f)| Module {
-        source: sources::RADIX_SORT,
-        variant: variant(k, v, f),
-        spec: module(k, v, f),
-        label: format!("{} values {v}B", label(k, f)),
+    // Every tile class of every widths' pass module, and its packing module where pairs
+    // move packed.
+    let classes = |k: usize, v: usize| 0..=small_tiles(k, v).len() as u32;
+    let passes = all_variants().into_iter().flat_map(|(k, v, f)| classes(k, v).map(move |c| (k, v, f, c)));
+    let passes = passes.flat_map(|(k, v, f, c)| {
+        let packing = if module_packs(k, v) { vec![false, true] } else { vec![false] };
+        packing.into_iter().map(move |pack| Module {
+            source: sources::RADIX_SORT,
+            variant: pass_variant(k, v, f, c, pack),
+            spec: pass_module(k, v, f, c, pack),
+            label: format!("{} values {v}B{}{}", label(k, f), tile_label(c), if pack { " packing" } else { "" }),
+        })
     });
-    let packing = all_variants().into_iter().filter(|&(k, v, _)| module_packs(k, v)).map(|(k, v, f)| Module {
-        source: sources::RADIX_SORT,
-        variant: packing_variant(k, v, f),
-        spec: packing_module(k, v, f),
-        label: format!("{} values {v}B packing", label(k, f)),
-    });
-    histograms.chain(passes).chain(packing).collect()
+    histograms.chain(passes).collect()
+}
+
+/// A pass module's label suffix for its tile class (precompile's traces, the dump filter).
+fn tile_label(class: u32) -> String {
+    match class {
+        0 => String::new(),
+        c => format!(" small tiles {c}"),
+    }
 }
 
 /// Every (key width, value width, float keys) the library instantiates, for both sorts.
@@ -341,6 +386,8 @@ struct Plan {
     key_bytes: usize,
     value_bytes: usize,
     float_keys: bool,
+    /// The tile class (small_tiles): which pass module.
+    class: u32,
     len: usize,
     portion: usize,
     portions: usize,
@@ -363,7 +410,8 @@ impl Plan {
     fn new(keys: &DeviceMemory, key_dtype: DType, values: Option<(&DeviceMemory, DType)>, len: usize) -> Result<Plan> {
         let key_bytes = key_dtype.size();
         let value_bytes = values.map_or(0, |(_, d)| d.size());
-        let p = policy(key_bytes, value_bytes);
+        let class = tile_class(key_bytes, value_bytes, len);
+        let p = policy(key_bytes, value_bytes, class);
         let portion = p.portion_tiles() * p.tile();
         let portions = len.div_ceil(portion);
         if portions > MAX_PORTIONS {
@@ -372,26 +420,26 @@ impl Plan {
         // Pairs may move packed between passes (kernels/radix_sort.cu, "Packed pairs").
         let packed = packs(module_packs(key_bytes, value_bytes), len, keys.ptr, values.map_or(0, |(m, _)| m.ptr));
         let passes = key_bytes * 8 / RADIX_BITS;
-        Ok(Plan { p, key_bytes, value_bytes, float_keys: key_dtype.is_float(), len, portion, portions, passes, packed })
+        Ok(Plan { p, key_bytes, value_bytes, float_keys: key_dtype.is_float(), class, len, portion, portions, passes, packed })
     }
 
     /// The (histogram, pass, packing) modules' sources and variants.
     fn modules(&self) -> [(Source, u32); 3] {
-        let (k, v, f) = (self.key_bytes, self.value_bytes, self.float_keys);
+        let (k, v, f, c) = (self.key_bytes, self.value_bytes, self.float_keys, self.class);
         [
             (sources::RADIX_HISTOGRAM, variant(k, 0, f)),
-            (sources::RADIX_SORT, variant(k, v, f)),
-            (sources::RADIX_SORT, packing_variant(k, v, f)),
+            (sources::RADIX_SORT, pass_variant(k, v, f, c, false)),
+            (sources::RADIX_SORT, pass_variant(k, v, f, c, true)),
         ]
     }
 
     /// The spec of module `which` of `modules` (built only where a module is missing).
     fn spec(&self, which: usize) -> ModuleSpec {
-        let (k, v, f) = (self.key_bytes, self.value_bytes, self.float_keys);
+        let (k, v, f, c) = (self.key_bytes, self.value_bytes, self.float_keys, self.class);
         match which {
             0 => histogram_module(k, f),
-            1 => module(k, v, f),
-            _ => packing_module(k, v, f),
+            1 => module(k, v, f, c),
+            _ => packing_module(k, v, f, c),
         }
     }
 
