@@ -107,8 +107,8 @@ mod tests {
     /// NVRTC needs no GPU: the pool compiles on several threads and every module lands
     /// in the process's CUBIN cache and in the disk cache (so a later first call, in
     /// this process or another, compiles nothing). One module of each source (that
-    /// every module compiles is every_kernel_module_compiles_cleanly's check: all 237
-    /// again here cost some 200 s of CPU on a 2-core machine). Skips without NVRTC unless
+    /// every module compiles is every_kernel_module_compiles_cleanly's check: all of
+    /// them again here cost some 200 s of CPU on a 2-core machine). Skips without NVRTC unless
     /// GPUPRIMS_REQUIRE_NVRTC=1.
     #[test]
     fn compile_all_fills_the_memory_and_disk_caches() {

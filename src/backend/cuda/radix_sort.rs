@@ -125,9 +125,12 @@ fn policy(key_bytes: usize, value_bytes: usize, class: u32) -> Policy {
 /// (2^24: 16 items 0.397 against 0.365); f32 descending alike; u64 keys 2^15 0.095 ->
 /// 0.075 and 2^17 0.101 -> 0.084 with 8, 2^19 0.114 -> 0.107 with 12 (2^21: 12 items
 /// 0.210 against 0.183); packed u32/u32 pairs 2^16 0.066-0.084 -> 0.054-0.061 and 2^18
-/// 0.071 -> 0.064 with 10, 2^20 level (2^22: 14 items 0.206 against 0.185); f32 keys
-/// with u64 indices (top-k's gathered sort), 2^16: 0.121 -> 0.115 ms a top-k with 5
-/// items of 256. Knob radix.small_tiles=0: the policy's tile at every size.
+/// 0.071 -> 0.064 with 10, 2^20 level (2^22: 14 items 0.206 against 0.185). 4-byte keys
+/// with 8-byte values (the top-k's keys and u64 indices): top-k of k = 65,536 (its
+/// gathered sort) at 2^20 118.5-119.0 -> 114.7-115.6 µs with 6 items of 256 (an earlier
+/// knob run of 5: 120.7 -> 114.7); unpacked u32/u32 pairs (odd n) and f32/u32 take the
+/// packed pairs' 10 unmeasured. Knob radix.small_tiles=0: the policy's tile at every
+/// size (and the only way for the items knobs, which set class 0, to reach small sorts).
 fn small_tiles(key_bytes: usize, value_bytes: usize) -> &'static [(usize, u32)] {
     if knob("radix.small_tiles", 1) == 0 {
         return &[];
