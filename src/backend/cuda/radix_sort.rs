@@ -678,3 +678,36 @@ impl Sort<'_> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each kind's small-tile classes grow with the length and end below the policy's
+    /// tile; a length takes the first class whose bound it is within; every class's
+    /// pass fits the dynamic shared memory a block may have.
+    #[test]
+    fn tile_classes_grow_with_the_length_and_fit() {
+        for (k, v, _) in all_variants() {
+            let classes = small_tiles(k, v);
+            let items: Vec<u32> = (0..=classes.len() as u32).map(|c| policy(k, v, c).items).collect();
+            for (i, pair) in classes.windows(2).enumerate() {
+                assert!(pair[0].0 < pair[1].0 && pair[0].1 < pair[1].1, "keys {k}B values {v}B class {}", i + 1);
+            }
+            if let Some(&(_, last)) = classes.last() {
+                assert!(last < items[0], "keys {k}B values {v}B: a small tile at least the policy's");
+            }
+            for (c, &(most, _)) in classes.iter().enumerate() {
+                assert_eq!(tile_class(k, v, most), c as u32 + 1);
+                assert_eq!(tile_class(k, v, most + 1), if c + 1 < classes.len() { c as u32 + 2 } else { 0 });
+            }
+            for c in 0..=classes.len() as u32 {
+                let bytes = policy(k, v, c).tile_shared_bytes(k, v) as usize;
+                assert!(bytes <= DYNAMIC_SHARED_LIMIT, "keys {k}B values {v}B class {c}: {bytes} bytes");
+            }
+        }
+        assert_eq!(tile_class(4, 0, 1 << 16), 1);
+        assert_eq!(tile_class(4, 0, 1 << 22), 2);
+        assert_eq!(tile_class(4, 0, 1 << 24), 0);
+    }
+}
