@@ -16,6 +16,7 @@ mod multi_rank;
 mod nccl;
 mod nccl_link;
 mod nvrtc;
+mod parts;
 mod precompile;
 mod quicksort;
 mod radix_sort;

@@ -21,6 +21,7 @@ use super::launch::{launch, Arg};
 use super::loader::ModuleSpec;
 use super::memory::DeviceMemory;
 use super::modules::Module;
+use super::parts::Parts;
 use super::sources::{self, Source};
 use super::tuning::knob;
 use super::{precompile, radix_sort, select};
@@ -179,20 +180,11 @@ impl Policy {
 /// The module's three parts (kernels/segmented_topk.cu: GP_SEGTOPK_PART), compiled side
 /// by side on a first call: the rows' check, the warp class and the split rows' and ks'
 /// small kernels; the block class; the long class.
-const PARTS: [u32; 3] = [0, 1, 2];
-
-/// The part holding `kernel`.
-fn part_of(kernel: &str) -> u32 {
-    match kernel {
-        "topk_block" => 1,
-        "topk_long" => 2,
-        _ => 0,
-    }
-}
+const PARTS: Parts = Parts { define: "GP_SEGTOPK_PART", count: 3, later: &[("topk_block", 1), ("topk_long", 2)] };
 
 /// The loader's key of a part's module for (key width, float keys).
 fn variant(key_bytes: usize, float_keys: bool, part: u32) -> u32 {
-    select::variant(key_bytes, float_keys) | part << 12
+    PARTS.variant(select::variant(key_bytes, float_keys), part)
 }
 
 pub fn module(key_bytes: usize, float_keys: bool, part: u32) -> ModuleSpec {
@@ -200,7 +192,7 @@ pub fn module(key_bytes: usize, float_keys: bool, part: u32) -> ModuleSpec {
     ModuleSpec {
         source: SOURCE,
         options: vec![
-            format!("-DGP_SEGTOPK_PART={part}"),
+            PARTS.option(part),
             format!("-DGP_KEY_BYTES={key_bytes}"),
             format!("-DGP_KEY_FLOAT={}", float_keys as u32),
             format!("-DGP_WARP_BLOCK={}", p.warp_block),
@@ -227,7 +219,7 @@ pub fn module(key_bytes: usize, float_keys: bool, part: u32) -> ModuleSpec {
 pub fn modules() -> Vec<Module> {
     select::KEY_VARIANTS
         .into_iter()
-        .flat_map(|(k, f)| PARTS.map(|part| (k, f, part)))
+        .flat_map(|(k, f)| PARTS.all().map(move |part| (k, f, part)))
         .map(|(k, f, part)| Module {
             source: SOURCE,
             variant: variant(k, f, part),
@@ -238,15 +230,15 @@ pub fn modules() -> Vec<Module> {
 }
 
 fn function(shared: &CudaShared, key_bytes: usize, float_keys: bool, name: &'static str) -> Result<cudarc::driver::sys::CUfunction> {
-    let part = part_of(name);
+    let part = PARTS.of(name);
     shared.loader.function(SOURCE, variant(key_bytes, float_keys, part), name, || module(key_bytes, float_keys, part))
 }
 
 /// A first call's compiles, the three parts side by side (nothing once they are loaded).
 fn compile_parts(shared: &CudaShared, key_bytes: usize, float_keys: bool) -> Result<()> {
-    let specs = PARTS.map(|part| move || module(key_bytes, float_keys, part));
+    let specs: Vec<_> = PARTS.all().map(|part| move || module(key_bytes, float_keys, part)).collect();
     let wanted: Vec<precompile::Wanted> =
-        PARTS.iter().zip(&specs).map(|(&part, spec)| (SOURCE, variant(key_bytes, float_keys, part), spec as _)).collect();
+        PARTS.all().zip(&specs).map(|(part, spec)| (SOURCE, variant(key_bytes, float_keys, part), spec as _)).collect();
     precompile::compile_unloaded(shared, &wanted)
 }
 

@@ -13,6 +13,7 @@ use super::launch::{launch, Arg};
 use super::loader::ModuleSpec;
 use super::memory::DeviceMemory;
 use super::modules::Module;
+use super::parts::Parts;
 use super::precompile;
 use super::radix_sort;
 use super::sources::{self, Source};
@@ -197,7 +198,7 @@ pub(super) const KEY_VARIANTS: [(usize, bool); 7] = [(1, false), (2, false), (2,
 
 pub fn modules() -> Vec<Module> {
     let label = |k: usize, f: bool| format!("keys {k}B{}", if f { " float" } else { "" });
-    let parts = KEY_VARIANTS.into_iter().flat_map(|(k, f)| PARTS.map(|part| (k, f, part))).map(|(k, f, part)| Module {
+    let parts = KEY_VARIANTS.into_iter().flat_map(|(k, f)| PARTS.all().map(move |part| (k, f, part))).map(|(k, f, part)| Module {
         source: sources::SELECT,
         variant: part_variant(k, f, part),
         spec: part_module(k, f, part),
@@ -275,7 +276,7 @@ fn kth(shared: &CudaShared, state: &mut State, input: &DeviceMemory, dtype: DTyp
 /// float keys).
 fn function(shared: &CudaShared, source: Source, key_bytes: usize, float_keys: bool, kernel: &'static str) -> Result<CUfunction> {
     if source.name == sources::SELECT.name {
-        let part = part_of(kernel);
+        let part = PARTS.of(kernel);
         return shared.loader.function(source, part_variant(key_bytes, float_keys, part), kernel, || {
             part_module(key_bytes, float_keys, part)
         });
@@ -284,36 +285,27 @@ fn function(shared: &CudaShared, source: Source, key_bytes: usize, float_keys: b
 }
 
 /// select.cu's parts (kernels/select.cu: GP_SELECT_PART), compiled side by side.
-const PARTS: [u32; 3] = [0, 1, 2];
-
-/// The part of select.cu holding `kernel`.
-fn part_of(kernel: &str) -> u32 {
-    match kernel {
-        "select_band" => 1,
-        "select_band_closed" => 2,
-        _ => 0,
-    }
-}
+const PARTS: Parts = Parts { define: "GP_SELECT_PART", count: 3, later: &[("select_band", 1), ("select_band_closed", 2)] };
 
 /// The loader's key of a select.cu part's module.
 fn part_variant(key_bytes: usize, float_keys: bool, part: u32) -> u32 {
-    variant(key_bytes, float_keys) | part << 12
+    PARTS.variant(variant(key_bytes, float_keys), part)
 }
 
 /// A select.cu part's module.
 fn part_module(key_bytes: usize, float_keys: bool, part: u32) -> ModuleSpec {
     let mut spec = module(sources::SELECT, key_bytes, float_keys);
-    spec.options.push(format!("-DGP_SELECT_PART={part}"));
+    spec.options.push(PARTS.option(part));
     spec
 }
 
 /// A selection's modules, compiled side by side on its first call: select.cu's parts,
 /// and with `topk` topk.cu's.
 fn compile(shared: &CudaShared, key_bytes: usize, float_keys: bool, topk: bool) -> Result<()> {
-    let specs = PARTS.map(|part| move || part_module(key_bytes, float_keys, part));
+    let specs: Vec<_> = PARTS.all().map(|part| move || part_module(key_bytes, float_keys, part)).collect();
     let topk_spec = || module(sources::TOPK, key_bytes, float_keys);
     let mut wanted: Vec<precompile::Wanted> =
-        PARTS.iter().zip(&specs).map(|(&part, spec)| (sources::SELECT, part_variant(key_bytes, float_keys, part), spec as _)).collect();
+        PARTS.all().zip(&specs).map(|(part, spec)| (sources::SELECT, part_variant(key_bytes, float_keys, part), spec as _)).collect();
     if topk {
         wanted.push((sources::TOPK, variant(key_bytes, float_keys), &topk_spec));
     }
@@ -448,7 +440,7 @@ pub fn prepare_topk(
     if len <= small_len {
         return Ok(Needs::default()); // one block's sort
     }
-    for part in PARTS {
+    for part in PARTS.all() {
         shared.loader.load(sources::SELECT, part_variant(key_bytes, float_keys, part), || part_module(key_bytes, float_keys, part))?;
     }
     let sort = match k > small_len {
