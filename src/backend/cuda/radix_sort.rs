@@ -247,27 +247,19 @@ pub fn histogram_module(key_bytes: usize, float_keys: bool) -> ModuleSpec {
     }
 }
 
-/// The passes-and-finish module for keys of `key_bytes` (floats or integers) and
-/// values of `value_bytes` (0: none), kernels/radix_sort.cu.
-pub fn module(key_bytes: usize, value_bytes: usize, float_keys: bool, class: u32) -> ModuleSpec {
-    pass_module(key_bytes, value_bytes, float_keys, class, false)
-}
-
-/// The packing module of pairs that move packed (module_packs): radix_pass_packing
-/// alone, from the same source; apart from radix_pass, so that a first call compiles
-/// the two side by side. Together they took 0.83 s to compile on the development
-/// machine (f32 keys 1.0 s), and the first u32/u32 sort of a freshly started H100
-/// machine 1.66 s (2026-11-24).
-pub fn packing_module(key_bytes: usize, value_bytes: usize, float_keys: bool, class: u32) -> ModuleSpec {
-    pass_module(key_bytes, value_bytes, float_keys, class, true)
-}
-
 /// The loader's variant key of a pass module: the widths' (variant), its tile class,
 /// and whether it is the packing module (the same source).
 fn pass_variant(key_bytes: usize, value_bytes: usize, float_keys: bool, class: u32, packing: bool) -> u32 {
     variant(key_bytes, value_bytes, float_keys) | (packing as u32) << 9 | class << 10
 }
 
+/// The passes-and-finish module for keys of `key_bytes` (floats or integers) and values
+/// of `value_bytes` (0: none) in tile class `class`, kernels/radix_sort.cu; with
+/// `packing`, the packing module of pairs that move packed (module_packs):
+/// radix_pass_packing alone, from the same source, apart from radix_pass so that a
+/// first call compiles the two side by side. Together they took 0.83 s to compile on
+/// the development machine (f32 keys 1.0 s), and the first u32/u32 sort of a freshly
+/// started H100 machine 1.66 s (2026-11-24).
 fn pass_module(key_bytes: usize, value_bytes: usize, float_keys: bool, class: u32, packing: bool) -> ModuleSpec {
     let p = policy(key_bytes, value_bytes, class);
     ModuleSpec {
@@ -441,8 +433,7 @@ impl Plan {
         let (k, v, f, c) = (self.key_bytes, self.value_bytes, self.float_keys, self.class);
         match which {
             0 => histogram_module(k, f),
-            1 => module(k, v, f, c),
-            _ => packing_module(k, v, f, c),
+            which => pass_module(k, v, f, c, which == 2),
         }
     }
 
