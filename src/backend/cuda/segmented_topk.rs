@@ -340,9 +340,20 @@ fn uniform_class_from(call: &Call, nrows: u64, row_len: u64, k: u64, long_min: u
 
 /// One launch of the warp, block or long class over `count` rows: those of `ids` (a
 /// device list), or rows 0..count.
+/// The row kernel of `class` (a warp, block or long class), its part's module loaded
+/// on first use: a call that launches several classes looks them all up before its
+/// first write, so that a failed load leaves the outputs as they were.
+fn class_kernel(call: &Call, class: usize) -> Result<cudarc::driver::sys::CUfunction> {
+    let name = match class {
+        CLASS_WARP => "topk_warp",
+        CLASS_LONG => "topk_long",
+        _ => "topk_block",
+    };
+    function(call.shared, call.dtype.size(), call.dtype.is_float(), name)
+}
+
 fn launch_class(call: &Call, state: &State, rows: &RowArgs, class: usize, ids: Option<CUdeviceptr>, count: u64) -> Result<()> {
     let p = policy();
-    let (key_bytes, float_keys) = (call.dtype.size(), call.dtype.is_float());
     let mut args = vec![
         Arg::ptr(call.values.ptr),
         Arg::size(call.len),
@@ -354,14 +365,15 @@ fn launch_class(call: &Call, state: &State, rows: &RowArgs, class: usize, ids: O
         Arg::u64(rows.k),
         Arg::ptr(ids.unwrap_or(0)),
     ];
-    let (f, grid, block) = if class == CLASS_WARP {
+    let f = class_kernel(call, class)?;
+    let (grid, block) = if class == CLASS_WARP {
         args.push(Arg::u64(count));
         let warps = (p.warp_block / 32) as u64;
-        (function(call.shared, key_bytes, float_keys, "topk_warp")?, count.div_ceil(warps), p.warp_block)
+        (count.div_ceil(warps), p.warp_block)
     } else if class == CLASS_LONG {
-        (function(call.shared, key_bytes, float_keys, "topk_long")?, count, p.long_block)
+        (count, p.long_block)
     } else {
-        (function(call.shared, key_bytes, float_keys, "topk_block")?, count, p.block)
+        (count, p.block)
     };
     let out = call.out;
     args.extend([

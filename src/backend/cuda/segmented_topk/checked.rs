@@ -9,7 +9,7 @@ use cudarc::driver::result as drv;
 use cudarc::driver::sys::{CUdeviceptr, CUstream};
 
 use super::huge::{HugeRow, HugeRows};
-use super::{compile_parts, function, launch_class, policy, Call, RowArgs, CLASSES, ITEM_BLOCK, CLASS_BLOCK, CLASS_HUGE, CLASS_LONG, CLASS_WARP};
+use super::{class_kernel, compile_parts, function, launch_class, policy, Call, RowArgs, CLASSES, ITEM_BLOCK, CLASS_BLOCK, CLASS_HUGE, CLASS_LONG, CLASS_WARP};
 use super::{KS_GIVEN, KS_U64, OFFSETS_U64, RAGGED};
 use crate::backend::cuda::context::{round_up, State};
 use crate::backend::cuda::driver::DriverContext;
@@ -111,7 +111,13 @@ pub(super) fn checked(call: &Call, rows: &TopkRows, ks: &TopkKs) -> Result<()> {
     }
     let c = check(call, &mut state, &args, &s, nrows)?;
     verdict(&c, rows, ks, state.stream, call.len, call.out.len)?;
-    // What the huge rows need is acquired before the first write.
+    // The classes' kernels and what the huge rows need are acquired before the first
+    // write (each class's kernel may lie in a module of its own).
+    let classes: Vec<(usize, u64)> =
+        [CLASS_WARP, CLASS_BLOCK, CLASS_LONG].into_iter().map(|class| (class, c.counts[class] as u64)).filter(|&(_, n)| n > 0).collect();
+    for &(class, _) in &classes {
+        class_kernel(call, class)?;
+    }
     let huge = match c.counts[CLASS_HUGE] as usize {
         0 => None,
         count => {
@@ -120,11 +126,8 @@ pub(super) fn checked(call: &Call, rows: &TopkRows, ks: &TopkKs) -> Result<()> {
             Some(huge)
         }
     };
-    for class in [CLASS_WARP, CLASS_BLOCK, CLASS_LONG] {
-        let count = c.counts[class] as u64;
-        if count > 0 {
-            launch_class(call, &state, &args, class, Some(s.list(class, nrows)), count)?;
-        }
+    for (class, count) in classes {
+        launch_class(call, &state, &args, class, Some(s.list(class, nrows)), count)?;
     }
     drop(state);
     huge.map_or(Ok(()), |huge| huge.run(call))
