@@ -28,6 +28,7 @@ mod select;
 mod side_stream;
 mod sources;
 mod tiers;
+mod topk_by_sort;
 pub(crate) mod tuning;
 
 pub use memory::DeviceMemory;
@@ -219,6 +220,10 @@ impl Backend for CudaBackend {
         // A short input goes faster as one split row of the segmented top-k.
         if segmented_topk::topk_one_row(&self.shared, input, dtype, len, k, order, out_values, indices)? {
             return Ok(());
+        }
+        // A short input with k a large share of it goes faster sorted whole.
+        if topk_by_sort::applies(len, k) {
+            return topk_by_sort::topk(&self.shared, input, dtype, len, k, order, out_values, indices);
         }
         select::topk(&self.shared, input, dtype, len, k, order, out_values, indices)
     }

@@ -274,7 +274,7 @@ fn kth(shared: &CudaShared, state: &mut State, input: &DeviceMemory, dtype: DTyp
 
 /// Kernel `kernel` of `source` (select.cu: of the part holding it) for (key width,
 /// float keys).
-fn function(shared: &CudaShared, source: Source, key_bytes: usize, float_keys: bool, kernel: &'static str) -> Result<CUfunction> {
+pub(super) fn function(shared: &CudaShared, source: Source, key_bytes: usize, float_keys: bool, kernel: &'static str) -> Result<CUfunction> {
     if source.name == sources::SELECT.name {
         let part = PARTS.of(kernel);
         return shared.loader.function(source, part_variant(key_bytes, float_keys, part), kernel, || {
@@ -350,7 +350,7 @@ pub fn topk(
     let key_bytes = dtype.size();
     let float_keys = dtype.is_float();
     compile(shared, key_bytes, float_keys, true)?;
-    let small_len = policy().block as usize * SMALL_ITEMS;
+    let small_len = small_topk_len();
     if len <= small_len {
         let state = shared.lock()?;
         return sort_small(shared, &state, dtype, (input.ptr, 0, len), (out_values, out_indices, k), order);
@@ -409,6 +409,16 @@ pub fn topk(
     Ok(())
 }
 
+/// Threads a block of select.cu's and topk.cu's kernels (their BLOCK).
+pub(super) fn block_threads() -> u32 {
+    policy().block
+}
+
+/// Top-ks of up to this many keys are sorted whole by one block (sort_small).
+pub(super) fn small_topk_len() -> usize {
+    policy().block as usize * SMALL_ITEMS
+}
+
 /// The gather carries its counts as 32-bit halves (common/ops.cuh CountPairSum).
 fn supported_k(k: usize) -> Result<()> {
     match k >= u32::MAX as usize {
@@ -436,7 +446,7 @@ pub fn prepare_topk(
     compile(shared, key_bytes, float_keys, true)?;
     let v = variant(key_bytes, float_keys);
     shared.loader.load(sources::TOPK, v, || module(sources::TOPK, key_bytes, float_keys))?;
-    let small_len = policy().block as usize * SMALL_ITEMS;
+    let small_len = small_topk_len();
     if len <= small_len {
         return Ok(Needs::default()); // one block's sort
     }
