@@ -179,9 +179,14 @@ static const ft_scenario SCENARIOS[] = {
     {"select_kth_f32", 1, {B(F32, 1000003, FT_IN, FT_DISTINCT), NONE, NONE, NONE}, run_select_kth},
     {"select_kth_to_buffer_i64", 2, {B(I64, 500000, FT_IN, FT_RANDOM), B(I64, 1, FT_OUT, FT_POISON), NONE, NONE}, run_select_kth_to_buffer},
     {"topk_u32", 3, {B(U32, 700000, FT_IN, FT_RANDOM), B(U32, 300, FT_OUT, FT_POISON), B(U64, 300, FT_OUT, FT_POISON), NONE}, run_topk},
-    /* k past one block's sort: the gathered k are radix sorted (pairs), counting sorted (U8). */
-    {"topk_large_k_f64", 3, {B(F64, 600000, FT_IN, FT_DISTINCT), B(F64, 50000, FT_OUT, FT_POISON), B(U64, 50000, FT_OUT, FT_POISON), NONE}, run_topk},
-    {"topk_large_k_u8", 2, {B(U8, 300000, FT_IN, FT_RANDOM), B(U8, 20000, FT_OUT, FT_POISON), NONE, NONE}, run_topk_values},
+    /* k past one block's sort, under 1/16 of the input: the gathered k are radix sorted
+     * (pairs), counting sorted (U8). */
+    {"topk_large_k_f64", 3, {B(F64, 600000, FT_IN, FT_DISTINCT), B(F64, 30000, FT_OUT, FT_POISON), B(U64, 30000, FT_OUT, FT_POISON), NONE}, run_topk},
+    {"topk_large_k_u8", 2, {B(U8, 300000, FT_IN, FT_RANDOM), B(U8, 18000, FT_OUT, FT_POISON), NONE, NONE}, run_topk_values},
+    /* k at least 1/16 of an input up to 2^21: a copy of the whole input is sorted
+     * (src/backend/cuda/topk_by_sort.rs), with indices and without. */
+    {"topk_sort_whole_f32", 3, {B(F32, 200000, FT_IN, FT_DISTINCT), B(F32, 20000, FT_OUT, FT_POISON), B(U64, 20000, FT_OUT, FT_POISON), NONE}, run_topk},
+    {"topk_sort_whole_u16", 2, {B(U16, 100000, FT_IN, FT_RANDOM), B(U16, 10000, FT_OUT, FT_POISON), NONE, NONE}, run_topk_values},
     /* Deep enough for a second partition level. */
     {"quicksort_u32_levels", 1, {B(U32, 3000000, FT_INOUT, FT_DISTINCT), NONE, NONE, NONE}, run_quicksort_keys},
     {"segmented_select_f32", 3, {B(F32, 600000, FT_IN, FT_DISTINCT), B(U64, 1001, FT_IN, FT_ROWS), B(F32, 1000, FT_OUT, FT_POISON), NONE}, run_segmented_select},

@@ -420,7 +420,7 @@ pub(super) fn small_topk_len() -> usize {
 }
 
 /// The gather carries its counts as 32-bit halves (common/ops.cuh CountPairSum).
-fn supported_k(k: usize) -> Result<()> {
+pub(super) fn supported_k(k: usize) -> Result<()> {
     match k >= u32::MAX as usize {
         true => Err(unsupported(format!("top-k of {k} elements: at most 2^32 - 2 on CUDA for now"))),
         false => Ok(()),

@@ -3,15 +3,19 @@
 //! PyTorch's topk sorts for large k. The selection path (select::topk) finds the k-th
 //! key, gathers the k and sorts them: below about 2^21 keys each of its steps is a few
 //! launches' latency, and a radix sort of 2^20 keys costs little more than one of 2^16
-//! (H200, 2026-11-28: u32 keys 0.069 against 0.045 ms), so with k = 65,536 of 2^20 the
-//! selection path took 100.5 µs where the sort of the whole input alone takes 73.
+//! (H200, 2026-11-28: f32 descending 0.073 against 0.048 ms), so with k = 65,536 of 2^20
+//! the selection path took 100.5 µs where the sort of the whole input alone takes 73.
+//! (The thresholds are that one measurement's: indices, 8-byte keys and the ends of the
+//! range are to be measured.)
 //!
 //! The result is the same: a stable sort puts equal keys in input order, so the first k
 //! are the k best with ties by the lowest index, in the library's order of keys (the
 //! radix sort's, which the selection path sorts its k by too). The outputs are written
-//! only by the last copies, after everything that can fail.
+//! only by the last copies, after every allocation, compile and launch.
 
 use std::sync::Arc;
+
+use once_cell::sync::Lazy;
 
 use cudarc::driver::result as drv;
 
@@ -30,8 +34,11 @@ use crate::error::Result;
 /// (select::small_topk_len), up to `select.topk_sort_whole_upto` keys (default 2^21),
 /// where k is at least 1/`select.topk_sort_whole_share` of them (default 16; 0: never).
 pub fn applies(len: usize, k: usize) -> bool {
-    let share = knob("select.topk_sort_whole_share", 16) as usize;
-    share > 0 && len > select::small_topk_len() && len <= knob("select.topk_sort_whole_upto", 1 << 21) as usize && k.saturating_mul(share) >= len
+    static KNOBS: Lazy<(usize, usize)> = Lazy::new(|| {
+        (knob("select.topk_sort_whole_upto", 1 << 21) as usize, knob("select.topk_sort_whole_share", 16) as usize)
+    });
+    let (upto, share) = *KNOBS;
+    share > 0 && len > select::small_topk_len() && len <= upto && k.saturating_mul(share) >= len
 }
 
 /// gpuprims_topk by one sort of the whole input (see the module's text).
@@ -46,6 +53,7 @@ pub fn topk(
     out_values: &DeviceMemory,
     out_indices: Option<&DeviceMemory>,
 ) -> Result<()> {
+    select::supported_k(k)?;
     let key_bytes = dtype.size();
     let keys = allocate(shared, len * key_bytes, "top-k's copy of its input")?;
     let index = match out_indices {
@@ -54,12 +62,12 @@ pub fn topk(
     };
     let sorted_with = index.as_ref().map(|m| (m, DType::U64));
     radix_sort::compile_for(shared, &keys, dtype, sorted_with, len)?;
-    let iota = match index {
-        Some(_) => Some(select::function(shared, sources::TOPK, key_bytes, dtype.is_float(), "select_topk_iota")?),
-        None => None,
-    };
     {
         let state = shared.lock()?;
+        let iota = match index {
+            Some(_) => Some(select::function(shared, sources::TOPK, key_bytes, dtype.is_float(), "select_topk_iota")?),
+            None => None,
+        };
         // SAFETY: `keys` holds len keys, as does the caller's input.
         unsafe { drv::memcpy_dtod_async(keys.ptr, input.ptr, len * key_bytes, state.stream) }.during("copying top-k's input")?;
         if let (Some(f), Some(ix)) = (iota, &index) {
@@ -85,6 +93,6 @@ pub fn topk(
 fn allocate(shared: &Arc<CudaShared>, bytes: usize, what: &str) -> Result<DeviceMemory> {
     let state = shared.lock()?;
     // SAFETY: stream-ordered allocation on the context's stream.
-    let ptr = unsafe { alloc_async(state.stream, bytes.max(16), what) }?;
-    Ok(DeviceMemory { ptr, bytes: bytes.max(16), owner: Some(shared.clone()) })
+    let ptr = unsafe { alloc_async(state.stream, bytes, what) }?;
+    Ok(DeviceMemory { ptr, bytes, owner: Some(shared.clone()) })
 }
