@@ -6,6 +6,7 @@
  *       `ncu --metrics gpu__time_duration.sum`: each kernel's time, to set beside the wall)
  *   TOPK_KS="1 100 2048" ./topk-steps 20          other ks (default 100 65536)
  *   TOPK_PTRS=1: each input's device address (the 2^28 band's rate moves with the layout)
+ *   TOPK_U64=1: u64 keys (random bits) instead of f32
  * Timed: the call and a context synchronize; min and median of TOPK_REPS (default 41). */
 #define _POSIX_C_SOURCE 200809L
 #include <gpuprims.h>
@@ -33,17 +34,19 @@ static void fail(const char *what) {
 
 /* One row: k = 0 means select_kth of the median; seg: the same top-k as one row of
  * gpuprims_segmented_topk. */
+static gpuprims_dtype key_dtype(void) { return getenv("TOPK_U64") ? GPUPRIMS_DTYPE_U64 : GPUPRIMS_DTYPE_F32; }
+
 static void row(gpuprims_context *ctx, gpuprims_buffer *in, size_t n, size_t k, int indices, int reps, int seg) {
   char label[64];
   gpuprims_buffer *vals = NULL, *idx = NULL;
   double *t = malloc(sizeof(double) * (size_t)reps);
   const char *only = getenv("TOPK_ONLY");
-  float value;
+  uint64_t value; /* room for either key */
   int r;
   if (k) snprintf(label, sizeof label, "%s k=%zu%s", seg ? "segtopk 1 row" : "topk", k, indices ? " +indices" : "");
   else snprintf(label, sizeof label, "select_kth median");
   if (only && !strstr(label, only)) { free(t); return; }
-  if (k && (gpuprims_buffer_create(ctx, GPUPRIMS_DTYPE_F32, k, &vals) ||
+  if (k && (gpuprims_buffer_create(ctx, key_dtype(), k, &vals) ||
             (indices && gpuprims_buffer_create(ctx, GPUPRIMS_DTYPE_U64, k, &idx))))
     fail("buffers");
   for (r = -3; r < reps; r++) {
@@ -56,7 +59,7 @@ static void row(gpuprims_context *ctx, gpuprims_buffer *in, size_t n, size_t k, 
     if (r >= 0) t[r] = now_us() - t0;
   }
   qsort(t, (size_t)reps, sizeof(double), cmpd);
-  printf("2^%-2d %-24s min %8.1f us  median %8.1f us\n", __builtin_ctzll(n), label, t[0], t[reps / 2]);
+  printf("2^%-2d %s%-24s min %8.1f us  median %8.1f us\n", __builtin_ctzll(n), getenv("TOPK_U64") ? "u64 " : "", label, t[0], t[reps / 2]);
   gpuprims_buffer_destroy(vals);
   gpuprims_buffer_destroy(idx);
   free(t);
@@ -70,14 +73,17 @@ int main(int argc, char **argv) {
   if (gpuprims_context_create(GPUPRIMS_BACKEND_CUDA, 0, &ctx)) fail("context");
   for (a = 0; a < nlogs; a++) {
     size_t n = (size_t)1 << logs[a], i;
+    int wide = key_dtype() == GPUPRIMS_DTYPE_U64;
     float *h = malloc(n * 4);
+    uint64_t *h64 = wide ? malloc(n * 8) : NULL;
     uint64_t x = 0x9E3779B97F4A7C15ull * (uint64_t)(a + 1);
     gpuprims_buffer *in;
     for (i = 0; i < n; i++) {
       x ^= x << 13, x ^= x >> 7, x ^= x << 17;
       h[i] = (float)((double)(x >> 11) * (2.0 / 9007199254740992.0) - 1.0);
+      if (wide) h64[i] = x;
     }
-    if (gpuprims_buffer_from_host(ctx, GPUPRIMS_DTYPE_F32, h, n, &in)) fail("input");
+    if (gpuprims_buffer_from_host(ctx, key_dtype(), wide ? (void *)h64 : (void *)h, n, &in)) fail("input");
     if (getenv("TOPK_PTRS")) { /* where the input lies: the 2^28 band's rate moves with the layout */
       void *p = NULL;
       if (gpuprims_buffer_device_ptr(in, &p) == GPUPRIMS_STATUS_OK) printf("2^%d input at %p\n", logs[a], p);
@@ -90,6 +96,7 @@ int main(int argc, char **argv) {
         if (k >= 1 && k <= n) row(ctx, in, n, (size_t)k, 0, reps, seg), row(ctx, in, n, (size_t)k, 1, reps, seg);
     gpuprims_buffer_destroy(in);
     free(h);
+    free(h64);
   }
   gpuprims_context_destroy(ctx);
   return 0;

@@ -222,7 +222,7 @@ impl Backend for CudaBackend {
             return Ok(());
         }
         // A short input with k a large share of it goes faster sorted whole.
-        if topk_by_sort::applies(len, k) {
+        if topk_by_sort::applies(len, k, dtype.size(), indices.is_some()) {
             return topk_by_sort::topk(&self.shared, input, dtype, len, k, order, out_values, indices);
         }
         select::topk(&self.shared, input, dtype, len, k, order, out_values, indices)

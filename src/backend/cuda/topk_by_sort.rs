@@ -3,10 +3,11 @@
 //! PyTorch's topk sorts for large k. The selection path (select::topk) finds the k-th
 //! key, gathers the k and sorts them: below about 2^21 keys each of its steps is a few
 //! launches' latency, and a radix sort of 2^20 keys costs little more than one of 2^16
-//! (H200, 2026-11-28: f32 descending 0.073 against 0.048 ms), so with k = 65,536 of 2^20
-//! the selection path took 100.5 µs where the sort of the whole input alone takes 73.
-//! (The thresholds are that one measurement's: indices, 8-byte keys and the ends of the
-//! range are to be measured.)
+//! (H200, 2026-11-28: f32 descending 0.073 against 0.048 ms). Top-k f32 on an H200
+//! (2026-11-28, wall clock, median of 21): k = 65,536 of 2^20 took 81.6 µs this way
+//! against 97.5 by selection, k = 4,096 of 2^16 62.1 against 83.3, k = 131,072 of 2^21
+//! 95.9 against 109.0; where k is under 1/16 of the keys selection mostly wins (k =
+//! 16,384 of 2^21: 93.1 against 90.6). `applies` holds the thresholds.
 //!
 //! The result is the same: a stable sort puts equal keys in input order, so the first k
 //! are the k best with ties by the lowest index, in the library's order of keys (the
@@ -31,13 +32,22 @@ use crate::dtype::{DType, Order};
 use crate::error::Result;
 
 /// Whether a top-k of k of `len` keys sorts the whole input: above what one block sorts
-/// (select::small_topk_len), up to `select.topk_sort_whole_upto` keys (default 2^21),
-/// where k is at least 1/`select.topk_sort_whole_share` of them (default 16; 0: never).
-pub fn applies(len: usize, k: usize) -> bool {
-    static KNOBS: Lazy<(usize, usize)> = Lazy::new(|| {
-        (knob("select.topk_sort_whole_upto", 1 << 21) as usize, knob("select.topk_sort_whole_share", 16) as usize)
+/// (select::small_topk_len), where k is at least 1/`select.topk_sort_whole_share` of
+/// them (default 16; 0: never), up to `select.topk_sort_whole_upto` keys (default 2^21)
+/// for keys of up to 4 bytes alone, and up to `select.topk_sort_whole_wide_upto`
+/// (default 2^18) with indices or 8-byte keys, whose sort moves 2-3 times the bytes.
+/// (H200, 2026-11-28, f32: with indices the whole sort lost at 2^20, 119.0 against
+/// 112.3 µs for k = 65,536, and won at 2^18, 86.5 against 121.4.)
+pub fn applies(len: usize, k: usize, key_bytes: usize, with_indices: bool) -> bool {
+    static KNOBS: Lazy<(usize, usize, usize)> = Lazy::new(|| {
+        (
+            knob("select.topk_sort_whole_upto", 1 << 21) as usize,
+            knob("select.topk_sort_whole_wide_upto", 1 << 18) as usize,
+            knob("select.topk_sort_whole_share", 16) as usize,
+        )
     });
-    let (upto, share) = *KNOBS;
+    let (narrow_upto, wide_upto, share) = *KNOBS;
+    let upto = if with_indices || key_bytes > 4 { wide_upto } else { narrow_upto };
     share > 0 && len > select::small_topk_len() && len <= upto && k.saturating_mul(share) >= len
 }
 
