@@ -33,22 +33,24 @@ use crate::error::Result;
 
 /// Whether a top-k of k of `len` keys sorts the whole input: above what one block sorts
 /// (select::small_topk_len), where k is at least 1/`select.topk_sort_whole_share` of
-/// them (default 16; 0: never), up to `select.topk_sort_whole_upto` keys (default 2^21)
-/// for keys of up to 4 bytes alone, and up to `select.topk_sort_whole_wide_upto`
-/// (default 2^18) with indices or 8-byte keys, whose sort moves 2-3 times the bytes.
-/// (H200, 2026-11-28, f32: with indices the whole sort lost at 2^20, 119.0 against
-/// 112.3 µs for k = 65,536, and won at 2^18, 86.5 against 121.4.)
+/// them (default 16; 0: never), up to `select.topk_sort_whole_upto` keys (default
+/// 2^21), while the sort moves at most `select.topk_sort_whole_bytes` (default 32 MiB):
+/// each key and its index, if any, once a pass, a pass a key byte. H200, 2026-11-28,
+/// wall clock against the selection path, k = n/16 to n/2: f32 alone won up to 2^21
+/// (16 bytes a key); f32 with indices (48) won at 2^19 (89 against 109 µs for k =
+/// 65,536) and was level at 2^20; u64 (64) won at 2^18 (99 against 137) and lost at
+/// 2^20 (150 against 139); u64 with indices (128) won at 2^18 (136 against 172).
 pub fn applies(len: usize, k: usize, key_bytes: usize, with_indices: bool) -> bool {
     static KNOBS: Lazy<(usize, usize, usize)> = Lazy::new(|| {
         (
             knob("select.topk_sort_whole_upto", 1 << 21) as usize,
-            knob("select.topk_sort_whole_wide_upto", 1 << 18) as usize,
+            knob("select.topk_sort_whole_bytes", 1 << 25) as usize,
             knob("select.topk_sort_whole_share", 16) as usize,
         )
     });
-    let (narrow_upto, wide_upto, share) = *KNOBS;
-    let upto = if with_indices || key_bytes > 4 { wide_upto } else { narrow_upto };
-    share > 0 && len > select::small_topk_len() && len <= upto && k.saturating_mul(share) >= len
+    let (upto, most_bytes, share) = *KNOBS;
+    let moved = len.saturating_mul(key_bytes + if with_indices { 8 } else { 0 }).saturating_mul(key_bytes);
+    share > 0 && len > select::small_topk_len() && len <= upto && moved <= most_bytes && k.saturating_mul(share) >= len
 }
 
 /// gpuprims_topk by one sort of the whole input (see the module's text).
