@@ -3,8 +3,8 @@
 //
 //   radix_histogram  one read of the keys: the histogram of every digit at once, and
 //                    whether the keys are already in the wanted order, or in exactly
-//                    the opposite order with no two equal (radix_histogram.cu);
-//   radix_plan       one block: each pass's digit starts, which passes can be
+//                    the opposite order with no two equal; its last block then
+//                    plans the passes: each pass's digit starts, which passes can be
 //                    skipped, and where each pass reads from (radix_histogram.cu);
 //   radix_pass       one per digit, least significant first: a tile ranks its keys
 //                    by the digit in the block (common/block_radix_rank.cuh), takes

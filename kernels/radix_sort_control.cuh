@@ -26,8 +26,9 @@ struct Control {
     u32 unsorted;                                // some neighbours out of the wanted order
     u32 not_reversed;                            // some neighbours not strictly the other way
     u32 any_nan;                                 // float keys: some key is a NaN
+    u32 hist_blocks_done;                        // histogram blocks finished (the last plans)
     u32 tickets[MAX_PASSES][MAX_PORTIONS];       // tiles handed out, per pass launch
-    // Written by radix_plan:
+    // Written by the plan (the histogram's last block):
     u32 mode;
     u32 copy_back;                // the last active pass wrote the alternate buffer
     u32 active[MAX_PASSES];       // the pass has work (its digit is not the same everywhere)

@@ -1,7 +1,7 @@
 //! Planning and launching the onesweep radix sort (kernels/radix_histogram.cu, by key
-//! width; kernels/radix_sort.cu, by key and value width): one histogram launch, one
-//! plan launch, one launch per digit pass (and per portion of 2^32 keys), and one
-//! finishing launch. What each launch does is decided on the
+//! width; kernels/radix_sort.cu, by key and value width): one histogram launch (its
+//! last block plans the passes), one launch per digit pass (and per portion of 2^32
+//! keys), and one finishing launch. What each launch does is decided on the
 //! device by the plan (skipped digits, already-sorted or reversed input), so the
 //! host issues the same launches every time and never waits. Keys alone of 1 or 2
 //! bytes go to the counting sort instead, when counting_sort::serves says so.
@@ -390,11 +390,11 @@ struct Plan {
     packed: bool,
 }
 
-/// What a sort holds before its first write: its kernels (histogram, plan, pass,
-/// finish, and the packing pass where pairs move packed) and its scratch (alternate
-/// keys, alternate values, control block).
+/// What a sort holds before its first write: its kernels (histogram, pass, finish,
+/// and the packing pass where pairs move packed) and its scratch (alternate keys,
+/// alternate values, control block).
 struct Acquired {
-    kernels: [CUfunction; 4],
+    kernels: [CUfunction; 3],
     packing: Option<CUfunction>,
     alt: CUdeviceptr,
     alt_values: CUdeviceptr,
@@ -456,13 +456,13 @@ impl Plan {
         Ok(Acquired { kernels, packing, alt, alt_values, control: alt_values + round_up(self.len * self.value_bytes) as u64 })
     }
 
-    /// The kernels (histogram, plan, pass, finish) and the packing pass where pairs move
+    /// The kernels (histogram, pass, finish) and the packing pass where pairs move
     /// packed, their modules loaded on first use.
-    fn kernels(&self, shared: &CudaShared) -> Result<([CUfunction; 4], Option<CUfunction>)> {
+    fn kernels(&self, shared: &CudaShared) -> Result<([CUfunction; 3], Option<CUfunction>)> {
         let [(hist_source, hist_variant), (pass_source, pass_variant), (pack_source, pack_variant)] = self.modules();
         let load_hist = |kernel| shared.loader.function(hist_source, hist_variant, kernel, || self.spec(0));
         let load_pass = |kernel| shared.loader.function(pass_source, pass_variant, kernel, || self.spec(1));
-        let kernels = [load_hist("radix_histogram")?, load_hist("radix_plan")?, load_pass("radix_pass")?, load_pass("radix_finish")?];
+        let kernels = [load_hist("radix_histogram")?, load_pass("radix_pass")?, load_pass("radix_finish")?];
         let packing = match self.packed {
             true => Some(shared.loader.function(pack_source, pack_variant, "radix_pass_packing", || self.spec(2))?),
             false => None,
@@ -574,11 +574,11 @@ impl Sort<'_> {
         self.shared.loader.blocks_per_sm_with_shared(f, block, bytes).map(|n| n as u64 * sms)
     }
 
-    /// The histogram of every digit in one read of the keys, then the plan of the
-    /// passes (radix_plan, one block).
+    /// The histogram of every digit in one read of the keys; its last block plans the
+    /// passes.
     fn histogram_and_plan(&self) -> Result<()> {
         let (plan, p, a) = (&self.plan, &self.plan.p, &self.acquired);
-        let [histogram, plan_kernel, _, _] = a.kernels;
+        let [histogram, _, _] = a.kernels;
         let per_thread = 4 * (16 / plan.key_bytes) as u64; // the histogram reads four 16-byte vectors at a time
         let hist_shared = p.hist_shared_bytes(plan.key_bytes);
         let hist_grid = (plan.len as u64).div_ceil(per_thread * p.hist_block as u64).min(self.resident(histogram, p.hist_block, hist_shared)?);
@@ -592,7 +592,6 @@ impl Sort<'_> {
                 self.stream,
                 &[Arg::ptr(self.keys), Arg::size(plan.len), Arg::u32(self.order_bits), Arg::ptr(a.control)],
             )?;
-            launch(plan_kernel, 1, RADIX as u32, self.stream, &[Arg::size(plan.len), Arg::ptr(a.control)])?;
         }
         Ok(())
     }
@@ -604,7 +603,7 @@ impl Sort<'_> {
         // The passes that write packed pairs (all but the last) run in a kernel of their
         // own, launched beside radix_pass for each pass that can be one.
         // (Each kernel with the number of its blocks the GPU holds at once.)
-        let [_, _, pass_kernel, _] = a.kernels;
+        let [_, pass_kernel, _] = a.kernels;
         let pass_kernel = (pass_kernel, self.resident(pass_kernel, p.block, tile_shared)?);
         let packing_kernel = match a.packing {
             Some(f) => Some((f, self.resident(f, p.block, tile_shared)?)),
@@ -655,7 +654,7 @@ impl Sort<'_> {
     /// the copy back when the last pass wrote the alternate buffers.
     fn finish(&self) -> Result<()> {
         let (plan, p, a) = (&self.plan, &self.plan.p, &self.acquired);
-        let [_, _, _, finish] = a.kernels;
+        let [_, _, finish] = a.kernels;
         let finish_grid = (plan.len as u64).div_ceil(p.hist_block as u64).min(self.resident(finish, p.hist_block, 0)?);
         // SAFETY: as Sort says.
         unsafe {
