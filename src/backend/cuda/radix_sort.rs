@@ -600,8 +600,8 @@ impl Sort<'_> {
     fn passes(&self, state: &mut State) -> Result<()> {
         let (plan, p, a) = (&self.plan, &self.plan.p, &self.acquired);
         let tile_shared = p.tile_shared_bytes(plan.key_bytes, plan.value_bytes);
-        // The passes that write packed pairs (all but the last) run in a kernel of their
-        // own, launched beside radix_pass for each pass that can be one.
+        // Where pairs move packed, every pass but the last digit's runs in a kernel of
+        // its own (radix_pass_packing, which also unpacks when it is the last that runs).
         // (Each kernel with the number of its blocks the GPU holds at once.)
         let [_, pass_kernel, _] = a.kernels;
         let pass_kernel = (pass_kernel, self.resident(pass_kernel, p.block, tile_shared)?);
@@ -610,40 +610,35 @@ impl Sort<'_> {
             None => None,
         };
         for pass in 0..plan.passes {
-            // (The last digit's pass is always the last.)
-            let packing = packing_kernel.filter(|_| pass + 1 < plan.passes);
+            let (kernel, grid_limit) = packing_kernel.filter(|_| pass + 1 < plan.passes).unwrap_or(pass_kernel);
             for k in 0..plan.portions {
                 let start = k * plan.portion;
                 let tiles = (plan.len - start).min(plan.portion).div_ceil(p.tile());
-                // (Of radix_pass and radix_pass_packing, one sorts the pass: they share
-                // its look-back words.)
                 let (lookback, epoch) = state.sync.begin_digit_run(self.stream, tiles * RADIX)?;
-                for (kernel, grid_limit) in std::iter::once(pass_kernel).chain(packing) {
-                    // SAFETY: as Sort says.
-                    unsafe {
-                        launch_with_shared(
-                            kernel,
-                            if p.one_tile_blocks { tiles as u64 } else { (tiles as u64).min(grid_limit) },
-                            p.block,
-                            tile_shared,
-                            self.stream,
-                            &[
-                                Arg::ptr(self.keys),
-                                Arg::ptr(a.alt),
-                                Arg::ptr(self.values),
-                                Arg::ptr(a.alt_values),
-                                Arg::size(plan.len),
-                                Arg::size(start),
-                                Arg::ptr(a.control),
-                                Arg::ptr(lookback),
-                                Arg::u32(pass as u32),
-                                Arg::u32(k as u32),
-                                Arg::u32(self.order_bits),
-                                Arg::u32(epoch),
-                                Arg::u32(plan.packed as u32),
-                            ],
-                        )?;
-                    }
+                // SAFETY: as Sort says.
+                unsafe {
+                    launch_with_shared(
+                        kernel,
+                        if p.one_tile_blocks { tiles as u64 } else { (tiles as u64).min(grid_limit) },
+                        p.block,
+                        tile_shared,
+                        self.stream,
+                        &[
+                            Arg::ptr(self.keys),
+                            Arg::ptr(a.alt),
+                            Arg::ptr(self.values),
+                            Arg::ptr(a.alt_values),
+                            Arg::size(plan.len),
+                            Arg::size(start),
+                            Arg::ptr(a.control),
+                            Arg::ptr(lookback),
+                            Arg::u32(pass as u32),
+                            Arg::u32(k as u32),
+                            Arg::u32(self.order_bits),
+                            Arg::u32(epoch),
+                            Arg::u32(plan.packed as u32),
+                        ],
+                    )?;
                 }
             }
         }
