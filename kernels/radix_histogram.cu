@@ -123,7 +123,11 @@ radix_histogram(const K *keys, usize n, u32 key_order, Control *ctl) {
     Hist::flush(&ctl->hist[0][0], hist);
     const int any_unsorted = __syncthreads_or(seen.unsorted);
     const int any_not_reversed = __syncthreads_or(seen.not_reversed);
-    const int any_nan = __syncthreads_or(counter.nan);
+    // (Integer keys take no third barrier: ptxas sank that one, its predicate a
+    // constant, into thread 0's branch below once the plan followed, an illegal
+    // instruction on the GPU.)
+    int any_nan = 0;
+    if constexpr (GP_KEY_FLOAT) any_nan = __syncthreads_or(counter.nan);
     if (threadIdx.x == 0) {
         if (any_unsorted) ctl->unsorted = 1;
         if (any_not_reversed) ctl->not_reversed = 1;
