@@ -26,6 +26,7 @@
 #include "common/block_scan.cuh"
 #include "common/ops.cuh"
 #include "common/last_to_arrive.cuh"
+#include "common/warp.cuh"
 #include "radix_sort_control.cuh"
 
 constexpr int HIST_BLOCK = GP_HIST_BLOCK_THREADS;
@@ -71,15 +72,18 @@ __device__ __forceinline__ void plan_passes(usize n, Control *ctl) {
     usize counts[PASSES];
 #pragma unroll
     for (int p = 0; p < PASSES; ++p) counts[p] = d < RADIX ? __ldcg(&ctl->hist[p][d]) : 0;
+    if (d < MAX_PASSES) trivial[d] = 0;
+    __syncthreads();
+    // (A pass is trivial when one digit holds every key: that digit's thread says so.
+    // No barrier here returns a value that only thread 0 reads: see radix_histogram.)
 #pragma unroll
     for (int p = 0; p < PASSES; ++p) {
         usize start;
         Scan::exclusive(counts[p], start, gp::SumOp<usize>(), scan, gp::NoPrefix());
         if (d < RADIX) ctl->bins[p][d] = start;
-        const int one_digit = __syncthreads_or(counts[p] == n);  // also orders the scan storage's reuse
-        if (d == 0) trivial[p] = one_digit;
+        if (counts[p] == n) trivial[p] = 1;
+        __syncthreads();  // (the scan storage's reuse)
     }
-    __syncthreads();
     if (d == 0) {
         const u32 mode = gp::input_order(__ldcg(&ctl->unsorted), __ldcg(&ctl->not_reversed));
         u32 from_alt = 0, active[MAX_PASSES];
@@ -121,17 +125,15 @@ radix_histogram(const K *keys, usize n, u32 key_order, Control *ctl) {
     CountAndSeeNaN counter{{hist}, order};
     gp::read_ordered_keys<HIST_BLOCK>(keys, n, order, blockIdx.x, gridDim.x, true, counter, seen);
     Hist::flush(&ctl->hist[0][0], hist);
-    const int any_unsorted = __syncthreads_or(seen.unsorted);
-    const int any_not_reversed = __syncthreads_or(seen.not_reversed);
-    // (Integer keys take no third barrier: ptxas sank that one, its predicate a
-    // constant, into thread 0's branch below once the plan followed, an illegal
-    // instruction on the GPU.)
-    int any_nan = 0;
-    if constexpr (GP_KEY_FLOAT) any_nan = __syncthreads_or(counter.nan);
-    if (threadIdx.x == 0) {
-        if (any_unsorted) ctl->unsorted = 1;
-        if (any_not_reversed) ctl->not_reversed = 1;
-        if (any_nan) ctl->any_nan = 1;
-    }
+    // The verdicts go out a warp at a time (lane 0 of a warp that saw one), not through
+    // block barriers whose value thread 0 alone reads: with the plan below, ptxas sank
+    // such a barrier (the NaN one, its predicate the constant false for integer keys)
+    // into thread 0's branch, an illegal instruction on the GPU (H200, 2026-11-28).
+    // last_to_arrive's fence and barrier order these stores before the plan's reads.
+    const bool lane0 = threadIdx.x % gp::WARP == 0;
+    if (__any_sync(gp::FULL_MASK, seen.unsorted) && lane0) ctl->unsorted = 1;
+    if (__any_sync(gp::FULL_MASK, seen.not_reversed) && lane0) ctl->not_reversed = 1;
+    if constexpr (GP_KEY_FLOAT)
+        if (__any_sync(gp::FULL_MASK, counter.nan) && lane0) ctl->any_nan = 1;
     if (gp::last_to_arrive(&ctl->hist_blocks_done, gridDim.x)) plan_passes(n, ctl);
 }

@@ -502,6 +502,10 @@ __device__ __forceinline__ void sort_packing_tile(const Pass &p) {
     }
 }
 
+// A launch's state, one copy a kernel (radix_pass_packing runs both run_pass
+// instantiations below).
+__shared__ LaunchState launch_state;
+
 // A pass over one portion, once the grids ahead are done: the kernels below, for the
 // passes each takes.
 template <bool PACKING>
@@ -513,7 +517,7 @@ __device__ __forceinline__ void run_pass(K *keys, K *alt, V *values, V *alt_valu
     if (PACKED && packed && (ctl->runs_after[pass] != 0) != PACKING) return;  // the other kernel's
     extern __shared__ __align__(16) unsigned char dynamic_smem[];
     TileStorage &s = *reinterpret_cast<TileStorage *>(dynamic_smem);
-    __shared__ LaunchState launch;
+    LaunchState &launch = launch_state;
     // Thread d notes digit d's first place in this portion (loaded once: the tile
     // loop's look-backs then wait on nothing else); thread 0 the rest. The first
     // ticket's barrier publishes them.

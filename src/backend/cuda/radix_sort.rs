@@ -110,7 +110,8 @@ fn policy(key_bytes: usize, value_bytes: usize, class: u32) -> Policy {
         items: items.min(fits).max(1),
         min_blocks: knob(&format!("radix.{kind}.min_blocks{key_bytes}"), min_blocks),
         window: knob(&format!("radix.{kind}.window"), window),
-        hist_block: knob("radix.hist_block", 1024),
+        // (At least a thread a digit value: the histogram's last block plans the passes.)
+        hist_block: knob("radix.hist_block", 1024).max(RADIX as u32),
         hist_parts: hist_parts(key_bytes),
         one_tile_blocks: knob(&format!("radix.{kind}.one_tile_blocks{key_bytes}"), 0) != 0,
     }
@@ -214,8 +215,9 @@ impl Policy {
     }
 }
 
-/// The histogram-and-plan module for keys of `key_bytes` (kernels/radix_histogram.cu):
-/// neither kernel depends on the values, so every value width shares it.
+/// The histogram module (its last block plans the passes) for keys of `key_bytes`
+/// (kernels/radix_histogram.cu): it does not depend on the values, so every value width
+/// shares it.
 pub fn histogram_module(key_bytes: usize, float_keys: bool) -> ModuleSpec {
     let p = policy(key_bytes, 0, 0);
     let hist_lean = knob("radix.hist_lean", 1);
