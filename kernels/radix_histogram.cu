@@ -16,8 +16,8 @@
 // float keys or not alone (-DGP_KEY_BYTES -DGP_KEY_FLOAT, -DGP_VALUE_BYTES=0), and a
 // module apart from the passes', so the two compile side by side on a first call.
 // Tuning: -DGP_HIST_BLOCK_THREADS -DGP_HIST_PARTS -DGP_ORDER_CHECK_EARLY_OUT
-// -DGP_HIST_WARP_VOTE; -DGP_HIST_SHARED_BYTES (the dynamic shared memory the host
-// launches the histogram with) and -DGP_CONTROL_BYTES.
+// -DGP_HIST_WARP_VOTE -DGP_HIST_EARLY_START; -DGP_HIST_SHARED_BYTES (the dynamic
+// shared memory the host launches the histogram with) and -DGP_CONTROL_BYTES.
 #include "common/grid_dependency.cuh"
 #include "common/types.cuh"
 #include "common/radix_key.cuh"
@@ -30,6 +30,17 @@
 #include "radix_sort_control.cuh"
 
 constexpr int HIST_BLOCK = GP_HIST_BLOCK_THREADS;
+
+// When the first pass's grid may be scheduled (programmatic launches): 0, once the
+// last block plans (every other block has left, as after the plan kernel this
+// replaces); 1, at once. At once, its blocks take the SMs the histogram leaves idle
+// (a histogram block holds a whole register file), two an SM, and a pass grid short
+// of a block an SM stays on those: u64 keys at 2^19, 114 tiles against the 68 SMs
+// that 64 histogram blocks leave of an H200's 132. The likely cause of their sort
+// being ~10% slower than with the plan kernel (H200, 2026-11-28); 0 is unmeasured.
+#ifndef GP_HIST_EARLY_START
+#define GP_HIST_EARLY_START 0
+#endif
 
 // ----------------------------------------------------------------------------------
 // Histogram and order check
@@ -115,7 +126,7 @@ __device__ __forceinline__ void plan_passes(usize n, Control *ctl) {
 extern "C" __global__ void __launch_bounds__(HIST_BLOCK)
 radix_histogram(const K *keys, usize n, u32 key_order, Control *ctl) {
     gp::wait_for_prior_grids();
-    gp::let_next_grid_start();
+    if (GP_HIST_EARLY_START) gp::let_next_grid_start();
     extern __shared__ __align__(16) unsigned char dynamic_smem[];
     typename Hist::Storage &hist = *reinterpret_cast<typename Hist::Storage *>(dynamic_smem);
     const Order order(key_order);
@@ -135,5 +146,9 @@ radix_histogram(const K *keys, usize n, u32 key_order, Control *ctl) {
     if (__any_sync(gp::FULL_MASK, seen.not_reversed) && lane0) ctl->not_reversed = 1;
     if constexpr (GP_KEY_FLOAT)
         if (__any_sync(gp::FULL_MASK, counter.nan) && lane0) ctl->any_nan = 1;
-    if (gp::last_to_arrive(&ctl->hist_blocks_done, gridDim.x)) plan_passes(n, ctl);
+    if (gp::last_to_arrive(&ctl->hist_blocks_done, gridDim.x)) {
+        // (A block that leaves without the trigger counts as having given it.)
+        if (!GP_HIST_EARLY_START) gp::let_next_grid_start();
+        plan_passes(n, ctl);
+    }
 }

@@ -242,6 +242,9 @@ pub fn histogram_module(key_bytes: usize, float_keys: bool) -> ModuleSpec {
             format!("-DGP_HIST_BLOCK_THREADS={}", p.hist_block),
             format!("-DGP_HIST_PARTS={}", p.hist_parts),
             format!("-DGP_HIST_SHARED_BYTES={}", p.hist_shared_bytes(key_bytes)),
+            // The first pass may start when the last block plans, not at once (the
+            // kernel says why); the knob, for measuring the two.
+            format!("-DGP_HIST_EARLY_START={}", knob("radix.hist_early_start", 0)),
         ]
         .into_iter()
         .chain(control_options())
