@@ -9,8 +9,9 @@
 //   select_sort_small   up to BLOCK * 8 of them sorted stably by one block
 //                       (common/block_radix_sort.cuh); more go to the radix sort;
 //   select_sort_rank    up to BLOCK of them, the same by counting;
-//   select_topk_iota    the indices 0 .. n-1, for a top-k that sorts the whole input
-//                       instead (src/backend/cuda/topk_by_sort.rs).
+//   select_topk_iota    the indices 0 .. n-1 (u32), for a top-k that sorts the whole
+//   select_topk_widen   input instead, and the first k of them sorted, as u64
+//                       (src/backend/cuda/topk_by_sort.rs).
 // A module of its own, so select_kth's first call compiles only what it runs.
 #include "common/grid_dependency.cuh"
 #include "select_state.cuh"
@@ -185,11 +186,19 @@ select_sort_small(const U *src, const u64 *src_index, u32 n, U *values, u64 *ind
     }
 }
 
-// The indices 0 .. n-1 (for a top-k that sorts a copy of the whole input with them).
+// The indices 0 .. n-1 (n < 2^32), for a top-k that sorts a copy of the whole input
+// with them: 4 bytes each, so that 4-byte keys sort with them as packed pairs.
 // (It waits for the grids ahead: its memory was just allocated in stream order, and may
 // have been theirs.)
-extern "C" __global__ void __launch_bounds__(BLOCK) select_topk_iota(u64 *index, usize n) {
+extern "C" __global__ void __launch_bounds__(BLOCK) select_topk_iota(u32 *index, usize n) {
     gp::wait_for_prior_grids();
     gp::let_next_grid_start();
-    for (usize i = (usize)blockIdx.x * BLOCK + threadIdx.x; i < n; i += (usize)gridDim.x * BLOCK) index[i] = i;
+    for (usize i = (usize)blockIdx.x * BLOCK + threadIdx.x; i < n; i += (usize)gridDim.x * BLOCK) index[i] = (u32)i;
+}
+
+// The first k of those indices, once sorted, widened into the caller's u64 indices.
+extern "C" __global__ void __launch_bounds__(BLOCK) select_topk_widen(const u32 *index, usize k, u64 *out) {
+    gp::wait_for_prior_grids();
+    gp::let_next_grid_start();
+    for (usize i = (usize)blockIdx.x * BLOCK + threadIdx.x; i < k; i += (usize)gridDim.x * BLOCK) out[i] = index[i];
 }

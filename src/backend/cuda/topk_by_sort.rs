@@ -12,7 +12,8 @@
 //! The result is the same: a stable sort puts equal keys in input order, so the first k
 //! are the k best with ties by the lowest index, in the library's order of keys (the
 //! radix sort's, which the selection path sorts its k by too). The outputs are written
-//! only by the last copies, after every allocation, compile and launch.
+//! only at the end (the first k indices widened to u64, the first k keys copied), after
+//! every allocation, compile and the sort.
 
 use std::sync::Arc;
 
@@ -35,11 +36,12 @@ use crate::error::Result;
 /// (select::small_topk_len), where k is at least 1/`select.topk_sort_whole_share` of
 /// them (default 16; 0: never), up to `select.topk_sort_whole_upto` keys (default
 /// 2^21), while the sort moves at most `select.topk_sort_whole_bytes` (default 32 MiB):
-/// each key and its index, if any, once a pass, a pass a key byte. H200, 2026-11-28,
-/// wall clock against the selection path, k = n/16 to n/2: f32 alone won up to 2^21
-/// (16 bytes a key); f32 with indices (48) won at 2^19 (89 against 109 µs for k =
-/// 65,536) and was level at 2^20; u64 (64) won at 2^18 (99 against 137) and lost at
-/// 2^20 (150 against 139); u64 with indices (128) won at 2^18 (136 against 172).
+/// each key and its 4-byte index, if any, once a pass, a pass a key byte. H200,
+/// 2026-11-28, wall clock against the selection path, k = n/16 to n/2: f32 alone won
+/// up to 2^21 (16 bytes a key); u64 (64) won at 2^18 (99 against 137 µs) and lost at
+/// 2^20 (150 against 139). With indices sorted as u64 (since as u32): f32 (48 bytes a
+/// key then, 32 now) won at 2^19 (89 against 109 µs for k = 65,536) and was level at
+/// 2^20; u64 (128, now 96) won at 2^18 (136 against 172).
 pub fn applies(len: usize, k: usize, key_bytes: usize, with_indices: bool) -> bool {
     static KNOBS: Lazy<(usize, usize, usize)> = Lazy::new(|| {
         (
@@ -49,7 +51,7 @@ pub fn applies(len: usize, k: usize, key_bytes: usize, with_indices: bool) -> bo
         )
     });
     let (upto, most_bytes, share) = *KNOBS;
-    let moved = len.saturating_mul(key_bytes + if with_indices { 8 } else { 0 }).saturating_mul(key_bytes);
+    let moved = len.saturating_mul(key_bytes + if with_indices { 4 } else { 0 }).saturating_mul(key_bytes);
     share > 0 && len > select::small_topk_len() && len <= upto && moved <= most_bytes && k.saturating_mul(share) >= len
 }
 
@@ -66,38 +68,44 @@ pub fn topk(
     out_indices: Option<&DeviceMemory>,
 ) -> Result<()> {
     select::supported_k(k)?;
-    let key_bytes = dtype.size();
+    let (key_bytes, float_keys) = (dtype.size(), dtype.is_float());
     let keys = allocate(shared, len * key_bytes, "top-k's copy of its input")?;
+    // The indices travel as u32 (len < 2^32): 4-byte keys sort with them packed.
     let index = match out_indices {
-        Some(_) => Some(allocate(shared, len * 8, "top-k's indices")?),
+        Some(_) => Some(allocate(shared, len * 4, "top-k's indices")?),
         None => None,
     };
-    let sorted_with = index.as_ref().map(|m| (m, DType::U64));
+    let sorted_with = index.as_ref().map(|m| (m, DType::U32));
     radix_sort::compile_for(shared, &keys, dtype, sorted_with, len)?;
-    {
+    let block = select::block_threads();
+    let widen = {
         let state = shared.lock()?;
-        let iota = match index {
-            Some(_) => Some(select::function(shared, sources::TOPK, key_bytes, dtype.is_float(), "select_topk_iota")?),
+        let kernels = match index {
+            Some(_) => Some((
+                select::function(shared, sources::TOPK, key_bytes, float_keys, "select_topk_iota")?,
+                select::function(shared, sources::TOPK, key_bytes, float_keys, "select_topk_widen")?,
+            )),
             None => None,
         };
         // SAFETY: `keys` holds len keys, as does the caller's input.
         unsafe { drv::memcpy_dtod_async(keys.ptr, input.ptr, len * key_bytes, state.stream) }.during("copying top-k's input")?;
-        if let (Some(f), Some(ix)) = (iota, &index) {
-            let block = select::block_threads();
-            let grid = (len as u64).div_ceil(block as u64).min(shared.resident_blocks(f, block)?);
-            // SAFETY: select_topk_iota(u64 *index, usize n); `ix` holds len u64s.
-            unsafe { launch(f, grid, block, state.stream, &[Arg::ptr(ix.ptr), Arg::size(len)]) }?;
+        if let (Some((iota, _)), Some(ix)) = (kernels, &index) {
+            let grid = (len as u64).div_ceil(block as u64).min(shared.resident_blocks(iota, block)?);
+            // SAFETY: select_topk_iota(u32 *index, usize n); `ix` holds len u32s.
+            unsafe { launch(iota, grid, block, state.stream, &[Arg::ptr(ix.ptr), Arg::size(len)]) }?;
         }
-    }
+        kernels.map(|(_, widen)| widen)
+    };
     radix_sort::sort(shared, &keys, dtype, sorted_with, len, order)?;
     let state = shared.lock()?;
-    // SAFETY: the outputs hold k elements; the sorted copies len >= k.
-    unsafe {
-        drv::memcpy_dtod_async(out_values.ptr, keys.ptr, k * key_bytes, state.stream).during("copying top-k's values")?;
-        if let (Some(out), Some(ix)) = (out_indices, &index) {
-            drv::memcpy_dtod_async(out.ptr, ix.ptr, k * 8, state.stream).during("copying top-k's indices")?;
-        }
+    if let (Some(widen), Some(out), Some(ix)) = (widen, out_indices, &index) {
+        let grid = (k as u64).div_ceil(block as u64).min(shared.resident_blocks(widen, block)?);
+        // SAFETY: select_topk_widen(const u32 *index, usize k, u64 *out); the sorted
+        // indices hold len >= k, the output k.
+        unsafe { launch(widen, grid, block, state.stream, &[Arg::ptr(ix.ptr), Arg::size(k), Arg::ptr(out.ptr)]) }?;
     }
+    // SAFETY: the output holds k keys; the sorted copy len >= k.
+    unsafe { drv::memcpy_dtod_async(out_values.ptr, keys.ptr, k * key_bytes, state.stream) }.during("copying top-k's values")?;
     Ok(())
 }
 
