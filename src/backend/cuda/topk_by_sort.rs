@@ -41,7 +41,9 @@ use crate::error::Result;
 /// up to 2^21 (16 bytes a key); u64 (64) won at 2^18 (99 against 137 µs) and lost at
 /// 2^20 (150 against 139). With indices sorted as u64 (since as u32): f32 (48 bytes a
 /// key then, 32 now) won at 2^19 (89 against 109 µs for k = 65,536) and was level at
-/// 2^20; u64 (128, now 96) won at 2^18 (136 against 172).
+/// 2^20; u64 (128, now 96) won at 2^18 (136 against 172). With u32 indices (same day):
+/// f32 at 2^20 won (101.6-109.2 against 114.4-114.8 µs for k = 65,536), at 2^18 and
+/// 2^19 by 5-15% more; u64 at 2^18 was level with the u64 indices.
 pub fn applies(len: usize, k: usize, key_bytes: usize, with_indices: bool) -> bool {
     static KNOBS: Lazy<(usize, usize, usize)> = Lazy::new(|| {
         (
