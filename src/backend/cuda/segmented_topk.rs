@@ -338,8 +338,6 @@ fn uniform_class_from(call: &Call, nrows: u64, row_len: u64, k: u64, long_min: u
     }
 }
 
-/// One launch of the warp, block or long class over `count` rows: those of `ids` (a
-/// device list), or rows 0..count.
 /// The row kernel of `class` (a warp, block or long class), its part's module loaded
 /// on first use: a call that launches several classes looks them all up before its
 /// first write, so that a failed load leaves the outputs as they were.
@@ -352,6 +350,8 @@ fn class_kernel(call: &Call, class: usize) -> Result<cudarc::driver::sys::CUfunc
     function(call.shared, call.dtype.size(), call.dtype.is_float(), name)
 }
 
+/// One launch of the warp, block or long class over `count` rows: those of `ids` (a
+/// device list), or rows 0..count.
 fn launch_class(call: &Call, state: &State, rows: &RowArgs, class: usize, ids: Option<CUdeviceptr>, count: u64) -> Result<()> {
     let p = policy();
     let mut args = vec![

@@ -54,7 +54,9 @@ pub fn applies(len: usize, k: usize, key_bytes: usize, with_indices: bool) -> bo
     });
     let (upto, most_bytes, share) = *KNOBS;
     let moved = len.saturating_mul(key_bytes + if with_indices { 4 } else { 0 }).saturating_mul(key_bytes);
-    share > 0 && len > select::small_topk_len() && len <= upto && moved <= most_bytes && k.saturating_mul(share) >= len
+    // (The indices sort as u32: len stays below 2^32 whatever the knobs say.)
+    let fits = len > select::small_topk_len() && len <= upto && len <= u32::MAX as usize;
+    share > 0 && fits && moved <= most_bytes && k.saturating_mul(share) >= len
 }
 
 /// gpuprims_topk by one sort of the whole input (see the module's text).
