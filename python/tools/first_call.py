@@ -28,6 +28,8 @@ CASES = {
     "sort f32/i32 pairs 2^20": ("torch.randn(1 << 20, device='cuda')", "gp.sort(x, torch.arange(1 << 20, device='cuda', dtype=torch.int32))"),
     "topk f32 2^20 k=100": ("torch.randn(1 << 20, device='cuda')", "gp.topk(x, 100)"),
     "topk f32 2^24 k=100": ("torch.randn(1 << 24, device='cuda')", "gp.topk(x, 100)"),
+    # (a short input with a large k: sorted whole, with its indices)
+    "topk f32 2^20 k=65536": ("torch.randn(1 << 20, device='cuda')", "gp.topk(x, 65536)"),
     "kthvalue f32 2^20": ("torch.randn(1 << 20, device='cuda')", "gp.kthvalue(x, 1 << 19)"),
     "kthvalue f32 2^24": ("torch.randn(1 << 24, device='cuda')", "gp.kthvalue(x, 1 << 23)"),
     "segmented_select f32 rows of 1024": ("torch.randn(1 << 20, device='cuda')",
