@@ -120,3 +120,25 @@ fn allocate(shared: &Arc<CudaShared>, bytes: usize, what: &str) -> Result<Device
     let ptr = unsafe { alloc_async(state.stream, bytes, what) }?;
     Ok(DeviceMemory { ptr, bytes, owner: Some(shared.clone()) })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The default limits, as `applies` states them: k at least n/16, above one
+    /// block's sort, up to 2^21 keys, and at most 32 MiB moved by the sort.
+    #[test]
+    fn sorts_whole_within_the_stated_limits() {
+        let small = select::small_topk_len();
+        assert!(!applies(small, small, 4, false), "one block's sort stays one block's");
+        assert!(applies(small + 1, small, 4, false));
+        assert!(!applies(1 << 20, (1 << 16) - 1, 4, false), "k under n/16");
+        assert!(applies(1 << 20, 1 << 16, 4, false));
+        // f32 alone 16 bytes a key: to 2^21; with indices 32: to 2^20.
+        assert!(applies(1 << 21, 1 << 17, 4, false) && !applies((1 << 21) + 2, 1 << 20, 4, false));
+        assert!(applies(1 << 20, 1 << 16, 4, true) && !applies(1 << 21, 1 << 17, 4, true));
+        // u64 alone 64 bytes a key: to 2^19; with indices 96: past 2^18, short of 2^19.
+        assert!(applies(1 << 19, 1 << 15, 8, false) && !applies(1 << 20, 1 << 16, 8, false));
+        assert!(applies(1 << 18, 1 << 14, 8, true) && !applies(1 << 19, 1 << 15, 8, true));
+    }
+}
