@@ -35,6 +35,22 @@ impl Drop for DeviceMemory {
     }
 }
 
+impl DeviceMemory {
+    /// `bytes` of device memory the context owns: allocated in its stream order, and
+    /// freed so when dropped (none for 0 bytes); `what` names it in the error.
+    pub fn owned(shared: &Arc<CudaShared>, bytes: usize, what: &str) -> Result<DeviceMemory> {
+        let ptr = match bytes {
+            0 => 0,
+            _ => {
+                let state = shared.lock()?;
+                // SAFETY: stream-ordered allocation on the context's stream.
+                unsafe { alloc_async(state.stream, bytes, what) }?
+            }
+        };
+        Ok(DeviceMemory { ptr, bytes, owner: Some(shared.clone()) })
+    }
+}
+
 /// `bytes` (> 0) of stream-ordered device memory on `stream`; `what` names it in the
 /// error. Every device allocation of the backend goes through here (a fault point).
 ///

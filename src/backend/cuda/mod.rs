@@ -81,14 +81,7 @@ impl Backend for CudaBackend {
         let bytes = bytes
             .checked_next_multiple_of(16)
             .ok_or_else(|| Error::OutOfMemory(format!("{bytes} bytes of device memory: more than the address space")))?;
-        let ptr = if bytes == 0 {
-            0
-        } else {
-            let state = self.shared.lock()?;
-            // SAFETY: stream-ordered allocation on the context's stream.
-            unsafe { memory::alloc_async(state.stream, bytes, "a buffer") }?
-        };
-        Ok(Memory::Device(DeviceMemory { ptr, bytes, owner: Some(self.shared.clone()) }))
+        Ok(Memory::Device(DeviceMemory::owned(&self.shared, bytes, "a buffer")?))
     }
 
     fn wrap_device(&self, ptr: *mut c_void, bytes: usize) -> Result<Memory> {

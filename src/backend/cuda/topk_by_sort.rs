@@ -24,7 +24,7 @@ use cudarc::driver::result as drv;
 use super::context::CudaShared;
 use super::driver::DriverContext;
 use super::launch::{launch, Arg};
-use super::memory::{alloc_async, DeviceMemory};
+use super::memory::DeviceMemory;
 use super::radix_sort;
 use super::select;
 use super::sources;
@@ -73,10 +73,10 @@ pub fn topk(
 ) -> Result<()> {
     select::supported_k(k)?;
     let (key_bytes, float_keys) = (dtype.size(), dtype.is_float());
-    let keys = allocate(shared, len * key_bytes, "top-k's copy of its input")?;
+    let keys = DeviceMemory::owned(shared, len * key_bytes, "top-k's copy of its input")?;
     // The indices travel as u32 (len < 2^32): 4-byte keys sort with them packed.
     let index = match out_indices {
-        Some(_) => Some(allocate(shared, len * 4, "top-k's indices")?),
+        Some(_) => Some(DeviceMemory::owned(shared, len * 4, "top-k's indices")?),
         None => None,
     };
     let sorted_with = index.as_ref().map(|m| (m, DType::U32));
@@ -111,14 +111,6 @@ pub fn topk(
     // SAFETY: the output holds k keys; the sorted copy len >= k.
     unsafe { drv::memcpy_dtod_async(out_values.ptr, keys.ptr, k * key_bytes, state.stream) }.during("copying top-k's values")?;
     Ok(())
-}
-
-/// `bytes` of device memory for the call, freed in stream order when dropped.
-fn allocate(shared: &Arc<CudaShared>, bytes: usize, what: &str) -> Result<DeviceMemory> {
-    let state = shared.lock()?;
-    // SAFETY: stream-ordered allocation on the context's stream.
-    let ptr = unsafe { alloc_async(state.stream, bytes, what) }?;
-    Ok(DeviceMemory { ptr, bytes, owner: Some(shared.clone()) })
 }
 
 #[cfg(test)]
