@@ -445,10 +445,16 @@ impl Plan {
     /// On a first call the modules compile side by side (the packing one when packed),
     /// before the state lock is taken.
     fn compile(&self, shared: &CudaShared) -> Result<()> {
+        self.compile_with(shared, &[])
+    }
+
+    /// The same, with `extra` modules the caller needs beside the sort's.
+    fn compile_with(&self, shared: &CudaShared, extra: &[precompile::Wanted]) -> Result<()> {
         let [(s0, v0), (s1, v1), (s2, v2)] = self.modules();
         let (f0, f1, f2) = (|| self.spec(0), || self.spec(1), || self.spec(2));
-        let wanted: [precompile::Wanted; 3] = [(s0, v0, &f0), (s1, v1, &f1), (s2, v2, &f2)];
-        precompile::compile_unloaded(shared, &wanted[..if self.packed { 3 } else { 2 }])
+        let own: [precompile::Wanted; 3] = [(s0, v0, &f0), (s1, v1, &f1), (s2, v2, &f2)];
+        let wanted: Vec<precompile::Wanted> = own[..if self.packed { 3 } else { 2 }].iter().chain(extra).copied().collect();
+        precompile::compile_unloaded(shared, &wanted)
     }
 
     /// Everything the sort needs before its first write: kernels loaded, scratch
@@ -490,9 +496,21 @@ impl Plan {
 /// its outputs): compiles the modules a sort of these keys (and values) runs, before
 /// the state lock is taken; `reserve` then acquires the rest under it.
 pub fn compile_for(shared: &CudaShared, keys: &DeviceMemory, key_dtype: DType, values: Option<(&DeviceMemory, DType)>, len: usize) -> Result<()> {
+    compile_for_with(shared, keys, key_dtype, values, len, &[])
+}
+
+/// The same, with `extra` modules the caller needs, all side by side.
+pub fn compile_for_with(
+    shared: &CudaShared,
+    keys: &DeviceMemory,
+    key_dtype: DType,
+    values: Option<(&DeviceMemory, DType)>,
+    len: usize,
+    extra: &[precompile::Wanted],
+) -> Result<()> {
     match counting_sort::serves(key_dtype, values.is_some(), len) {
-        true => Ok(()), // one small module, loaded by `reserve`
-        false => Plan::new(keys, key_dtype, values, len)?.compile(shared),
+        true => precompile::compile_unloaded(shared, extra), // (its one small module is loaded by `reserve`)
+        false => Plan::new(keys, key_dtype, values, len)?.compile_with(shared, extra),
     }
 }
 

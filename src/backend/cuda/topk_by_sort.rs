@@ -25,6 +25,7 @@ use super::context::CudaShared;
 use super::driver::DriverContext;
 use super::launch::{launch, Arg};
 use super::memory::DeviceMemory;
+use super::precompile;
 use super::radix_sort;
 use super::select;
 use super::sources;
@@ -80,7 +81,13 @@ pub fn topk(
         None => None,
     };
     let sorted_with = index.as_ref().map(|m| (m, DType::U32));
-    radix_sort::compile_for(shared, &keys, dtype, sorted_with, len)?;
+    // The index kernels' module compiles beside the sort's on a first call.
+    let topk_spec = || select::module(sources::TOPK, key_bytes, float_keys);
+    let extra: Vec<precompile::Wanted> = match index {
+        Some(_) => vec![(sources::TOPK, select::variant(key_bytes, float_keys), &topk_spec)],
+        None => vec![],
+    };
+    radix_sort::compile_for_with(shared, &keys, dtype, sorted_with, len, &extra)?;
     let block = select::block_threads();
     let widen = {
         let state = shared.lock()?;
