@@ -67,35 +67,44 @@ struct CountAndSeeNaN {
 };
 
 // ----------------------------------------------------------------------------------
-// Plan: by the histogram's last block; thread d < RADIX for digit value d
+// Plan: by the histogram's last block; a run of RADIX threads a pass, thread t for digit t % RADIX
 // ----------------------------------------------------------------------------------
 
 static_assert(HIST_BLOCK >= RADIX, "a thread a digit value");
 
+// The block scans the counts of PLAN_GROUPS passes at once, a run of RADIX threads a
+// pass (u32 keys: all four in one scan; it took four one after another).
+constexpr int PLAN_GROUPS = HIST_BLOCK / RADIX;
+constexpr int PLAN_ROUNDS = (PASSES + PLAN_GROUPS - 1) / PLAN_GROUPS;
+
 // After every block's counts and verdicts are in Control (gp::last_to_arrive): reads
-// them through L2 (this SM's L1 may hold older lines), each thread its digit's counts
-// of every pass at once.
+// them through L2 (this SM's L1 may hold older lines), each thread its digit's count of
+// the pass of each round at once.
 __device__ __forceinline__ void plan_passes(usize n, Control *ctl) {
-    typedef gp::BlockScan<usize, HIST_BLOCK> Scan;
+    typedef gp::BlockGroupScan<usize, HIST_BLOCK, RADIX> Scan;
     __shared__ typename Scan::Storage scan;
     __shared__ u32 trivial[MAX_PASSES];
-    const u32 d = threadIdx.x;
-    usize counts[PASSES];
+    const u32 d = threadIdx.x % RADIX, group = threadIdx.x / RADIX;
+    const auto pass_of = [&](int round) { return group < PLAN_GROUPS ? round * PLAN_GROUPS + (int)group : PASSES; };
+    usize counts[PLAN_ROUNDS];
 #pragma unroll
-    for (int p = 0; p < PASSES; ++p) counts[p] = d < RADIX ? __ldcg(&ctl->hist[p][d]) : 0;
-    if (d < MAX_PASSES) trivial[d] = 0;
+    for (int r = 0; r < PLAN_ROUNDS; ++r) counts[r] = pass_of(r) < PASSES ? __ldcg(&ctl->hist[pass_of(r)][d]) : 0;
+    if (threadIdx.x < MAX_PASSES) trivial[threadIdx.x] = 0;
     __syncthreads();
     // (A pass is trivial when one digit holds every key: that digit's thread says so.
     // No barrier here returns a value that only thread 0 reads: see radix_histogram.)
 #pragma unroll
-    for (int p = 0; p < PASSES; ++p) {
+    for (int r = 0; r < PLAN_ROUNDS; ++r) {
+        const int p = pass_of(r);
         usize start;
-        Scan::exclusive(counts[p], start, gp::SumOp<usize>(), scan, gp::NoPrefix());
-        if (d < RADIX) ctl->bins[p][d] = start;
-        if (counts[p] == n) trivial[p] = 1;
-        __syncthreads();  // (the scan storage's reuse)
+        Scan::exclusive(counts[r], start, gp::SumOp<usize>(), scan);
+        if (p < PASSES) {
+            ctl->bins[p][d] = start;
+            if (counts[r] == n) trivial[p] = 1;
+        }
+        __syncthreads();  // (the scan storage's reuse, and trivial[] for thread 0)
     }
-    if (d == 0) {
+    if (threadIdx.x == 0) {
         const u32 mode = gp::input_order(__ldcg(&ctl->unsorted), __ldcg(&ctl->not_reversed));
         u32 from_alt = 0, active[MAX_PASSES];
 #pragma unroll
