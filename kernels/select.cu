@@ -163,8 +163,10 @@ __device__ __forceinline__ void settle_rank(SelectState *st, u64 k, usize capaci
     st->source = st->gather_source = SOURCE_INPUT;  // unless the band holds rank k
     st->rank = k;
     if (flags & NO_BAND) return;
-    const u64 below = __ldcg(&st->below), eq_lo = __ldcg(&st->eq_lo), between = __ldcg(&st->between),
-              eq_hi = __ldcg(&st->eq_hi);
+    // The band's slots (`between`) hold the candidates and (select_kth's closed band by
+    // warp) holes, which sort at or above every candidate.
+    const u64 below = __ldcg(&st->below), eq_lo = __ldcg(&st->eq_lo), slots = __ldcg(&st->between),
+              between = slots - __ldcg(&st->holes), eq_hi = __ldcg(&st->eq_hi);
     if (r < below) return;
     r -= below;
     if (r < eq_lo) {
@@ -173,7 +175,7 @@ __device__ __forceinline__ void settle_rank(SelectState *st, u64 k, usize capaci
     }
     r -= eq_lo;
     if (r < between) {
-        if (between <= capacity) {
+        if (slots <= capacity) {
             st->source = st->gather_source = SOURCE_CANDIDATES;
             st->rank = r;
             st->less = below + eq_lo;
@@ -232,7 +234,7 @@ select_settle(SelectState *st, u64 k, usize capacity, u32 flags, u32 key_order, 
 // cost it was not separated.
 template <bool CLOSED>
 __device__ __forceinline__ void band(const U *in, usize n, SelectState *st, U *cand, u64 *cand_index, u64 *runs,
-                                     usize capacity, u32 flags, u32 key_order, u64 k, U *out) {
+                                     usize capacity, u32 warp_chunk, u32 flags, u32 key_order, u64 k, U *out) {
     typedef gp::BlockScan<u32, BLOCK> Scan;
     typedef gp::BlockScan<u64, BLOCK> PlaceScan;
     __shared__ union {
@@ -260,6 +262,11 @@ __device__ __forceinline__ void band(const U *in, usize n, SelectState *st, U *c
     // while the block waits for its scan and its atomic.
     gp::Vec16 next[VECS];
     bool next_loaded = false;
+    // select_kth's closed band places its picks by warp (warp_chunk != 0), without the
+    // tile's block scan and atomic: ncu (H200, f32 2^28) put those at 71 and 116 µs of
+    // the band's 457, the pick alone reading at 83% of the DRAM's peak.
+    const bool by_warp = CLOSED && warp_chunk != 0;
+    gp::WarpSlots slots;
     for (usize tile = begin; tile < end; ++tile) {
         const int buf = tile & 1;
         const usize first = tile * TILE + (usize)threadIdx.x * ITEMS;
@@ -268,6 +275,12 @@ __device__ __forceinline__ void band(const U *in, usize n, SelectState *st, U *c
         if (GP_BAND_PREFETCH) {
             next_loaded = tile + 1 < end && Row::whole(n, first + TILE, aligned);
             if (next_loaded) Row::load(in, first + TILE, next);
+        }
+        if (by_warp) {
+            const gp::WarpSlots::Step step = slots.take((u32)__popcll(picked), &st->between, warp_chunk);
+            copy_picks_to_slots(in, first, picked, step, cand, capacity, pick.order, top);
+            __syncwarp();  // reconverged for the next tile's pick, as below
+            continue;
         }
         u32 before;
         Scan::exclusive((u32)__popcll(picked), before, gp::SumOp<u32>(), s.scan[buf],
@@ -280,6 +293,7 @@ __device__ __forceinline__ void band(const U *in, usize n, SelectState *st, U *c
         // ncu; with it 461 us, where the exact band takes 600).
         __syncwarp();
     }
+    if (by_warp) fill_holes(slots, order.raw_no_nan(pick.hi), cand, capacity, &st->holes);
     if (threadIdx.x == 0) runs[tiles + blockIdx.x] = taken;
     flush_band_counts(pick, top, st);
     // The last block to finish settles (no launch of its own between band and digits).
@@ -289,13 +303,19 @@ __device__ __forceinline__ void band(const U *in, usize n, SelectState *st, U *c
     settle(st, k, capacity, flags, key_order, out, s.totals);
 }
 
+// (-DGP_BAND_MIN_BLOCKS=b > 0, knob select.band_min_blocks) Registers capped for b blocks an SM.
+#if GP_BAND_MIN_BLOCKS > 0
+#define GP_BAND_BOUNDS __launch_bounds__(BLOCK, GP_BAND_MIN_BLOCKS)
+#else
+#define GP_BAND_BOUNDS __launch_bounds__(BLOCK)
+#endif
 #define GP_BAND_KERNEL(NAME, CLOSED)                                                                        \
-    extern "C" __global__ void __launch_bounds__(BLOCK)                                                     \
-    NAME(const U *in, usize n, SelectState *st, U *cand, u64 *cand_index, u64 *runs, usize capacity, u32 flags, \
-         u32 key_order, u64 k, U *out) {                                                                    \
+    extern "C" __global__ void GP_BAND_BOUNDS                                                               \
+    NAME(const U *in, usize n, SelectState *st, U *cand, u64 *cand_index, u64 *runs, usize capacity,         \
+         u32 warp_chunk, u32 flags, u32 key_order, u64 k, U *out) {                                         \
         gp::wait_for_prior_grids();                                                                         \
         gp::let_next_grid_start();                                                                          \
-        band<CLOSED>(in, n, st, cand, cand_index, runs, capacity, flags, key_order, k, out);               \
+        band<CLOSED>(in, n, st, cand, cand_index, runs, capacity, warp_chunk, flags, key_order, k, out);   \
     }
 #if GP_SELECT_PART == 1
 GP_BAND_KERNEL(select_band, false)

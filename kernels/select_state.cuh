@@ -46,7 +46,8 @@ struct SelectState {
     u64 lo, hi;                      // the band's bounds (ordered patterns)
     u64 below, eq_lo, eq_hi;         // keys < lo, == lo, == hi (hi != lo); a closed band's ties: 0
     u64 between;                     // keys strictly inside: the candidates (may exceed capacity);
-                                     // a closed band's: the keys in [lo, hi]
+                                     // a closed band's: the keys in [lo, hi]; by warp: also the holes
+    u64 holes;                       // slots the closed band by warp left unused (filled with hi)
     u64 bounds_unique;               // the sample held lo once and hi once (lo != hi)
     u64 band_ticket, gather_ticket;  // tile tickets of the two ordered passes
     u64 digit_ticket;                // blocks done with the current digit

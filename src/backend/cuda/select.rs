@@ -103,6 +103,12 @@ struct Policy {
     /// select_kth's band closed both ends copies the ties of its bounds too, where the
     /// sample shows them rare (CLOSED_BAND).
     band_closed: bool,
+    /// select_kth's closed band places its picks by warp, in slots reserved a chunk at
+    /// a time (common/warp_slots.cuh), instead of by a block scan and an atomic a tile.
+    band_by_warp: bool,
+    /// Forces the slots such a warp reserves at once (a power of two; 0 chooses by the
+    /// band's capacity: select/rank.rs's warp_chunk): tests fill most slots with holes.
+    band_chunk: u32,
     /// select_kth of up to small_block * small_keys keys: one block, one launch
     /// (select_small).
     small_block: u32,
@@ -142,6 +148,8 @@ fn read_policy() -> Policy {
         band_prefetch: knob("select.band_prefetch", 0) != 0,
         band_screen: knob("select.band_screen", 1) != 0,
         band_closed: knob("select.band_closed", 1) != 0,
+        band_by_warp: knob("select.band_by_warp", 1) != 0,
+        band_chunk: knob("select.band_chunk", 0).min(1 << 16),
         // Whole warps, up to 1,024 threads.
         small_block: knob("select.small_block", 1024).clamp(32, 1024) / 32 * 32,
         small_keys: knob("select.small_keys", 8).clamp(1, 32),
@@ -177,6 +185,7 @@ pub fn module(source: Source, key_bytes: usize, float_keys: bool) -> ModuleSpec 
             format!("-DGP_DIGITS_MIN_BLOCKS={}", p.digits_min_blocks),
             format!("-DGP_BAND_PREFETCH={}", p.band_prefetch as u32),
             format!("-DGP_BAND_SCREEN={}", p.band_screen as u32),
+            format!("-DGP_BAND_MIN_BLOCKS={}", knob("select.band_min_blocks", 0)),
             format!("-DGP_SMALL_BLOCK={}", p.small_block),
             format!("-DGP_SMALL_KEYS={}", p.small_keys),
             format!("-DGP_LO_OPEN={LO_OPEN}"),

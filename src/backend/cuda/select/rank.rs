@@ -88,6 +88,27 @@ struct RankPlan {
     runs_bytes: usize,
     cand_bytes: usize,
     index_bytes: usize,
+    /// Slots a warp of select_kth's closed band reserves at once (0: the band places
+    /// its picks by a block scan a tile instead), and the candidates' capacity with
+    /// room for the holes that leaves.
+    warp_chunk: u32,
+    capacity: usize,
+}
+
+/// select_kth's closed band by warp: each warp reserves `chunk` slots at a time and
+/// leaves fewer than `chunk` unused at the end. The chunk is the largest power of two
+/// (up to 256) that keeps those holes within an eighth of the band's capacity, given
+/// at most 64 warps on each SM (or the knob's); returns (chunk, room for the holes).
+fn warp_chunk(shared: &CudaShared, p: &Policy, capacity: usize, tiles: usize) -> (u32, usize) {
+    let warps_per_block = (p.block / 32) as usize;
+    let blocks = tiles.min(shared.props.sm_count as usize * 64 / warps_per_block);
+    let warps = blocks * warps_per_block;
+    let chunk = match p.band_chunk {
+        0 => (capacity / (8 * warps).max(1)).clamp(1, 256),
+        forced => forced as usize,
+    };
+    let chunk = 1usize << chunk.ilog2();
+    (chunk as u32, warps * chunk)
 }
 
 impl RankPlan {
@@ -102,6 +123,9 @@ impl RankPlan {
         // block, at most one a tile), the candidates as the band reserved them, and
         // (top-k) again in input order, each with indices when wanted.
         let tiles = len.div_ceil((p.block * p.items(key_bytes)) as usize);
+        let by_warp = band.flags & CLOSED_BAND != 0 && p.band_by_warp;
+        let (warp_chunk, holes) = if by_warp { warp_chunk(shared, p, band.capacity, tiles) } else { (0, 0) };
+        let capacity = band.capacity + holes;
         RankPlan {
             key_bytes,
             float_keys: dtype.is_float(),
@@ -115,8 +139,10 @@ impl RankPlan {
             tiles,
             order_bits: radix_sort::key_order(dtype, order),
             runs_bytes: if banded { round_up(2 * tiles * 8) } else { 0 },
-            cand_bytes: round_up(band.capacity * key_bytes),
-            index_bytes: if with_indices { round_up(band.capacity * 8) } else { 0 },
+            cand_bytes: round_up(capacity * key_bytes),
+            index_bytes: if with_indices { round_up(capacity * 8) } else { 0 },
+            warp_chunk,
+            capacity,
             band,
             p,
         }
@@ -283,7 +309,8 @@ impl RankSearch<'_> {
                     Arg::ptr(r.reserved),
                     Arg::ptr(r.reserved_index),
                     Arg::ptr(r.runs),
-                    Arg::size(plan.band.capacity),
+                    Arg::size(plan.capacity),
+                    Arg::u32(plan.warp_chunk),
                     Arg::u32(plan.flags),
                     Arg::u32(plan.order_bits),
                     Arg::u64(plan.rank as u64),
@@ -300,7 +327,7 @@ impl RankSearch<'_> {
         let (plan, p, r) = (&self.plan, &self.plan.p, &self.regions);
         let move_runs = self.load_topk("select_move_runs")?;
         let band_blocks = self.band_grid()? as u32;
-        let group = move_group(plan.band.capacity, plan.tiles);
+        let group = move_group(plan.capacity, plan.tiles);
         let tiles_a_block = (p.block / 32 * group) as u64;
         // SAFETY: as RankSearch says.
         unsafe {
@@ -314,7 +341,7 @@ impl RankSearch<'_> {
                     Arg::ptr(r.runs),
                     Arg::size(plan.tiles),
                     Arg::u32(band_blocks),
-                    Arg::size(plan.band.capacity),
+                    Arg::size(plan.capacity),
                     Arg::ptr(r.reserved),
                     Arg::ptr(r.reserved_index),
                     Arg::ptr(r.ordered),
@@ -339,7 +366,7 @@ impl RankSearch<'_> {
                 &[
                     Arg::ptr(self.regions.state),
                     Arg::u64(plan.rank as u64),
-                    Arg::size(plan.band.capacity),
+                    Arg::size(plan.capacity),
                     Arg::u32(plan.flags),
                     Arg::u32(plan.order_bits),
                     Arg::ptr(plan.out_ptr),
@@ -357,7 +384,7 @@ impl RankSearch<'_> {
         // Sized for the candidates when there is a band (a larger grid only adds blocks
         // that contend on the histogram's atomics); the rare fallback to the whole input
         // runs on the same grid, strided.
-        let searched = if plan.banded { plan.band.capacity } else { plan.len };
+        let searched = if plan.banded { plan.capacity } else { plan.len };
         let digit_pass = self.load("select_digit_pass")?;
         let digit_grid = (searched as u64).div_ceil(per_block * p.digit_rounds.max(1) as u64).min(self.shared.resident_blocks(digit_pass, p.block)?);
         // All digits in one cooperative launch: with a band, blocks enough that each
@@ -380,7 +407,7 @@ impl RankSearch<'_> {
         let (plan, p) = (&self.plan, &self.plan.p);
         let digits = self.load("select_digits")?;
         let keep = (p.keep_bytes as usize / plan.key_bytes) * 9 / 10;
-        let grid = if plan.banded { (plan.band.capacity.div_ceil(keep) as u64).max(digit_grid) } else { digit_grid };
+        let grid = if plan.banded { (plan.capacity.div_ceil(keep) as u64).max(digit_grid) } else { digit_grid };
         let grid = grid.min(self.shared.resident_blocks(digits, p.block)?);
         // select_digits goes through every digit itself: no shift.
         let [input, len, state, cand, _shift, flags, order, out] = self.digit_args(0);
