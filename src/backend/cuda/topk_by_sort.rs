@@ -61,7 +61,6 @@ pub fn applies(len: usize, k: usize, key_bytes: usize, with_indices: bool) -> bo
 }
 
 /// gpuprims_topk by one sort of the whole input (see the module's text).
-#[allow(clippy::too_many_arguments)]
 pub fn topk(shared: &Arc<CudaShared>, call: &TopK) -> Result<()> {
     let TopK { input, dtype, len, k, order, values: out_values, indices: out_indices } = *call;
     select::supported_k(k)?;
