@@ -177,6 +177,7 @@ pub fn module(source: Source, key_bytes: usize, float_keys: bool) -> ModuleSpec 
             format!("-DGP_DIGITS_MIN_BLOCKS={}", p.digits_min_blocks),
             format!("-DGP_BAND_PREFETCH={}", p.band_prefetch as u32),
             format!("-DGP_BAND_SCREEN={}", p.band_screen as u32),
+            format!("-DGP_BAND_TOP={}", knob("select.band_top", 1)),
             format!("-DGP_SMALL_BLOCK={}", p.small_block),
             format!("-DGP_SMALL_KEYS={}", p.small_keys),
             format!("-DGP_LO_OPEN={LO_OPEN}"),
