@@ -201,7 +201,7 @@ __device__ __forceinline__ void settle(SelectState *st, u64 k, usize capacity, u
         st->counts[d] = 0;
     }
     __syncwarp();
-    if (st->source == SOURCE_CANDIDATES) {
+    if (BAND_COUNTS_TOP && st->source == SOURCE_CANDIDATES) {
         const gp::Bucket<u64> b = gp::find_bucket<u64, RADIX>(totals, st->rank);
         if (threadIdx.x == 0) {
             st->prefix = (u64)b.digit << TOP_SHIFT;
@@ -381,7 +381,7 @@ select_digit_pass(const U *in, usize n, SelectState *st, const U *cand, u32 shif
     __shared__ u64 totals[RADIX];
     const u32 source = st->source;
     if (source == SOURCE_DONE) return;
-    if (source == SOURCE_CANDIDATES && shift == TOP_SHIFT) return;  // settle took it from the band's count
+    if (BAND_COUNTS_TOP && source == SOURCE_CANDIDATES && shift == TOP_SHIFT) return;  // settle took it from the band's count
     for (int d = threadIdx.x; d < RADIX; d += BLOCK) counts[d] = 0;
     __syncthreads();
     DigitCount visit{KeyOrder(key_order), U(st->prefix), U(st->mask), (int)shift, counts};
@@ -494,7 +494,7 @@ select_digits(const U *in, usize n, SelectState *st, const U *cand, u32 flags, u
     bool kept = false;  // (the same in the whole block) s.kept holds every key of the share matching the prefix
     // The band counted the candidates' top digit; settle took its bucket.
     u32 step = 0;
-    for (int shift = from_cand ? TOP_SHIFT - RADIX_BITS : TOP_SHIFT; shift >= 0; shift -= RADIX_BITS, ++step) {
+    for (int shift = from_cand && BAND_COUNTS_TOP ? TOP_SHIFT - RADIX_BITS : TOP_SHIFT; shift >= 0; shift -= RADIX_BITS, ++step) {
         for (int d = threadIdx.x; d < RADIX; d += BLOCK) s.counts[d] = 0;
         if (!kept && threadIdx.x == 0) s.kept_count = 0;
         __syncthreads();  // also publishes thread 0's prefix and rank

@@ -110,8 +110,13 @@ __device__ __forceinline__ u64 pick_keys(const U *in, usize n, usize first, bool
     return picked;
 }
 
+// (-DGP_BAND_TOP=0, knob select.band_top) The band leaves the candidates' top digit to
+// the digit passes: the copies' instructions bound the band on the H200 (ncu, f32
+// 2^28: its time follows the instructions it executes, at one issue rate).
+constexpr bool BAND_COUNTS_TOP = GP_BAND_TOP != 0;
+
 // Copies the keys picked from `first` on to the candidates from `to` on, and counts
-// their top digit.
+// their top digit (BAND_COUNTS_TOP).
 __device__ __forceinline__ void copy_picks(const U *in, usize first, u64 picked, u64 to, U *cand, u64 *cand_index,
                                            usize capacity, const KeyOrder &order, u32 *top) {
     for (u64 left = picked; left; left &= left - 1, ++to) {
@@ -121,7 +126,7 @@ __device__ __forceinline__ void copy_picks(const U *in, usize first, u64 picked,
             cand[to] = x;
             if (cand_index) cand_index[to] = first + at;
         }
-        atomicAdd(&top[u32(order.ordered(x) >> TOP_SHIFT) & (RADIX - 1)], 1u);
+        if (BAND_COUNTS_TOP) atomicAdd(&top[u32(order.ordered(x) >> TOP_SHIFT) & (RADIX - 1)], 1u);
     }
 }
 
@@ -135,7 +140,7 @@ __device__ __forceinline__ void copy_picks_to_slots(const U *in, usize first, u6
         const U x = in[first + at];
         const u64 to = step.slot(p);
         if (to < capacity) cand[to] = x;
-        atomicAdd(&top[u32(order.ordered(x) >> TOP_SHIFT) & (RADIX - 1)], 1u);
+        if (BAND_COUNTS_TOP) atomicAdd(&top[u32(order.ordered(x) >> TOP_SHIFT) & (RADIX - 1)], 1u);
     }
 }
 

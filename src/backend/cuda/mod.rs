@@ -209,16 +209,16 @@ impl Backend for CudaBackend {
             Some(m) => Some(m.as_device()?),
             None => None,
         };
-        let (input, out_values) = (input.as_device()?, out_values.as_device()?);
+        let call = select::TopK { input: input.as_device()?, dtype, len, k, order, values: out_values.as_device()?, indices };
         // A short input goes faster as one split row of the segmented top-k.
-        if segmented_topk::topk_one_row(&self.shared, input, dtype, len, k, order, out_values, indices)? {
+        if segmented_topk::topk_one_row(&self.shared, &call)? {
             return Ok(());
         }
         // A short input with k a large share of it goes faster sorted whole.
         if topk_by_sort::applies(len, k, dtype.size(), indices.is_some()) {
-            return topk_by_sort::topk(&self.shared, input, dtype, len, k, order, out_values, indices);
+            return topk_by_sort::topk(&self.shared, &call);
         }
-        select::topk(&self.shared, input, dtype, len, k, order, out_values, indices)
+        select::topk(&self.shared, &call)
     }
 
     fn segmented_select(&self, values: &Memory, dtype: DType, len: usize, rows: &Rows, out: &Memory) -> Result<()> {

@@ -186,6 +186,7 @@ pub fn module(source: Source, key_bytes: usize, float_keys: bool) -> ModuleSpec 
             format!("-DGP_BAND_PREFETCH={}", p.band_prefetch as u32),
             format!("-DGP_BAND_SCREEN={}", p.band_screen as u32),
             format!("-DGP_BAND_MIN_BLOCKS={}", knob("select.band_min_blocks", 0)),
+            format!("-DGP_BAND_TOP={}", knob("select.band_top", 1)),
             format!("-DGP_SMALL_BLOCK={}", p.small_block),
             format!("-DGP_SMALL_KEYS={}", p.small_keys),
             format!("-DGP_LO_OPEN={LO_OPEN}"),
@@ -340,21 +341,26 @@ pub fn select_kth_to_device(shared: &CudaShared, input: &DeviceMemory, dtype: DT
     kth(shared, &mut state, input, dtype, len, k, Found::Device(out.ptr))
 }
 
+/// One gpuprims_topk call as the backend's three ways of doing it take it (select::topk,
+/// topk_by_sort::topk, segmented_topk::topk_one_row): the `k` first of `len` keys in
+/// `order`, to `values` and (when wanted) their indices.
+#[derive(Clone, Copy)]
+pub struct TopK<'a> {
+    pub input: &'a DeviceMemory,
+    pub dtype: DType,
+    pub len: usize,
+    pub k: usize,
+    pub order: Order,
+    pub values: &'a DeviceMemory,
+    pub indices: Option<&'a DeviceMemory>,
+}
+
 /// The `k` (1 ..= len) first keys in `order` with their indices: the k-th found by
 /// selection, the keys before it and its first ties gathered in input order, then a
 /// stable sort of those k, so ties keep index order. An input of up to one block's
 /// worth is sorted by that block alone.
-#[allow(clippy::too_many_arguments)]
-pub fn topk(
-    shared: &CudaShared,
-    input: &DeviceMemory,
-    dtype: DType,
-    len: usize,
-    k: usize,
-    order: Order,
-    out_values: &DeviceMemory,
-    out_indices: Option<&DeviceMemory>,
-) -> Result<()> {
+pub fn topk(shared: &CudaShared, call: &TopK) -> Result<()> {
+    let TopK { input, dtype, len, k, order, values: out_values, indices: out_indices } = *call;
     supported_k(k)?;
     let key_bytes = dtype.size();
     let float_keys = dtype.is_float();

@@ -27,10 +27,10 @@ use super::launch::{launch, Arg};
 use super::memory::DeviceMemory;
 use super::precompile;
 use super::radix_sort;
-use super::select;
+use super::select::{self, TopK};
 use super::sources;
 use super::tuning::knob;
-use crate::dtype::{DType, Order};
+use crate::dtype::DType;
 use crate::error::Result;
 
 /// Whether a top-k of k of `len` keys sorts the whole input: above what one block sorts
@@ -61,17 +61,8 @@ pub fn applies(len: usize, k: usize, key_bytes: usize, with_indices: bool) -> bo
 }
 
 /// gpuprims_topk by one sort of the whole input (see the module's text).
-#[allow(clippy::too_many_arguments)]
-pub fn topk(
-    shared: &Arc<CudaShared>,
-    input: &DeviceMemory,
-    dtype: DType,
-    len: usize,
-    k: usize,
-    order: Order,
-    out_values: &DeviceMemory,
-    out_indices: Option<&DeviceMemory>,
-) -> Result<()> {
+pub fn topk(shared: &Arc<CudaShared>, call: &TopK) -> Result<()> {
+    let TopK { input, dtype, len, k, order, values: out_values, indices: out_indices } = *call;
     select::supported_k(k)?;
     let (key_bytes, float_keys) = (dtype.size(), dtype.is_float());
     let keys = DeviceMemory::owned(shared, len * key_bytes, "top-k's copy of its input")?;

@@ -66,7 +66,8 @@ impl HugeRows {
                 let (vals, idx) = r.outputs(out, size);
                 // select::topk, not the backend's entry: its one-row path takes the
                 // step scratch, which holds this call's row lists (one_row.rs).
-                select::topk(shared, &input, call.dtype, r.n as usize, m as usize, call.order, &vals, idx.as_ref())?;
+                let row = select::TopK { input: &input, dtype: call.dtype, len: r.n as usize, k: m as usize, order: call.order, values: &vals, indices: idx.as_ref() };
+                select::topk(shared, &row)?;
             }
             if r.k > m {
                 let state = shared.lock()?;

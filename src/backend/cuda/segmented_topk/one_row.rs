@@ -10,25 +10,15 @@
 
 use super::{compile_parts, policy, radix_sort, split, uniform_class, Call, Outputs};
 use crate::backend::cuda::context::CudaShared;
-use crate::backend::cuda::memory::DeviceMemory;
-use crate::dtype::{DType, Order};
+use crate::backend::cuda::select::TopK;
 use crate::error::Result;
 
 /// gpuprims_topk of `len` keys (the policy's one_row_max_*: up to 2^21, k up to 512,
 /// n * k up to 2^28; and only where split::plan splits the row, from about 32,768 keys)
 /// as one split row: the same results, ties by the lowest index. Returns false, having
 /// issued nothing, where it does not apply.
-#[allow(clippy::too_many_arguments)]
-pub fn topk_one_row(
-    shared: &CudaShared,
-    values: &DeviceMemory,
-    dtype: DType,
-    len: usize,
-    k: usize,
-    order: Order,
-    out_values: &DeviceMemory,
-    out_indices: Option<&DeviceMemory>,
-) -> Result<bool> {
+pub fn topk_one_row(shared: &CudaShared, call: &TopK) -> Result<bool> {
+    let TopK { input: values, dtype, len, k, order, values: out_values, indices: out_indices } = *call;
     let p = policy();
     let (n, k64) = (len as u64, k as u64);
     if n > p.one_row_max_len || k64 > p.one_row_max_k || n.saturating_mul(k64) > p.one_row_max_work || k == 0 {
