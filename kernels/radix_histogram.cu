@@ -36,8 +36,8 @@ constexpr int HIST_BLOCK = GP_HIST_BLOCK_THREADS;
 // replaces); 1, at once. At once, its blocks take the SMs the histogram leaves idle
 // (a histogram block holds a whole register file), two an SM, and a pass grid short
 // of a block an SM stays on those: u64 keys at 2^19, 114 tiles against the 68 SMs
-// that 64 histogram blocks leave of an H200's 132. The likely cause of their sort
-// being ~10% slower than with the plan kernel (H200, 2026-11-28); 0 is unmeasured.
+// that 64 histogram blocks leave of an H200's 132: with 1 their sort was ~10% slower
+// than with the plan kernel; with 0 (the default) about 3% (H200, 2026-11-28).
 #ifndef GP_HIST_EARLY_START
 #define GP_HIST_EARLY_START 0
 #endif
