@@ -190,9 +190,12 @@ __device__ __forceinline__ void settle_rank(SelectState *st, u64 k, usize capaci
 }
 
 // One warp, once the band's counts have all landed: settles where rank k fell; when
-// the candidates hold it, also takes the top digit's bucket from the histogram the
-// band counted (copied to `totals`, shared memory). The histogram is cleared for the
-// digit passes either way.
+// the candidates hold it and the band counted their top digit (TOP_COUNTED: all but
+// the band by warp), also takes that digit's bucket from the histogram (copied to
+// `totals`, shared memory). The histogram is cleared for the digit passes either way.
+// TOP_COUNTED is a template parameter: tested as a flag, it cost the band by warp 10
+// registers (48 instead of 38).
+template <bool TOP_COUNTED>
 __device__ __forceinline__ void settle(SelectState *st, u64 k, usize capacity, u32 flags, u32 key_order, U *out,
                                        u64 (&totals)[RADIX]) {
     if (threadIdx.x == 0) settle_rank(st, k, capacity, flags, key_order, out);
@@ -201,7 +204,7 @@ __device__ __forceinline__ void settle(SelectState *st, u64 k, usize capacity, u
         st->counts[d] = 0;
     }
     __syncwarp();
-    if (BAND_COUNTS_TOP && st->source == SOURCE_CANDIDATES) {
+    if (TOP_COUNTED && st->source == SOURCE_CANDIDATES) {
         const gp::Bucket<u64> b = gp::find_bucket<u64, RADIX>(totals, st->rank);
         if (threadIdx.x == 0) {
             st->prefix = (u64)b.digit << TOP_SHIFT;
@@ -219,7 +222,7 @@ select_settle(SelectState *st, u64 k, usize capacity, u32 flags, u32 key_order, 
     gp::wait_for_prior_grids();
     gp::let_next_grid_start();
     __shared__ u64 totals[RADIX];
-    settle(st, k, capacity, flags, key_order, out, totals);
+    settle<true>(st, k, capacity, flags, key_order, out, totals);
 }
 #endif
 
@@ -232,7 +235,12 @@ select_settle(SelectState *st, u64 k, usize capacity, u32 flags, u32 key_order, 
 // closed picks in the same kernel the top-k band took 552 us at 2^28 instead of 394
 // (ncu, H100); that build also lacked the reconvergence below, so which of the two
 // cost it was not separated.
-template <bool CLOSED>
+// BY_WARP: select_band_warps, the closed band placing its picks by warp (BAND_BY_WARP),
+// without the tile's block scan and atomic (ncu, H200, f32 2^28: 71 and 116 µs of the
+// closed band's 457, the pick alone reading at 83% of the DRAM's peak) and without
+// counting the top digit. Warps reserve slots a chunk at a time, so with small chunks
+// (small inputs) their atomics cost more than the scans they replace.
+template <bool CLOSED, bool BY_WARP>
 __device__ __forceinline__ void band(const U *in, usize n, SelectState *st, U *cand, u64 *cand_index, u64 *runs,
                                      usize capacity, u32 warp_chunk, u32 flags, u32 key_order, u64 k, U *out) {
     typedef gp::BlockScan<u32, BLOCK> Scan;
@@ -262,10 +270,7 @@ __device__ __forceinline__ void band(const U *in, usize n, SelectState *st, U *c
     // while the block waits for its scan and its atomic.
     gp::Vec16 next[VECS];
     bool next_loaded = false;
-    // select_kth's closed band places its picks by warp (warp_chunk != 0), without the
-    // tile's block scan and atomic: ncu (H200, f32 2^28) put those at 71 and 116 µs of
-    // the band's 457, the pick alone reading at 83% of the DRAM's peak.
-    const bool by_warp = CLOSED && warp_chunk != 0;
+    static_assert(CLOSED || !BY_WARP, "only select_kth's closed band places its picks by warp");
     gp::WarpSlots slots;
     for (usize tile = begin; tile < end; ++tile) {
         const int buf = tile & 1;
@@ -276,9 +281,9 @@ __device__ __forceinline__ void band(const U *in, usize n, SelectState *st, U *c
             next_loaded = tile + 1 < end && Row::whole(n, first + TILE, aligned);
             if (next_loaded) Row::load(in, first + TILE, next);
         }
-        if (by_warp) {
+        if (BY_WARP) {
             const gp::WarpSlots::Step step = slots.take((u32)__popcll(picked), &st->between, warp_chunk);
-            copy_picks_to_slots(in, first, picked, step, cand, capacity, pick.order, top);
+            copy_picks_to_slots(in, first, picked, step, cand, capacity);
             __syncwarp();  // reconverged for the next tile's pick, as below
             continue;
         }
@@ -293,35 +298,30 @@ __device__ __forceinline__ void band(const U *in, usize n, SelectState *st, U *c
         // ncu; with it 461 us, where the exact band takes 600).
         __syncwarp();
     }
-    if (by_warp) fill_holes(slots, order.raw_no_nan(pick.hi), cand, capacity, &st->holes);
+    if (BY_WARP) fill_holes(slots, order.raw_no_nan(pick.hi), cand, capacity, &st->holes);
     if (threadIdx.x == 0) runs[tiles + blockIdx.x] = taken;
     flush_band_counts(pick, top, st);
     // The last block to finish settles (no launch of its own between band and digits).
     if (!gp::last_to_arrive(&st->band_ticket, u64(gridDim.x))) return;
     if ((flags & ORDER_RUNS) && __ldcg(&st->between) <= capacity) place_blocks<PlaceScan>(runs + tiles, gridDim.x, s.place, carry);
     if (threadIdx.x >= gp::WARP) return;
-    settle(st, k, capacity, flags, key_order, out, s.totals);
+    settle<!BY_WARP>(st, k, capacity, flags, key_order, out, s.totals);
 }
 
-// (-DGP_BAND_MIN_BLOCKS=b > 0, knob select.band_min_blocks) Registers capped for b blocks an SM.
-#if GP_BAND_MIN_BLOCKS > 0
-#define GP_BAND_BOUNDS __launch_bounds__(BLOCK, GP_BAND_MIN_BLOCKS)
-#else
-#define GP_BAND_BOUNDS __launch_bounds__(BLOCK)
-#endif
-#define GP_BAND_KERNEL(NAME, CLOSED)                                                                        \
-    extern "C" __global__ void GP_BAND_BOUNDS                                                               \
+#define GP_BAND_KERNEL(NAME, CLOSED, BY_WARP)                                                               \
+    extern "C" __global__ void __launch_bounds__(BLOCK)                                                     \
     NAME(const U *in, usize n, SelectState *st, U *cand, u64 *cand_index, u64 *runs, usize capacity,         \
          u32 warp_chunk, u32 flags, u32 key_order, u64 k, U *out) {                                         \
         gp::wait_for_prior_grids();                                                                         \
         gp::let_next_grid_start();                                                                          \
-        band<CLOSED>(in, n, st, cand, cand_index, runs, capacity, warp_chunk, flags, key_order, k, out);   \
+        band<CLOSED, BY_WARP>(in, n, st, cand, cand_index, runs, capacity, warp_chunk, flags, key_order, k, out); \
     }
 #if GP_SELECT_PART == 1
-GP_BAND_KERNEL(select_band, false)
+GP_BAND_KERNEL(select_band, false, false)
 #endif
 #if GP_SELECT_PART == 2
-GP_BAND_KERNEL(select_band_closed, true)
+GP_BAND_KERNEL(select_band_closed, true, false)
+GP_BAND_KERNEL(select_band_warps, true, true)
 #endif
 
 // Visits src[0, count) a 16-byte vector at a time where it can, UNROLL vectors a
@@ -381,7 +381,8 @@ select_digit_pass(const U *in, usize n, SelectState *st, const U *cand, u32 shif
     __shared__ u64 totals[RADIX];
     const u32 source = st->source;
     if (source == SOURCE_DONE) return;
-    if (BAND_COUNTS_TOP && source == SOURCE_CANDIDATES && shift == TOP_SHIFT) return;  // settle took it from the band's count
+    // Settle took the candidates' top digit from the band's count (all but the band by warp).
+    if (source == SOURCE_CANDIDATES && shift == TOP_SHIFT && !(flags & BAND_BY_WARP)) return;
     for (int d = threadIdx.x; d < RADIX; d += BLOCK) counts[d] = 0;
     __syncthreads();
     DigitCount visit{KeyOrder(key_order), U(st->prefix), U(st->mask), (int)shift, counts};
@@ -492,9 +493,11 @@ select_digits(const U *in, usize n, SelectState *st, const U *cand, u32 flags, u
         s.less = st->less;
     }
     bool kept = false;  // (the same in the whole block) s.kept holds every key of the share matching the prefix
-    // The band counted the candidates' top digit; settle took its bucket.
+    // The band counted the candidates' top digit and settle took its bucket (all but
+    // the band by warp).
+    const bool top_taken = from_cand && !(flags & BAND_BY_WARP);
     u32 step = 0;
-    for (int shift = from_cand && BAND_COUNTS_TOP ? TOP_SHIFT - RADIX_BITS : TOP_SHIFT; shift >= 0; shift -= RADIX_BITS, ++step) {
+    for (int shift = top_taken ? TOP_SHIFT - RADIX_BITS : TOP_SHIFT; shift >= 0; shift -= RADIX_BITS, ++step) {
         for (int d = threadIdx.x; d < RADIX; d += BLOCK) s.counts[d] = 0;
         if (!kept && threadIdx.x == 0) s.kept_count = 0;
         __syncthreads();  // also publishes thread 0's prefix and rank

@@ -110,13 +110,8 @@ __device__ __forceinline__ u64 pick_keys(const U *in, usize n, usize first, bool
     return picked;
 }
 
-// (-DGP_BAND_TOP=0, knob select.band_top) The band leaves the candidates' top digit to
-// the digit passes: the copies' instructions bound the band on the H200 (ncu, f32
-// 2^28: its time follows the instructions it executes, at one issue rate).
-constexpr bool BAND_COUNTS_TOP = GP_BAND_TOP != 0;
-
 // Copies the keys picked from `first` on to the candidates from `to` on, and counts
-// their top digit (BAND_COUNTS_TOP).
+// their top digit.
 __device__ __forceinline__ void copy_picks(const U *in, usize first, u64 picked, u64 to, U *cand, u64 *cand_index,
                                            usize capacity, const KeyOrder &order, u32 *top) {
     for (u64 left = picked; left; left &= left - 1, ++to) {
@@ -126,21 +121,23 @@ __device__ __forceinline__ void copy_picks(const U *in, usize first, u64 picked,
             cand[to] = x;
             if (cand_index) cand_index[to] = first + at;
         }
-        if (BAND_COUNTS_TOP) atomicAdd(&top[u32(order.ordered(x) >> TOP_SHIFT) & (RADIX - 1)], 1u);
+        atomicAdd(&top[u32(order.ordered(x) >> TOP_SHIFT) & (RADIX - 1)], 1u);
     }
 }
 
-// select_kth's closed band, where the candidates' order does not matter: a lane copies
-// its picks to its warp's slots (common/warp_slots.cuh) and counts their top digit.
+// select_kth's closed band by warp (BAND_BY_WARP), where the candidates' order does not
+// matter: a lane copies its picks to its warp's slots (common/warp_slots.cuh). It does
+// not count their top digit: the digit passes start at it instead. On the H200 the
+// band's time follows the instructions it issues (ncu, f32 2^28), and without the
+// count it holds 38 registers instead of 48.
 __device__ __forceinline__ void copy_picks_to_slots(const U *in, usize first, u64 picked, const gp::WarpSlots::Step &step,
-                                                    U *cand, usize capacity, const KeyOrder &order, u32 *top) {
+                                                    U *cand, usize capacity) {
     u32 p = step.before;
     for (u64 left = picked; left; left &= left - 1, ++p) {
         const int at = __ffsll((long long)left) - 1;
         const U x = in[first + at];
         const u64 to = step.slot(p);
         if (to < capacity) cand[to] = x;
-        if (BAND_COUNTS_TOP) atomicAdd(&top[u32(order.ordered(x) >> TOP_SHIFT) & (RADIX - 1)], 1u);
     }
 }
 

@@ -60,8 +60,11 @@ const ORDER_RUNS: u32 = 32;
 /// test: H100 2026-11-27, f32 median 2^28 547-549 -> 468-477 µs (knob
 /// select.band_closed=0 turns it off).
 const CLOSED_BAND: u32 = 64;
+/// select_kth's closed band placing its picks by warp (kernels/select.cu:
+/// select_band_warps), from 2^band_warps_log2 keys on: see Policy::band_warps_log2.
+const BAND_BY_WARP: u32 = 128;
 const HOST_TAG_SHIFT: u32 = 8;
-const _: () = assert!((LO_OPEN | HI_OPEN | NO_BAND | WRITE_RESULT | RESULT_TO_HOST | ORDER_RUNS | CLOSED_BAND) >> HOST_TAG_SHIFT == 0);
+const _: () = assert!((LO_OPEN | HI_OPEN | NO_BAND | WRITE_RESULT | RESULT_TO_HOST | ORDER_RUNS | CLOSED_BAND | BAND_BY_WARP) >> HOST_TAG_SHIFT == 0);
 const _: () = assert!(HOST_TAG_MAX <= u32::MAX >> HOST_TAG_SHIFT);
 /// Top-k up to block * SMALL_ITEMS is sorted by one block (kernels/topk.cu:
 /// select_sort_small), and so is all of top-k of an input that small; more by the
@@ -103,9 +106,13 @@ struct Policy {
     /// select_kth's band closed both ends copies the ties of its bounds too, where the
     /// sample shows them rare (CLOSED_BAND).
     band_closed: bool,
-    /// select_kth's closed band places its picks by warp, in slots reserved a chunk at
-    /// a time (common/warp_slots.cuh), instead of by a block scan and an atomic a tile.
-    band_by_warp: bool,
+    /// select_kth's closed band of 4-byte keys places its picks by warp from
+    /// 2^band_warps_log2 keys on, in slots reserved a chunk at a time
+    /// (common/warp_slots.cuh), instead of by a block scan and an atomic a tile, and
+    /// leaves the top digit to the digit passes. H200 (2026-11-28), f32 median, µs:
+    /// 2^30 1468 -> 1298, 2^28 416-419 -> 385-390, but 2^27 242 -> 253, 2^26 149 ->
+    /// 186, 2^24 68 -> 97 (a warp's chunk shrinks with the band, its atomics grow).
+    band_warps_log2: u32,
     /// Forces the slots such a warp reserves at once (a power of two; 0 chooses by the
     /// band's capacity: select/rank.rs's warp_chunk): tests fill most slots with holes.
     band_chunk: u32,
@@ -148,7 +155,7 @@ fn read_policy() -> Policy {
         band_prefetch: knob("select.band_prefetch", 0) != 0,
         band_screen: knob("select.band_screen", 1) != 0,
         band_closed: knob("select.band_closed", 1) != 0,
-        band_by_warp: knob("select.band_by_warp", 1) != 0,
+        band_warps_log2: knob("select.band_warps_log2", 28).min(63),
         band_chunk: knob("select.band_chunk", 0).min(1 << 16),
         // Whole warps, up to 1,024 threads.
         small_block: knob("select.small_block", 1024).clamp(32, 1024) / 32 * 32,
@@ -185,8 +192,6 @@ pub fn module(source: Source, key_bytes: usize, float_keys: bool) -> ModuleSpec 
             format!("-DGP_DIGITS_MIN_BLOCKS={}", p.digits_min_blocks),
             format!("-DGP_BAND_PREFETCH={}", p.band_prefetch as u32),
             format!("-DGP_BAND_SCREEN={}", p.band_screen as u32),
-            format!("-DGP_BAND_MIN_BLOCKS={}", knob("select.band_min_blocks", 0)),
-            format!("-DGP_BAND_TOP={}", knob("select.band_top", 1)),
             format!("-DGP_SMALL_BLOCK={}", p.small_block),
             format!("-DGP_SMALL_KEYS={}", p.small_keys),
             format!("-DGP_LO_OPEN={LO_OPEN}"),
@@ -195,6 +200,7 @@ pub fn module(source: Source, key_bytes: usize, float_keys: bool) -> ModuleSpec 
             format!("-DGP_WRITE_RESULT={WRITE_RESULT}"),
             format!("-DGP_ORDER_RUNS={ORDER_RUNS}"),
             format!("-DGP_CLOSED_BAND={CLOSED_BAND}"),
+            format!("-DGP_BAND_BY_WARP={BAND_BY_WARP}"),
             format!("-DGP_RESULT_TO_HOST={RESULT_TO_HOST}"),
             format!("-DGP_HOST_TAG_SHIFT={HOST_TAG_SHIFT}"),
         ],
@@ -295,7 +301,7 @@ pub(super) fn function(shared: &CudaShared, source: Source, key_bytes: usize, fl
 }
 
 /// select.cu's parts (kernels/select.cu: GP_SELECT_PART), compiled side by side.
-const PARTS: Parts = Parts { define: "GP_SELECT_PART", count: 3, later: &[("select_band", 1), ("select_band_closed", 2)] };
+const PARTS: Parts = Parts { define: "GP_SELECT_PART", count: 3, later: &[("select_band", 1), ("select_band_closed", 2), ("select_band_warps", 2)] };
 
 /// The loader's key of a select.cu part's module.
 fn part_variant(key_bytes: usize, float_keys: bool, part: u32) -> u32 {

@@ -7,7 +7,7 @@ use cudarc::driver::result as drv;
 use cudarc::driver::sys::{CUdeviceptr, CUfunction, CUstream};
 
 use super::{function, policy, result_target, Found, Policy, Scratch};
-use super::{CLOSED_BAND, HI_OPEN, LO_OPEN, NO_BAND, ORDER_RUNS, RADIX_BITS, SAMPLES, SAMPLES_SMALL, SAMPLE_BLOCK, STATE_BYTES};
+use super::{BAND_BY_WARP, CLOSED_BAND, HI_OPEN, LO_OPEN, NO_BAND, ORDER_RUNS, RADIX_BITS, SAMPLES, SAMPLES_SMALL, SAMPLE_BLOCK, STATE_BYTES};
 use crate::backend::cuda::context::{round_up, CudaShared, State};
 use crate::backend::cuda::driver::DriverContext;
 use crate::backend::cuda::launch::{launch, launch_cooperative, Arg};
@@ -123,7 +123,9 @@ impl RankPlan {
         // block, at most one a tile), the candidates as the band reserved them, and
         // (top-k) again in input order, each with indices when wanted.
         let tiles = len.div_ceil((p.block * p.items(key_bytes)) as usize);
-        let by_warp = band.flags & CLOSED_BAND != 0 && p.band_by_warp;
+        // 4-byte keys only: 8-byte keys lost 1-13% at 2^26-2^28 (H200), and the band by
+        // warp of 1- and 2-byte keys holds 48-55 registers (their closed band 42-48).
+        let by_warp = band.flags & CLOSED_BAND != 0 && key_bytes == 4 && len as u64 >= 1u64 << p.band_warps_log2;
         let (warp_chunk, holes) = if by_warp { warp_chunk(shared, p, band.capacity, tiles) } else { (0, 0) };
         let capacity = band.capacity + holes;
         RankPlan {
@@ -131,7 +133,7 @@ impl RankPlan {
             float_keys: dtype.is_float(),
             len,
             rank,
-            flags: band.flags | result_flags | if topk { ORDER_RUNS } else { 0 },
+            flags: band.flags | result_flags | if topk { ORDER_RUNS } else { 0 } | if by_warp { BAND_BY_WARP } else { 0 },
             out_ptr,
             banded,
             topk,
@@ -259,9 +261,12 @@ impl RankSearch<'_> {
         function(self.shared, sources::TOPK, self.plan.key_bytes, self.plan.float_keys, kernel)
     }
 
-    /// The band's kernel: its own for a band closed both ends (kernels/select.cu).
+    /// The band's kernel: its own for a band closed both ends, and for one placing its
+    /// picks by warp (kernels/select.cu).
     fn band_kernel_name(&self) -> &'static str {
-        if self.plan.flags & CLOSED_BAND != 0 {
+        if self.plan.flags & BAND_BY_WARP != 0 {
+            "select_band_warps"
+        } else if self.plan.flags & CLOSED_BAND != 0 {
             "select_band_closed"
         } else {
             "select_band"
