@@ -40,17 +40,17 @@
 // smallest. The host issues the same launches whatever the data; what each does is
 // decided on the device from SelectState, so nothing waits but the final read.
 //
-// Compiled in three parts, side by side on a first call (a module of every kernel took
+// Compiled in four parts, side by side on a first call (a module of every kernel took
 // 1.8 s of NVRTC on the development VM; each part 0.9-1.0 s): -DGP_SELECT_PART=0 (the
 // pivots, settle, digit passes and the small select), 1 (select_band), 2
-// (select_band_closed).
+// (select_band_closed), 3 (select_band_warps).
 //
 // Instantiated per key width and float-ness: -DGP_KEY_BYTES -DGP_KEY_FLOAT
 // -DGP_BLOCK_THREADS -DGP_ITEMS -DGP_LOOKBACK_WINDOW -DGP_KEEP_BYTES -DGP_DIGITS_MIN_BLOCKS
 // -DGP_BAND_PREFETCH -DGP_BAND_SCREEN -DGP_SMALL_BLOCK -DGP_SMALL_KEYS and the flags
 // (src/backend/cuda/select.rs).
-#if !defined(GP_SELECT_PART) || GP_SELECT_PART < 0 || GP_SELECT_PART > 2
-#error "GP_SELECT_PART: 0 (pivots, settle, digits, small), 1 (select_band) or 2 (select_band_closed)"
+#if !defined(GP_SELECT_PART) || GP_SELECT_PART < 0 || GP_SELECT_PART > 3
+#error "GP_SELECT_PART: 0 (pivots, settle, digits, small), 1 (select_band), 2 (select_band_closed) or 3 (select_band_warps)"
 #endif
 #include "common/grid_dependency.cuh"
 #include "select_state.cuh"
@@ -321,7 +321,9 @@ GP_BAND_KERNEL(select_band, false, false)
 #endif
 #if GP_SELECT_PART == 2
 GP_BAND_KERNEL(select_band_closed, true, false)
-GP_BAND_KERNEL(select_band_warps, true, true)
+#endif
+#if GP_SELECT_PART == 3
+GP_BAND_KERNEL(select_band_warps, true, true)  // alone: beside select_band_closed, a first call took 0.1-0.25 s longer
 #endif
 
 // Visits src[0, count) a 16-byte vector at a time where it can, UNROLL vectors a

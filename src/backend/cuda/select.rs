@@ -107,12 +107,15 @@ struct Policy {
     /// sample shows them rare (CLOSED_BAND).
     band_closed: bool,
     /// select_kth's closed band of 4-byte keys places its picks by warp from
-    /// 2^band_warps_log2 keys on, in slots reserved a chunk at a time
-    /// (common/warp_slots.cuh), instead of by a block scan and an atomic a tile, and
-    /// leaves the top digit to the digit passes. H200 (2026-11-28), f32 median, µs:
-    /// 2^30 1468 -> 1298, 2^28 416-419 -> 385-390, but 2^27 242 -> 253, 2^26 149 ->
-    /// 186, 2^24 68 -> 97 (a warp's chunk shrinks with the band, its atomics grow).
+    /// 2^band_warps_log2 float keys on (2^band_warps_int_log2 integer keys), in slots
+    /// reserved a chunk at a time (common/warp_slots.cuh), instead of by a block scan
+    /// and an atomic a tile, and leaves the top digit to the digit passes. H200
+    /// (2026-11-28), median, ms: f32 2^30 1.455-1.468 -> 1.296-1.298, 2^28 0.416-0.422
+    /// -> 0.385-0.403, but 2^27 0.242 -> 0.253, 2^26 0.149 -> 0.186, 2^24 0.068 ->
+    /// 0.097 (a warp's chunk shrinks with the band, its atomics grow); u32 2^30
+    /// 1.345-1.350 -> 1.314-1.319, but 2^28 0.398-0.400 -> 0.409-0.410.
     band_warps_log2: u32,
+    band_warps_int_log2: u32,
     /// Forces the slots such a warp reserves at once (a power of two; 0 chooses by the
     /// band's capacity: select/rank.rs's warp_chunk): tests fill most slots with holes.
     band_chunk: u32,
@@ -156,6 +159,7 @@ fn read_policy() -> Policy {
         band_screen: knob("select.band_screen", 1) != 0,
         band_closed: knob("select.band_closed", 1) != 0,
         band_warps_log2: knob("select.band_warps_log2", 28).min(63),
+        band_warps_int_log2: knob("select.band_warps_int_log2", 30).min(63),
         band_chunk: knob("select.band_chunk", 0).min(1 << 16),
         // Whole warps, up to 1,024 threads.
         small_block: knob("select.small_block", 1024).clamp(32, 1024) / 32 * 32,
@@ -301,7 +305,7 @@ pub(super) fn function(shared: &CudaShared, source: Source, key_bytes: usize, fl
 }
 
 /// select.cu's parts (kernels/select.cu: GP_SELECT_PART), compiled side by side.
-const PARTS: Parts = Parts { define: "GP_SELECT_PART", count: 3, later: &[("select_band", 1), ("select_band_closed", 2), ("select_band_warps", 2)] };
+const PARTS: Parts = Parts { define: "GP_SELECT_PART", count: 4, later: &[("select_band", 1), ("select_band_closed", 2), ("select_band_warps", 3)] };
 
 /// The loader's key of a select.cu part's module.
 fn part_variant(key_bytes: usize, float_keys: bool, part: u32) -> u32 {

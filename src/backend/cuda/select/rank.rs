@@ -125,7 +125,8 @@ impl RankPlan {
         let tiles = len.div_ceil((p.block * p.items(key_bytes)) as usize);
         // 4-byte keys only: 8-byte keys lost 1-13% at 2^26-2^28 (H200), and the band by
         // warp of 1- and 2-byte keys holds 48-55 registers (their closed band 42-48).
-        let by_warp = band.flags & CLOSED_BAND != 0 && key_bytes == 4 && len as u64 >= 1u64 << p.band_warps_log2;
+        let from_log2 = if dtype.is_float() { p.band_warps_log2 } else { p.band_warps_int_log2 };
+        let by_warp = band.flags & CLOSED_BAND != 0 && key_bytes == 4 && len as u64 >= 1u64 << from_log2;
         let (warp_chunk, holes) = if by_warp { warp_chunk(shared, p, band.capacity, tiles) } else { (0, 0) };
         let capacity = band.capacity + holes;
         RankPlan {
