@@ -319,17 +319,25 @@ fn part_module(key_bytes: usize, float_keys: bool, part: u32) -> ModuleSpec {
     spec
 }
 
-/// A selection's modules, compiled side by side on its first call: select.cu's parts,
-/// and with `topk` topk.cu's.
-fn compile(shared: &CudaShared, key_bytes: usize, float_keys: bool, topk: bool) -> Result<()> {
-    let specs: Vec<_> = PARTS.all().map(|part| move || part_module(key_bytes, float_keys, part)).collect();
+/// A selection's modules, compiled side by side on its first call: select.cu's parts
+/// (select_band_warps' only with `band_warps`: compiled with the others it made a first
+/// call 0.1-0.25 s longer), and with `topk` topk.cu's.
+fn compile(shared: &CudaShared, key_bytes: usize, float_keys: bool, topk: bool, band_warps: bool) -> Result<()> {
+    let parts: Vec<u32> = select_parts(band_warps).collect();
+    let specs: Vec<_> = parts.iter().map(|&part| move || part_module(key_bytes, float_keys, part)).collect();
     let topk_spec = || module(sources::TOPK, key_bytes, float_keys);
     let mut wanted: Vec<precompile::Wanted> =
-        PARTS.all().zip(&specs).map(|(part, spec)| (sources::SELECT, part_variant(key_bytes, float_keys, part), spec as _)).collect();
+        parts.iter().zip(&specs).map(|(&part, spec)| (sources::SELECT, part_variant(key_bytes, float_keys, part), spec as _)).collect();
     if topk {
         wanted.push((sources::TOPK, variant(key_bytes, float_keys), &topk_spec));
     }
     precompile::compile_unloaded(shared, &wanted)
+}
+
+/// select.cu's parts a call loads: select_band_warps' only with `band_warps`.
+fn select_parts(band_warps: bool) -> impl Iterator<Item = u32> {
+    let warps_part = PARTS.of("select_band_warps");
+    PARTS.all().filter(move |&part| band_warps || part != warps_part)
 }
 
 /// The element of rank `k` (ascending) into host memory: the kernel that settles it
@@ -337,7 +345,7 @@ fn compile(shared: &CudaShared, key_bytes: usize, float_keys: bool, topk: bool) 
 /// (sooner than waiting for the stream; the call's later launches, if any, find the
 /// answer settled and end).
 pub fn select_kth(shared: &CudaShared, input: &DeviceMemory, dtype: DType, len: usize, k: usize, out: &mut [u8]) -> Result<()> {
-    compile(shared, dtype.size(), dtype.is_float(), false)?;
+    compile(shared, dtype.size(), dtype.is_float(), false, rank::band_by_warp(dtype, len))?;
     let mut state = shared.lock()?;
     let tag = shared.begin_host_value(&mut state, dtype);
     kth(shared, &mut state, input, dtype, len, k, Found::Host(tag))?;
@@ -346,7 +354,7 @@ pub fn select_kth(shared: &CudaShared, input: &DeviceMemory, dtype: DType, len: 
 
 /// The element of rank `k` into element 0 of `out`, in stream order.
 pub fn select_kth_to_device(shared: &CudaShared, input: &DeviceMemory, dtype: DType, len: usize, k: usize, out: &DeviceMemory) -> Result<()> {
-    compile(shared, dtype.size(), dtype.is_float(), false)?;
+    compile(shared, dtype.size(), dtype.is_float(), false, rank::band_by_warp(dtype, len))?;
     let mut state = shared.lock()?;
     kth(shared, &mut state, input, dtype, len, k, Found::Device(out.ptr))
 }
@@ -374,7 +382,7 @@ pub fn topk(shared: &CudaShared, call: &TopK) -> Result<()> {
     supported_k(k)?;
     let key_bytes = dtype.size();
     let float_keys = dtype.is_float();
-    compile(shared, key_bytes, float_keys, true)?;
+    compile(shared, key_bytes, float_keys, true, false)?;
     let small_len = small_topk_len();
     if len <= small_len {
         let state = shared.lock()?;
@@ -468,14 +476,14 @@ pub fn prepare_topk(
 ) -> Result<Needs> {
     supported_k(k)?;
     let (key_bytes, float_keys) = (dtype.size(), dtype.is_float());
-    compile(shared, key_bytes, float_keys, true)?;
+    compile(shared, key_bytes, float_keys, true, false)?;
     let v = variant(key_bytes, float_keys);
     shared.loader.load(sources::TOPK, v, || module(sources::TOPK, key_bytes, float_keys))?;
     let small_len = small_topk_len();
     if len <= small_len {
         return Ok(Needs::default()); // one block's sort
     }
-    for part in PARTS.all() {
+    for part in select_parts(false) {
         shared.loader.load(sources::SELECT, part_variant(key_bytes, float_keys, part), || part_module(key_bytes, float_keys, part))?;
     }
     let sort = match k > small_len {

@@ -95,6 +95,16 @@ struct RankPlan {
     capacity: usize,
 }
 
+/// Whether select_kth's closed band (when the plan closes it) places its picks by warp:
+/// 4-byte keys only, from Policy::band_warps_log2 (floats) or band_warps_int_log2.
+/// 8-byte keys lost 1-13% at 2^26-2^28 (H200), and the band by warp of 1- and 2-byte
+/// keys holds 48-55 registers (their closed band 42-48).
+pub(super) fn band_by_warp(dtype: DType, len: usize) -> bool {
+    let p = policy();
+    let from_log2 = if dtype.is_float() { p.band_warps_log2 } else { p.band_warps_int_log2 };
+    dtype.size() == 4 && len as u64 >= 1u64 << from_log2
+}
+
 /// select_kth's closed band by warp: each warp reserves `chunk` slots at a time and
 /// leaves fewer than `chunk` unused at the end. The chunk is the largest power of two
 /// (up to 256) that keeps those holes within an eighth of the band's capacity, given
@@ -123,10 +133,7 @@ impl RankPlan {
         // block, at most one a tile), the candidates as the band reserved them, and
         // (top-k) again in input order, each with indices when wanted.
         let tiles = len.div_ceil((p.block * p.items(key_bytes)) as usize);
-        // 4-byte keys only: 8-byte keys lost 1-13% at 2^26-2^28 (H200), and the band by
-        // warp of 1- and 2-byte keys holds 48-55 registers (their closed band 42-48).
-        let from_log2 = if dtype.is_float() { p.band_warps_log2 } else { p.band_warps_int_log2 };
-        let by_warp = band.flags & CLOSED_BAND != 0 && key_bytes == 4 && len as u64 >= 1u64 << from_log2;
+        let by_warp = band.flags & CLOSED_BAND != 0 && band_by_warp(dtype, len);
         let (warp_chunk, holes) = if by_warp { warp_chunk(shared, p, band.capacity, tiles) } else { (0, 0) };
         let capacity = band.capacity + holes;
         RankPlan {
