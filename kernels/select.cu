@@ -40,17 +40,17 @@
 // smallest. The host issues the same launches whatever the data; what each does is
 // decided on the device from SelectState, so nothing waits but the final read.
 //
-// Compiled in three parts, side by side on a first call (a module of every kernel took
+// Compiled in four parts, side by side on a first call (a module of every kernel took
 // 1.8 s of NVRTC on the development VM; each part 0.9-1.0 s): -DGP_SELECT_PART=0 (the
 // pivots, settle, digit passes and the small select), 1 (select_band), 2
-// (select_band_closed).
+// (select_band_closed), 3 (select_band_warps).
 //
 // Instantiated per key width and float-ness: -DGP_KEY_BYTES -DGP_KEY_FLOAT
 // -DGP_BLOCK_THREADS -DGP_ITEMS -DGP_LOOKBACK_WINDOW -DGP_KEEP_BYTES -DGP_DIGITS_MIN_BLOCKS
 // -DGP_BAND_PREFETCH -DGP_BAND_SCREEN -DGP_SMALL_BLOCK -DGP_SMALL_KEYS and the flags
 // (src/backend/cuda/select.rs).
-#if !defined(GP_SELECT_PART) || GP_SELECT_PART < 0 || GP_SELECT_PART > 2
-#error "GP_SELECT_PART: 0 (pivots, settle, digits, small), 1 (select_band) or 2 (select_band_closed)"
+#if !defined(GP_SELECT_PART) || GP_SELECT_PART < 0 || GP_SELECT_PART > 3
+#error "GP_SELECT_PART: 0 (pivots, settle, digits, small), 1 (select_band), 2 (select_band_closed) or 3 (select_band_warps)"
 #endif
 #include "common/grid_dependency.cuh"
 #include "select_state.cuh"
@@ -163,8 +163,10 @@ __device__ __forceinline__ void settle_rank(SelectState *st, u64 k, usize capaci
     st->source = st->gather_source = SOURCE_INPUT;  // unless the band holds rank k
     st->rank = k;
     if (flags & NO_BAND) return;
-    const u64 below = __ldcg(&st->below), eq_lo = __ldcg(&st->eq_lo), between = __ldcg(&st->between),
-              eq_hi = __ldcg(&st->eq_hi);
+    // The band's slots (`between`) hold the candidates and (select_kth's closed band by
+    // warp) holes, which sort at or above every candidate.
+    const u64 below = __ldcg(&st->below), eq_lo = __ldcg(&st->eq_lo), slots = __ldcg(&st->between),
+              between = slots - __ldcg(&st->holes), eq_hi = __ldcg(&st->eq_hi);
     if (r < below) return;
     r -= below;
     if (r < eq_lo) {
@@ -173,7 +175,7 @@ __device__ __forceinline__ void settle_rank(SelectState *st, u64 k, usize capaci
     }
     r -= eq_lo;
     if (r < between) {
-        if (between <= capacity) {
+        if (slots <= capacity) {
             st->source = st->gather_source = SOURCE_CANDIDATES;
             st->rank = r;
             st->less = below + eq_lo;
@@ -188,9 +190,12 @@ __device__ __forceinline__ void settle_rank(SelectState *st, u64 k, usize capaci
 }
 
 // One warp, once the band's counts have all landed: settles where rank k fell; when
-// the candidates hold it, also takes the top digit's bucket from the histogram the
-// band counted (copied to `totals`, shared memory). The histogram is cleared for the
-// digit passes either way.
+// the candidates hold it and the band counted their top digit (TOP_COUNTED: all but
+// the band by warp), also takes that digit's bucket from the histogram (copied to
+// `totals`, shared memory). The histogram is cleared for the digit passes either way.
+// TOP_COUNTED is a template parameter: tested as a flag, it cost the band by warp 10
+// registers (48 instead of 38).
+template <bool TOP_COUNTED>
 __device__ __forceinline__ void settle(SelectState *st, u64 k, usize capacity, u32 flags, u32 key_order, U *out,
                                        u64 (&totals)[RADIX]) {
     if (threadIdx.x == 0) settle_rank(st, k, capacity, flags, key_order, out);
@@ -199,7 +204,7 @@ __device__ __forceinline__ void settle(SelectState *st, u64 k, usize capacity, u
         st->counts[d] = 0;
     }
     __syncwarp();
-    if (st->source == SOURCE_CANDIDATES) {
+    if (TOP_COUNTED && st->source == SOURCE_CANDIDATES) {
         const gp::Bucket<u64> b = gp::find_bucket<u64, RADIX>(totals, st->rank);
         if (threadIdx.x == 0) {
             st->prefix = (u64)b.digit << TOP_SHIFT;
@@ -217,7 +222,7 @@ select_settle(SelectState *st, u64 k, usize capacity, u32 flags, u32 key_order, 
     gp::wait_for_prior_grids();
     gp::let_next_grid_start();
     __shared__ u64 totals[RADIX];
-    settle(st, k, capacity, flags, key_order, out, totals);
+    settle<true>(st, k, capacity, flags, key_order, out, totals);
 }
 #endif
 
@@ -230,9 +235,14 @@ select_settle(SelectState *st, u64 k, usize capacity, u32 flags, u32 key_order, 
 // closed picks in the same kernel the top-k band took 552 us at 2^28 instead of 394
 // (ncu, H100); that build also lacked the reconvergence below, so which of the two
 // cost it was not separated.
-template <bool CLOSED>
+// BY_WARP: select_band_warps, the closed band placing its picks by warp (BAND_BY_WARP),
+// without the tile's block scan and atomic (ncu, H200, f32 2^28: 71 and 116 µs of the
+// closed band's 457, the pick alone reading at 83% of the DRAM's peak) and without
+// counting the top digit. Warps reserve slots a chunk at a time, so with small chunks
+// (small inputs) their atomics cost more than the scans they replace.
+template <bool CLOSED, bool BY_WARP>
 __device__ __forceinline__ void band(const U *in, usize n, SelectState *st, U *cand, u64 *cand_index, u64 *runs,
-                                     usize capacity, u32 flags, u32 key_order, u64 k, U *out) {
+                                     usize capacity, u32 warp_chunk, u32 flags, u32 key_order, u64 k, U *out) {
     typedef gp::BlockScan<u32, BLOCK> Scan;
     typedef gp::BlockScan<u64, BLOCK> PlaceScan;
     __shared__ union {
@@ -260,6 +270,8 @@ __device__ __forceinline__ void band(const U *in, usize n, SelectState *st, U *c
     // while the block waits for its scan and its atomic.
     gp::Vec16 next[VECS];
     bool next_loaded = false;
+    static_assert(CLOSED || !BY_WARP, "only select_kth's closed band places its picks by warp");
+    gp::WarpSlots slots;
     for (usize tile = begin; tile < end; ++tile) {
         const int buf = tile & 1;
         const usize first = tile * TILE + (usize)threadIdx.x * ITEMS;
@@ -268,6 +280,12 @@ __device__ __forceinline__ void band(const U *in, usize n, SelectState *st, U *c
         if (GP_BAND_PREFETCH) {
             next_loaded = tile + 1 < end && Row::whole(n, first + TILE, aligned);
             if (next_loaded) Row::load(in, first + TILE, next);
+        }
+        if (BY_WARP) {
+            const gp::WarpSlots::Step step = slots.take((u32)__popcll(picked), &st->between, warp_chunk);
+            copy_picks_to_slots(in, first, picked, step, cand, capacity);
+            __syncwarp();  // reconverged for the next tile's pick, as below
+            continue;
         }
         u32 before;
         Scan::exclusive((u32)__popcll(picked), before, gp::SumOp<u32>(), s.scan[buf],
@@ -280,28 +298,32 @@ __device__ __forceinline__ void band(const U *in, usize n, SelectState *st, U *c
         // ncu; with it 461 us, where the exact band takes 600).
         __syncwarp();
     }
+    if (BY_WARP) fill_holes(slots, order.raw_no_nan(pick.hi), cand, capacity, &st->holes);
     if (threadIdx.x == 0) runs[tiles + blockIdx.x] = taken;
     flush_band_counts(pick, top, st);
     // The last block to finish settles (no launch of its own between band and digits).
     if (!gp::last_to_arrive(&st->band_ticket, u64(gridDim.x))) return;
     if ((flags & ORDER_RUNS) && __ldcg(&st->between) <= capacity) place_blocks<PlaceScan>(runs + tiles, gridDim.x, s.place, carry);
     if (threadIdx.x >= gp::WARP) return;
-    settle(st, k, capacity, flags, key_order, out, s.totals);
+    settle<!BY_WARP>(st, k, capacity, flags, key_order, out, s.totals);
 }
 
-#define GP_BAND_KERNEL(NAME, CLOSED)                                                                        \
+#define GP_BAND_KERNEL(NAME, CLOSED, BY_WARP)                                                               \
     extern "C" __global__ void __launch_bounds__(BLOCK)                                                     \
-    NAME(const U *in, usize n, SelectState *st, U *cand, u64 *cand_index, u64 *runs, usize capacity, u32 flags, \
-         u32 key_order, u64 k, U *out) {                                                                    \
+    NAME(const U *in, usize n, SelectState *st, U *cand, u64 *cand_index, u64 *runs, usize capacity,         \
+         u32 warp_chunk, u32 flags, u32 key_order, u64 k, U *out) {                                         \
         gp::wait_for_prior_grids();                                                                         \
         gp::let_next_grid_start();                                                                          \
-        band<CLOSED>(in, n, st, cand, cand_index, runs, capacity, flags, key_order, k, out);               \
+        band<CLOSED, BY_WARP>(in, n, st, cand, cand_index, runs, capacity, warp_chunk, flags, key_order, k, out); \
     }
 #if GP_SELECT_PART == 1
-GP_BAND_KERNEL(select_band, false)
+GP_BAND_KERNEL(select_band, false, false)
 #endif
 #if GP_SELECT_PART == 2
-GP_BAND_KERNEL(select_band_closed, true)
+GP_BAND_KERNEL(select_band_closed, true, false)
+#endif
+#if GP_SELECT_PART == 3
+GP_BAND_KERNEL(select_band_warps, true, true)  // alone: beside select_band_closed, a first call took 0.1-0.25 s longer
 #endif
 
 // Visits src[0, count) a 16-byte vector at a time where it can, UNROLL vectors a
@@ -361,7 +383,8 @@ select_digit_pass(const U *in, usize n, SelectState *st, const U *cand, u32 shif
     __shared__ u64 totals[RADIX];
     const u32 source = st->source;
     if (source == SOURCE_DONE) return;
-    if (source == SOURCE_CANDIDATES && shift == TOP_SHIFT) return;  // settle took it from the band's count
+    // Settle took the candidates' top digit from the band's count (all but the band by warp).
+    if (source == SOURCE_CANDIDATES && shift == TOP_SHIFT && !(flags & BAND_BY_WARP)) return;
     for (int d = threadIdx.x; d < RADIX; d += BLOCK) counts[d] = 0;
     __syncthreads();
     DigitCount visit{KeyOrder(key_order), U(st->prefix), U(st->mask), (int)shift, counts};
@@ -472,9 +495,11 @@ select_digits(const U *in, usize n, SelectState *st, const U *cand, u32 flags, u
         s.less = st->less;
     }
     bool kept = false;  // (the same in the whole block) s.kept holds every key of the share matching the prefix
-    // The band counted the candidates' top digit; settle took its bucket.
+    // The band counted the candidates' top digit and settle took its bucket (all but
+    // the band by warp).
+    const bool top_taken = from_cand && !(flags & BAND_BY_WARP);
     u32 step = 0;
-    for (int shift = from_cand ? TOP_SHIFT - RADIX_BITS : TOP_SHIFT; shift >= 0; shift -= RADIX_BITS, ++step) {
+    for (int shift = top_taken ? TOP_SHIFT - RADIX_BITS : TOP_SHIFT; shift >= 0; shift -= RADIX_BITS, ++step) {
         for (int d = threadIdx.x; d < RADIX; d += BLOCK) s.counts[d] = 0;
         if (!kept && threadIdx.x == 0) s.kept_count = 0;
         __syncthreads();  // also publishes thread 0's prefix and rank

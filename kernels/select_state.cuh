@@ -28,12 +28,17 @@ constexpr u32 ORDER_RUNS = GP_ORDER_RUNS;      // top-k: the band's last block p
 // sample holds each bound once (bounds_unique), copies the keys equal to a bound with
 // those between and does not count them apart.
 constexpr u32 CLOSED_BAND = GP_CLOSED_BAND;
+// select_kth's closed band by warp (select_band_warps): the candidates lie in warps'
+// slots, some of them holes, and their top digit is not counted, so the digit passes
+// start at it.
+constexpr u32 BAND_BY_WARP = GP_BAND_BY_WARP;
 // select_kth for the host: `out` is the host's mapped result slot, which gets the
 // element as tagged words (common/tagged.cuh) whose tag is the flags from bit
 // HOST_TAG_SHIFT.
 constexpr u32 RESULT_TO_HOST = GP_RESULT_TO_HOST;
 constexpr u32 HOST_TAG_SHIFT = GP_HOST_TAG_SHIFT;
-static_assert((LO_OPEN | HI_OPEN | NO_BAND | WRITE_RESULT | RESULT_TO_HOST | ORDER_RUNS | CLOSED_BAND) < (1u << HOST_TAG_SHIFT),
+static_assert((LO_OPEN | HI_OPEN | NO_BAND | WRITE_RESULT | RESULT_TO_HOST | ORDER_RUNS | CLOSED_BAND | BAND_BY_WARP) <
+                  (1u << HOST_TAG_SHIFT),
               "the tag sits above the flags");
 
 // Where the digit passes look.
@@ -46,7 +51,8 @@ struct SelectState {
     u64 lo, hi;                      // the band's bounds (ordered patterns)
     u64 below, eq_lo, eq_hi;         // keys < lo, == lo, == hi (hi != lo); a closed band's ties: 0
     u64 between;                     // keys strictly inside: the candidates (may exceed capacity);
-                                     // a closed band's: the keys in [lo, hi]
+                                     // a closed band's: the keys in [lo, hi]; by warp: and the holes
+    u64 holes;                       // slots the closed band by warp left unused (filled with hi)
     u64 bounds_unique;               // the sample held lo once and hi once (lo != hi)
     u64 band_ticket, gather_ticket;  // tile tickets of the two ordered passes
     u64 digit_ticket;                // blocks done with the current digit

@@ -60,8 +60,11 @@ const ORDER_RUNS: u32 = 32;
 /// test: H100 2026-11-27, f32 median 2^28 547-549 -> 468-477 µs (knob
 /// select.band_closed=0 turns it off).
 const CLOSED_BAND: u32 = 64;
+/// select_kth's closed band placing its picks by warp (kernels/select.cu:
+/// select_band_warps), from 2^band_warps_log2 keys on: see Policy::band_warps_log2.
+const BAND_BY_WARP: u32 = 128;
 const HOST_TAG_SHIFT: u32 = 8;
-const _: () = assert!((LO_OPEN | HI_OPEN | NO_BAND | WRITE_RESULT | RESULT_TO_HOST | ORDER_RUNS | CLOSED_BAND) >> HOST_TAG_SHIFT == 0);
+const _: () = assert!((LO_OPEN | HI_OPEN | NO_BAND | WRITE_RESULT | RESULT_TO_HOST | ORDER_RUNS | CLOSED_BAND | BAND_BY_WARP) >> HOST_TAG_SHIFT == 0);
 const _: () = assert!(HOST_TAG_MAX <= u32::MAX >> HOST_TAG_SHIFT);
 /// Top-k up to block * SMALL_ITEMS is sorted by one block (kernels/topk.cu:
 /// select_sort_small), and so is all of top-k of an input that small; more by the
@@ -103,6 +106,19 @@ struct Policy {
     /// select_kth's band closed both ends copies the ties of its bounds too, where the
     /// sample shows them rare (CLOSED_BAND).
     band_closed: bool,
+    /// select_kth's closed band of 4-byte keys places its picks by warp from
+    /// 2^band_warps_log2 float keys on (2^band_warps_int_log2 integer keys), in slots
+    /// reserved a chunk at a time (common/warp_slots.cuh), instead of by a block scan
+    /// and an atomic a tile, and leaves the top digit to the digit passes. H200
+    /// (2026-11-28), median, ms: f32 2^30 1.455-1.468 -> 1.296-1.298, 2^28 0.416-0.422
+    /// -> 0.385-0.403, but 2^27 0.242 -> 0.253, 2^26 0.149 -> 0.186, 2^24 0.068 ->
+    /// 0.097 (a warp's chunk shrinks with the band, its atomics grow); u32 2^30
+    /// 1.345-1.350 -> 1.314-1.319, but 2^28 0.398-0.400 -> 0.409-0.410.
+    band_warps_log2: u32,
+    band_warps_int_log2: u32,
+    /// Forces the slots such a warp reserves at once (a power of two; 0 chooses by the
+    /// band's capacity: select/rank.rs's warp_chunk): tests fill most slots with holes.
+    band_chunk: u32,
     /// select_kth of up to small_block * small_keys keys: one block, one launch
     /// (select_small).
     small_block: u32,
@@ -142,6 +158,9 @@ fn read_policy() -> Policy {
         band_prefetch: knob("select.band_prefetch", 0) != 0,
         band_screen: knob("select.band_screen", 1) != 0,
         band_closed: knob("select.band_closed", 1) != 0,
+        band_warps_log2: knob("select.band_warps_log2", 28).min(63),
+        band_warps_int_log2: knob("select.band_warps_int_log2", 30).min(63),
+        band_chunk: knob("select.band_chunk", 0).min(1 << 16),
         // Whole warps, up to 1,024 threads.
         small_block: knob("select.small_block", 1024).clamp(32, 1024) / 32 * 32,
         small_keys: knob("select.small_keys", 8).clamp(1, 32),
@@ -185,6 +204,7 @@ pub fn module(source: Source, key_bytes: usize, float_keys: bool) -> ModuleSpec 
             format!("-DGP_WRITE_RESULT={WRITE_RESULT}"),
             format!("-DGP_ORDER_RUNS={ORDER_RUNS}"),
             format!("-DGP_CLOSED_BAND={CLOSED_BAND}"),
+            format!("-DGP_BAND_BY_WARP={BAND_BY_WARP}"),
             format!("-DGP_RESULT_TO_HOST={RESULT_TO_HOST}"),
             format!("-DGP_HOST_TAG_SHIFT={HOST_TAG_SHIFT}"),
         ],
@@ -285,7 +305,7 @@ pub(super) fn function(shared: &CudaShared, source: Source, key_bytes: usize, fl
 }
 
 /// select.cu's parts (kernels/select.cu: GP_SELECT_PART), compiled side by side.
-const PARTS: Parts = Parts { define: "GP_SELECT_PART", count: 3, later: &[("select_band", 1), ("select_band_closed", 2)] };
+const PARTS: Parts = Parts { define: "GP_SELECT_PART", count: 4, later: &[("select_band", 1), ("select_band_closed", 2), ("select_band_warps", 3)] };
 
 /// The loader's key of a select.cu part's module.
 fn part_variant(key_bytes: usize, float_keys: bool, part: u32) -> u32 {
@@ -299,17 +319,25 @@ fn part_module(key_bytes: usize, float_keys: bool, part: u32) -> ModuleSpec {
     spec
 }
 
-/// A selection's modules, compiled side by side on its first call: select.cu's parts,
-/// and with `topk` topk.cu's.
-fn compile(shared: &CudaShared, key_bytes: usize, float_keys: bool, topk: bool) -> Result<()> {
-    let specs: Vec<_> = PARTS.all().map(|part| move || part_module(key_bytes, float_keys, part)).collect();
+/// A selection's modules, compiled side by side on its first call: select.cu's parts
+/// (select_band_warps' only with `band_warps`: compiled with the others it made a first
+/// call 0.1-0.25 s longer), and with `topk` topk.cu's.
+fn compile(shared: &CudaShared, key_bytes: usize, float_keys: bool, topk: bool, band_warps: bool) -> Result<()> {
+    let parts: Vec<u32> = select_parts(band_warps).collect();
+    let specs: Vec<_> = parts.iter().map(|&part| move || part_module(key_bytes, float_keys, part)).collect();
     let topk_spec = || module(sources::TOPK, key_bytes, float_keys);
     let mut wanted: Vec<precompile::Wanted> =
-        PARTS.all().zip(&specs).map(|(part, spec)| (sources::SELECT, part_variant(key_bytes, float_keys, part), spec as _)).collect();
+        parts.iter().zip(&specs).map(|(&part, spec)| (sources::SELECT, part_variant(key_bytes, float_keys, part), spec as _)).collect();
     if topk {
         wanted.push((sources::TOPK, variant(key_bytes, float_keys), &topk_spec));
     }
     precompile::compile_unloaded(shared, &wanted)
+}
+
+/// select.cu's parts a call loads: select_band_warps' only with `band_warps`.
+fn select_parts(band_warps: bool) -> impl Iterator<Item = u32> {
+    let warps_part = PARTS.of("select_band_warps");
+    PARTS.all().filter(move |&part| band_warps || part != warps_part)
 }
 
 /// The element of rank `k` (ascending) into host memory: the kernel that settles it
@@ -317,7 +345,7 @@ fn compile(shared: &CudaShared, key_bytes: usize, float_keys: bool, topk: bool) 
 /// (sooner than waiting for the stream; the call's later launches, if any, find the
 /// answer settled and end).
 pub fn select_kth(shared: &CudaShared, input: &DeviceMemory, dtype: DType, len: usize, k: usize, out: &mut [u8]) -> Result<()> {
-    compile(shared, dtype.size(), dtype.is_float(), false)?;
+    compile(shared, dtype.size(), dtype.is_float(), false, rank::band_by_warp(dtype, len))?;
     let mut state = shared.lock()?;
     let tag = shared.begin_host_value(&mut state, dtype);
     kth(shared, &mut state, input, dtype, len, k, Found::Host(tag))?;
@@ -326,7 +354,7 @@ pub fn select_kth(shared: &CudaShared, input: &DeviceMemory, dtype: DType, len: 
 
 /// The element of rank `k` into element 0 of `out`, in stream order.
 pub fn select_kth_to_device(shared: &CudaShared, input: &DeviceMemory, dtype: DType, len: usize, k: usize, out: &DeviceMemory) -> Result<()> {
-    compile(shared, dtype.size(), dtype.is_float(), false)?;
+    compile(shared, dtype.size(), dtype.is_float(), false, rank::band_by_warp(dtype, len))?;
     let mut state = shared.lock()?;
     kth(shared, &mut state, input, dtype, len, k, Found::Device(out.ptr))
 }
@@ -354,7 +382,7 @@ pub fn topk(shared: &CudaShared, call: &TopK) -> Result<()> {
     supported_k(k)?;
     let key_bytes = dtype.size();
     let float_keys = dtype.is_float();
-    compile(shared, key_bytes, float_keys, true)?;
+    compile(shared, key_bytes, float_keys, true, false)?;
     let small_len = small_topk_len();
     if len <= small_len {
         let state = shared.lock()?;
@@ -448,14 +476,14 @@ pub fn prepare_topk(
 ) -> Result<Needs> {
     supported_k(k)?;
     let (key_bytes, float_keys) = (dtype.size(), dtype.is_float());
-    compile(shared, key_bytes, float_keys, true)?;
+    compile(shared, key_bytes, float_keys, true, false)?;
     let v = variant(key_bytes, float_keys);
     shared.loader.load(sources::TOPK, v, || module(sources::TOPK, key_bytes, float_keys))?;
     let small_len = small_topk_len();
     if len <= small_len {
         return Ok(Needs::default()); // one block's sort
     }
-    for part in PARTS.all() {
+    for part in select_parts(false) {
         shared.loader.load(sources::SELECT, part_variant(key_bytes, float_keys, part), || part_module(key_bytes, float_keys, part))?;
     }
     let sort = match k > small_len {

@@ -20,6 +20,7 @@ pub const HEADERS: &[(&str, &str)] = &[
     ("common/input_order.cuh", include_str!("../../../kernels/common/input_order.cuh")),
     ("common/ordered_screen.cuh", include_str!("../../../kernels/common/ordered_screen.cuh")),
     ("common/closed_band.cuh", include_str!("../../../kernels/common/closed_band.cuh")),
+    ("common/warp_slots.cuh", include_str!("../../../kernels/common/warp_slots.cuh")),
     ("common/block_radix_rank.cuh", include_str!("../../../kernels/common/block_radix_rank.cuh")),
     ("common/digit_lookback.cuh", include_str!("../../../kernels/common/digit_lookback.cuh")),
     ("common/radix_bucket.cuh", include_str!("../../../kernels/common/radix_bucket.cuh")),

@@ -7,7 +7,7 @@ use cudarc::driver::result as drv;
 use cudarc::driver::sys::{CUdeviceptr, CUfunction, CUstream};
 
 use super::{function, policy, result_target, Found, Policy, Scratch};
-use super::{CLOSED_BAND, HI_OPEN, LO_OPEN, NO_BAND, ORDER_RUNS, RADIX_BITS, SAMPLES, SAMPLES_SMALL, SAMPLE_BLOCK, STATE_BYTES};
+use super::{BAND_BY_WARP, CLOSED_BAND, HI_OPEN, LO_OPEN, NO_BAND, ORDER_RUNS, RADIX_BITS, SAMPLES, SAMPLES_SMALL, SAMPLE_BLOCK, STATE_BYTES};
 use crate::backend::cuda::context::{round_up, CudaShared, State};
 use crate::backend::cuda::driver::DriverContext;
 use crate::backend::cuda::launch::{launch, launch_cooperative, Arg};
@@ -88,6 +88,37 @@ struct RankPlan {
     runs_bytes: usize,
     cand_bytes: usize,
     index_bytes: usize,
+    /// Slots a warp of select_kth's closed band reserves at once (0: the band places
+    /// its picks by a block scan a tile instead), and the candidates' capacity with
+    /// room for the holes that leaves.
+    warp_chunk: u32,
+    capacity: usize,
+}
+
+/// Whether select_kth's closed band (when the plan closes it) places its picks by warp:
+/// 4-byte keys only, from Policy::band_warps_log2 (floats) or band_warps_int_log2.
+/// 8-byte keys lost 1-13% at 2^26-2^28 (H200), and the band by warp of 1- and 2-byte
+/// keys holds 48-55 registers (their closed band 42-48).
+pub(super) fn band_by_warp(dtype: DType, len: usize) -> bool {
+    let p = policy();
+    let from_log2 = if dtype.is_float() { p.band_warps_log2 } else { p.band_warps_int_log2 };
+    dtype.size() == 4 && len as u64 >= 1u64 << from_log2
+}
+
+/// select_kth's closed band by warp: each warp reserves `chunk` slots at a time and
+/// leaves fewer than `chunk` unused at the end. The chunk is the largest power of two
+/// (up to 256) that keeps those holes within an eighth of the band's capacity, given
+/// at most 64 warps on each SM (or the knob's); returns (chunk, room for the holes).
+fn warp_chunk(shared: &CudaShared, p: &Policy, capacity: usize, tiles: usize) -> (u32, usize) {
+    let warps_per_block = (p.block / 32) as usize;
+    let blocks = tiles.min(shared.props.sm_count as usize * 64 / warps_per_block);
+    let warps = blocks * warps_per_block;
+    let chunk = match p.band_chunk {
+        0 => (capacity / (8 * warps).max(1)).clamp(1, 256),
+        forced => forced as usize,
+    };
+    let chunk = 1usize << chunk.ilog2();
+    (chunk as u32, warps * chunk)
 }
 
 impl RankPlan {
@@ -102,12 +133,15 @@ impl RankPlan {
         // block, at most one a tile), the candidates as the band reserved them, and
         // (top-k) again in input order, each with indices when wanted.
         let tiles = len.div_ceil((p.block * p.items(key_bytes)) as usize);
+        let by_warp = band.flags & CLOSED_BAND != 0 && band_by_warp(dtype, len);
+        let (warp_chunk, holes) = if by_warp { warp_chunk(shared, p, band.capacity, tiles) } else { (0, 0) };
+        let capacity = band.capacity + holes;
         RankPlan {
             key_bytes,
             float_keys: dtype.is_float(),
             len,
             rank,
-            flags: band.flags | result_flags | if topk { ORDER_RUNS } else { 0 },
+            flags: band.flags | result_flags | if topk { ORDER_RUNS } else { 0 } | if by_warp { BAND_BY_WARP } else { 0 },
             out_ptr,
             banded,
             topk,
@@ -115,8 +149,10 @@ impl RankPlan {
             tiles,
             order_bits: radix_sort::key_order(dtype, order),
             runs_bytes: if banded { round_up(2 * tiles * 8) } else { 0 },
-            cand_bytes: round_up(band.capacity * key_bytes),
-            index_bytes: if with_indices { round_up(band.capacity * 8) } else { 0 },
+            cand_bytes: round_up(capacity * key_bytes),
+            index_bytes: if with_indices { round_up(capacity * 8) } else { 0 },
+            warp_chunk,
+            capacity,
             band,
             p,
         }
@@ -233,9 +269,12 @@ impl RankSearch<'_> {
         function(self.shared, sources::TOPK, self.plan.key_bytes, self.plan.float_keys, kernel)
     }
 
-    /// The band's kernel: its own for a band closed both ends (kernels/select.cu).
+    /// The band's kernel: its own for a band closed both ends, and for one placing its
+    /// picks by warp (kernels/select.cu).
     fn band_kernel_name(&self) -> &'static str {
-        if self.plan.flags & CLOSED_BAND != 0 {
+        if self.plan.flags & BAND_BY_WARP != 0 {
+            "select_band_warps"
+        } else if self.plan.flags & CLOSED_BAND != 0 {
             "select_band_closed"
         } else {
             "select_band"
@@ -283,7 +322,8 @@ impl RankSearch<'_> {
                     Arg::ptr(r.reserved),
                     Arg::ptr(r.reserved_index),
                     Arg::ptr(r.runs),
-                    Arg::size(plan.band.capacity),
+                    Arg::size(plan.capacity),
+                    Arg::u32(plan.warp_chunk),
                     Arg::u32(plan.flags),
                     Arg::u32(plan.order_bits),
                     Arg::u64(plan.rank as u64),
@@ -300,7 +340,7 @@ impl RankSearch<'_> {
         let (plan, p, r) = (&self.plan, &self.plan.p, &self.regions);
         let move_runs = self.load_topk("select_move_runs")?;
         let band_blocks = self.band_grid()? as u32;
-        let group = move_group(plan.band.capacity, plan.tiles);
+        let group = move_group(plan.capacity, plan.tiles);
         let tiles_a_block = (p.block / 32 * group) as u64;
         // SAFETY: as RankSearch says.
         unsafe {
@@ -314,7 +354,7 @@ impl RankSearch<'_> {
                     Arg::ptr(r.runs),
                     Arg::size(plan.tiles),
                     Arg::u32(band_blocks),
-                    Arg::size(plan.band.capacity),
+                    Arg::size(plan.capacity),
                     Arg::ptr(r.reserved),
                     Arg::ptr(r.reserved_index),
                     Arg::ptr(r.ordered),
@@ -339,7 +379,7 @@ impl RankSearch<'_> {
                 &[
                     Arg::ptr(self.regions.state),
                     Arg::u64(plan.rank as u64),
-                    Arg::size(plan.band.capacity),
+                    Arg::size(plan.capacity),
                     Arg::u32(plan.flags),
                     Arg::u32(plan.order_bits),
                     Arg::ptr(plan.out_ptr),
@@ -357,7 +397,7 @@ impl RankSearch<'_> {
         // Sized for the candidates when there is a band (a larger grid only adds blocks
         // that contend on the histogram's atomics); the rare fallback to the whole input
         // runs on the same grid, strided.
-        let searched = if plan.banded { plan.band.capacity } else { plan.len };
+        let searched = if plan.banded { plan.capacity } else { plan.len };
         let digit_pass = self.load("select_digit_pass")?;
         let digit_grid = (searched as u64).div_ceil(per_block * p.digit_rounds.max(1) as u64).min(self.shared.resident_blocks(digit_pass, p.block)?);
         // All digits in one cooperative launch: with a band, blocks enough that each
@@ -380,7 +420,7 @@ impl RankSearch<'_> {
         let (plan, p) = (&self.plan, &self.plan.p);
         let digits = self.load("select_digits")?;
         let keep = (p.keep_bytes as usize / plan.key_bytes) * 9 / 10;
-        let grid = if plan.banded { (plan.band.capacity.div_ceil(keep) as u64).max(digit_grid) } else { digit_grid };
+        let grid = if plan.banded { (plan.capacity.div_ceil(keep) as u64).max(digit_grid) } else { digit_grid };
         let grid = grid.min(self.shared.resident_blocks(digits, p.block)?);
         // select_digits goes through every digit itself: no shift.
         let [input, len, state, cand, _shift, flags, order, out] = self.digit_args(0);
