@@ -1,8 +1,9 @@
-// The band's pieces (kernels/select.cu's select_band and select_band_closed, which include this after
-// defining U, KeyOrder, BLOCK, ITEMS and the select state): what a key is to the band
-// (BandPick), a thread's keys read and picked (screened first where the band is open
-// below), the picks copied to the candidates, the counts flushed, a tile's run
-// reserved, and the last block's placing of every block's candidates in input order.
+// The band's pieces (kernels/select.cu's select_band, select_band_closed and
+// select_band_warps, which include this after defining U, KeyOrder, BLOCK, ITEMS and the
+// select state): what a key is to the band (BandPick), a thread's keys read and picked
+// (screened first where the band is open below), the picks copied to the candidates (or
+// to a warp's slots), the counts flushed, a tile's run reserved, and the last block's
+// placing of every block's candidates in input order.
 #pragma once
 #include "common/closed_band.cuh"
 #include "common/warp_slots.cuh"

@@ -13,7 +13,7 @@ namespace gp {
 
 struct WarpSlots {
     u64 at = 0;    // the warp's next reserved slot (the same in every lane)
-    u32 room = 0;  // reserved slots from `at` on (fewer than a chunk plus a step's picks)
+    u32 room = 0;  // reserved slots from `at` on (fewer than a chunk between steps)
 
     // Where a step's picks go: the lanes' picks in lane order, `before` of them ahead of
     // this lane's; the first `room` go to [at, at + room), the rest to [fresh, ...).

@@ -63,6 +63,9 @@ const CLOSED_BAND: u32 = 64;
 /// select_kth's closed band placing its picks by warp (kernels/select.cu:
 /// select_band_warps), from 2^band_warps_log2 keys on: see Policy::band_warps_log2.
 const BAND_BY_WARP: u32 = 128;
+/// The only key width whose select_kth places its band's picks by warp (select/rank.rs:
+/// band_by_warp), and so the only one with a module of select_band_warps.
+const BAND_WARPS_KEY_BYTES: usize = 4;
 const HOST_TAG_SHIFT: u32 = 8;
 const _: () = assert!((LO_OPEN | HI_OPEN | NO_BAND | WRITE_RESULT | RESULT_TO_HOST | ORDER_RUNS | CLOSED_BAND | BAND_BY_WARP) >> HOST_TAG_SHIFT == 0);
 const _: () = assert!(HOST_TAG_MAX <= u32::MAX >> HOST_TAG_SHIFT);
@@ -218,7 +221,7 @@ pub(super) const KEY_VARIANTS: [(usize, bool); 7] = [(1, false), (2, false), (2,
 
 pub fn modules() -> Vec<Module> {
     let label = |k: usize, f: bool| format!("keys {k}B{}", if f { " float" } else { "" });
-    let parts = KEY_VARIANTS.into_iter().flat_map(|(k, f)| PARTS.all().map(move |part| (k, f, part))).map(|(k, f, part)| Module {
+    let parts = KEY_VARIANTS.into_iter().flat_map(|(k, f)| select_parts(k == BAND_WARPS_KEY_BYTES).map(move |part| (k, f, part))).map(|(k, f, part)| Module {
         source: sources::SELECT,
         variant: part_variant(k, f, part),
         spec: part_module(k, f, part),

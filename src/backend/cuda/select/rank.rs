@@ -7,7 +7,7 @@ use cudarc::driver::result as drv;
 use cudarc::driver::sys::{CUdeviceptr, CUfunction, CUstream};
 
 use super::{function, policy, result_target, Found, Policy, Scratch};
-use super::{BAND_BY_WARP, CLOSED_BAND, HI_OPEN, LO_OPEN, NO_BAND, ORDER_RUNS, RADIX_BITS, SAMPLES, SAMPLES_SMALL, SAMPLE_BLOCK, STATE_BYTES};
+use super::{BAND_BY_WARP, BAND_WARPS_KEY_BYTES, CLOSED_BAND, HI_OPEN, LO_OPEN, NO_BAND, ORDER_RUNS, RADIX_BITS, SAMPLES, SAMPLES_SMALL, SAMPLE_BLOCK, STATE_BYTES};
 use crate::backend::cuda::context::{round_up, CudaShared, State};
 use crate::backend::cuda::driver::DriverContext;
 use crate::backend::cuda::launch::{launch, launch_cooperative, Arg};
@@ -102,7 +102,7 @@ struct RankPlan {
 pub(super) fn band_by_warp(dtype: DType, len: usize) -> bool {
     let p = policy();
     let from_log2 = if dtype.is_float() { p.band_warps_log2 } else { p.band_warps_int_log2 };
-    dtype.size() == 4 && len as u64 >= 1u64 << from_log2
+    dtype.size() == BAND_WARPS_KEY_BYTES && len as u64 >= 1u64 << from_log2
 }
 
 /// select_kth's closed band by warp: each warp reserves `chunk` slots at a time and
@@ -289,7 +289,7 @@ impl RankSearch<'_> {
     }
 
     /// The sample's pivots around the rank, then the band: the candidates between
-    /// them, reserved a tile's run at a time.
+    /// them, reserved a tile's run at a time (a warp's chunk at a time by warp).
     fn band(&self) -> Result<()> {
         let (plan, p, r) = (&self.plan, &self.plan.p, &self.regions);
         let pivots = self.load(if plan.band.samples == SAMPLES_SMALL { "select_pivots_small" } else { "select_pivots" })?;
