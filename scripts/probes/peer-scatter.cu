@@ -1,0 +1,248 @@
+// Whether a radix pass can be the multi-GPU sort's exchange (issue 41; the design in
+// docs/benchmarks/multi-gpu.md, "A sort design for 1.6x on 2 GPUs"): two GPUs each
+// scatter their keys by (destination rank, low digit), the destination being the top
+// key bit, so about half of each GPU's keys are stored straight into the other GPU's
+// memory (peer access over NVLink). Beside it, the same pass with every key kept local,
+// and the copy engines' rate (cudaMemcpyPeerAsync of half the keys both ways at once).
+//
+// The pass stands for one onesweep pass: a block ranks a tile's keys by group (rank,
+// digit) in shared memory and reserves each group's run with one global atomic, so its
+// stores come as runs of a few keys a group, as a radix pass's do. Its order within a
+// group is not stable (a probe of the stores' rate, not a sort). Each output is checked:
+// every key lands once, in its group's region.
+//
+//   nvcc -O3 -arch=sm_90 -o /tmp/peer-scatter scripts/probes/peer-scatter.cu
+//   /tmp/peer-scatter [log2 keys a GPU, default 29] [reps, default 5]
+#include <cuda_runtime.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <algorithm>
+#include <vector>
+
+#define CHECK(x)                                                                              \
+    do {                                                                                      \
+        cudaError_t e_ = (x);                                                                 \
+        if (e_ != cudaSuccess) {                                                              \
+            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
+            exit(1);                                                                          \
+        }                                                                                     \
+    } while (0)
+
+typedef unsigned int u32;
+typedef unsigned long long u64;
+
+constexpr int RANKS = 2, DIGITS = 256, GROUPS = RANKS * DIGITS;
+constexpr int BLOCK = 256, ITEMS = 16, TILE = BLOCK * ITEMS;
+
+__device__ __forceinline__ u32 hash(u64 i, u32 seed) {
+    u64 x = i * 0x9E3779B97F4A7C15ull + seed;
+    x ^= x >> 31;
+    x *= 0xBF58476D1CE4E5B9ull;
+    x ^= x >> 29;
+    return (u32)x;
+}
+
+__global__ void fill(u32 *keys, u64 n, u32 seed) {
+    for (u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x; i < n; i += (u64)gridDim.x * blockDim.x) keys[i] = hash(i, seed);
+}
+
+// out[r]: rank r's output buffer (this GPU's own or the peer's). The keys of group
+// (r, digit) from GPU `me` fill region digit * RANKS + me of it from cursor[group] on
+// (each source its own region, as a sort's exact offsets would keep them apart, so no
+// atomic crosses the link). keep_local: every key goes to this GPU's own buffer (the
+// pass without the exchange).
+__global__ void __launch_bounds__(BLOCK) scatter(const u32 *keys, u64 n, u32 *const *out, u32 me, bool keep_local,
+                                                 u64 room, unsigned long long *cursor) {
+    __shared__ u32 count[GROUPS];
+    __shared__ u64 base[GROUPS];
+    for (u64 tile = blockIdx.x; tile * TILE < n; tile += gridDim.x) {
+        for (int g = threadIdx.x; g < GROUPS; g += BLOCK) count[g] = 0;
+        __syncthreads();
+        u32 k[ITEMS], g[ITEMS], at[ITEMS];
+        const u64 first = tile * TILE + threadIdx.x;
+        for (int i = 0; i < ITEMS; ++i) {
+            const u64 idx = first + (u64)i * BLOCK;  // coalesced loads
+            if (idx < n) {
+                k[i] = keys[idx];
+                const u32 rank = keep_local ? me : k[i] >> 31;
+                g[i] = rank * DIGITS + (k[i] & (DIGITS - 1));
+                at[i] = atomicAdd(&count[g[i]], 1u);
+            }
+        }
+        __syncthreads();
+        for (int q = threadIdx.x; q < GROUPS; q += BLOCK)
+            if (count[q]) base[q] = atomicAdd(&cursor[q], (unsigned long long)count[q]);
+        __syncthreads();
+        for (int i = 0; i < ITEMS; ++i) {
+            const u64 idx = first + (u64)i * BLOCK;
+            if (idx < n) {
+                const u64 slot = base[g[i]] + at[i];
+                if (slot < room) out[g[i] / DIGITS][((u64)(g[i] % DIGITS) * RANKS + me) * room + slot] = k[i];
+            }
+        }
+        __syncthreads();
+    }
+}
+
+struct Gpu {
+    int dev;
+    cudaStream_t stream;
+    u32 *keys, *out;
+    u32 **out_table;               // device: both ranks' output buffers, as this GPU sees them
+    unsigned long long *cursor;    // GROUPS counters: where each group's next run goes
+};
+
+static u64 n, room;
+
+// One pass on both GPUs at once; returns milliseconds (events on GPU 0, after both end).
+static float pass(Gpu *gpu, bool keep_local) {
+    cudaEvent_t a, b;
+    CHECK(cudaSetDevice(0));
+    CHECK(cudaEventCreate(&a));
+    CHECK(cudaEventCreate(&b));
+    for (int r = 0; r < RANKS; ++r) {
+        CHECK(cudaSetDevice(gpu[r].dev));
+        CHECK(cudaMemsetAsync(gpu[r].cursor, 0, GROUPS * sizeof(u64), gpu[r].stream));
+        CHECK(cudaStreamSynchronize(gpu[r].stream));
+    }
+    CHECK(cudaSetDevice(0));
+    CHECK(cudaEventRecord(a, gpu[0].stream));
+    for (int r = 0; r < RANKS; ++r) {
+        CHECK(cudaSetDevice(gpu[r].dev));
+        int sms = 0;
+        CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, gpu[r].dev));
+        scatter<<<sms * 4, BLOCK, 0, gpu[r].stream>>>(gpu[r].keys, n, gpu[r].out_table, r, keep_local, room, gpu[r].cursor);
+        CHECK(cudaGetLastError());
+    }
+    for (int r = RANKS - 1; r >= 0; --r) {
+        CHECK(cudaSetDevice(gpu[r].dev));
+        CHECK(cudaStreamSynchronize(gpu[r].stream));
+    }
+    CHECK(cudaSetDevice(0));
+    CHECK(cudaEventRecord(b, gpu[0].stream));
+    CHECK(cudaEventSynchronize(b));
+    float ms = 0;
+    CHECK(cudaEventElapsedTime(&ms, a, b));
+    return ms;
+}
+
+// Half of each GPU's keys copied to the other by the copy engines, both ways at once.
+static float peer_copy(Gpu *gpu) {
+    cudaEvent_t a, b;
+    CHECK(cudaSetDevice(0));
+    CHECK(cudaEventCreate(&a));
+    CHECK(cudaEventCreate(&b));
+    CHECK(cudaEventRecord(a, gpu[0].stream));
+    for (int r = 0; r < RANKS; ++r) {
+        CHECK(cudaSetDevice(gpu[r].dev));
+        const int peer = 1 - r;
+        CHECK(cudaMemcpyPeerAsync(gpu[peer].out, gpu[peer].dev, gpu[r].keys, gpu[r].dev, n / 2 * sizeof(u32), gpu[r].stream));
+    }
+    for (int r = RANKS - 1; r >= 0; --r) {
+        CHECK(cudaSetDevice(gpu[r].dev));
+        CHECK(cudaStreamSynchronize(gpu[r].stream));
+    }
+    CHECK(cudaSetDevice(0));
+    CHECK(cudaEventRecord(b, gpu[0].stream));
+    CHECK(cudaEventSynchronize(b));
+    float ms = 0;
+    CHECK(cudaEventElapsedTime(&ms, a, b));
+    return ms;
+}
+
+// Every key of both GPUs landed once, in its region: each source's keys counted and
+// summed by group, against what its cursors say each region holds.
+static bool check(Gpu *gpu, bool keep_local) {
+    std::vector<u64> want_count(RANKS * GROUPS, 0), want_sum(RANKS * GROUPS, 0);  // by (source, group)
+    std::vector<u64> got_count(RANKS * GROUPS, 0), got_sum(RANKS * GROUPS, 0), cursor(RANKS * GROUPS);
+    std::vector<u32> h(n);
+    for (int src = 0; src < RANKS; ++src) {
+        CHECK(cudaSetDevice(gpu[src].dev));
+        CHECK(cudaMemcpy(h.data(), gpu[src].keys, n * sizeof(u32), cudaMemcpyDeviceToHost));
+        CHECK(cudaMemcpy(&cursor[src * GROUPS], gpu[src].cursor, GROUPS * sizeof(u64), cudaMemcpyDeviceToHost));
+        for (u64 i = 0; i < n; ++i) {
+            const u64 g = (keep_local ? src : h[i] >> 31) * DIGITS + (h[i] & (DIGITS - 1));
+            want_count[src * GROUPS + g]++;
+            want_sum[src * GROUPS + g] += h[i];
+        }
+    }
+    bool ok = true;
+    std::vector<u32> out(DIGITS * RANKS * room);
+    for (int r = 0; r < RANKS; ++r) {
+        CHECK(cudaSetDevice(gpu[r].dev));
+        CHECK(cudaMemcpy(out.data(), gpu[r].out, out.size() * sizeof(u32), cudaMemcpyDeviceToHost));
+        for (u64 d = 0; d < DIGITS; ++d)
+            for (u64 src = 0; src < RANKS; ++src) {
+                const u64 g = r * DIGITS + d, filled = cursor[src * GROUPS + g];
+                if (filled > room) ok = false;  // the region overflowed: keys were dropped
+                for (u64 s = 0; s < filled && s < room; ++s) {
+                    const u32 key = out[(d * RANKS + src) * room + s];
+                    ok &= (key & (DIGITS - 1)) == d && (keep_local ? src == (u64)r : key >> 31 == (u32)r);
+                    got_count[src * GROUPS + g]++;
+                    got_sum[src * GROUPS + g] += key;
+                }
+            }
+    }
+    return ok && want_count == got_count && want_sum == got_sum;
+}
+
+int main(int argc, char **argv) {
+    const int log2n = argc > 1 ? atoi(argv[1]) : 29, reps = argc > 2 ? atoi(argv[2]) : 5;
+    n = 1ull << log2n;
+    room = n / DIGITS + n / DIGITS / 8 + 4096;  // a source's region of a group: all its keys with slack
+    int count = 0;
+    CHECK(cudaGetDeviceCount(&count));
+    if (count < 2) {
+        fprintf(stderr, "needs two GPUs\n");
+        return 77;
+    }
+    Gpu gpu[RANKS];
+    for (int r = 0; r < RANKS; ++r) {
+        gpu[r].dev = r;
+        CHECK(cudaSetDevice(r));
+        int can = 0;
+        CHECK(cudaDeviceCanAccessPeer(&can, r, 1 - r));
+        if (!can) {
+            fprintf(stderr, "GPU %d cannot reach GPU %d\n", r, 1 - r);
+            return 77;
+        }
+        CHECK(cudaDeviceEnablePeerAccess(1 - r, 0));
+        CHECK(cudaStreamCreateWithFlags(&gpu[r].stream, cudaStreamNonBlocking));
+        CHECK(cudaMalloc(&gpu[r].keys, n * sizeof(u32)));
+        CHECK(cudaMalloc(&gpu[r].out, DIGITS * RANKS * room * sizeof(u32)));
+        CHECK(cudaMalloc(&gpu[r].out_table, RANKS * sizeof(u32 *)));
+        CHECK(cudaMalloc(&gpu[r].cursor, GROUPS * sizeof(u64)));
+        fill<<<1024, 256, 0, gpu[r].stream>>>(gpu[r].keys, n, 17 + r);
+        CHECK(cudaStreamSynchronize(gpu[r].stream));
+    }
+    for (int r = 0; r < RANKS; ++r) {
+        // Rank q's buffer as GPU r sees it: with peer access, the same address.
+        u32 *table[RANKS] = {gpu[0].out, gpu[1].out};
+        CHECK(cudaSetDevice(r));
+        CHECK(cudaMemcpy(gpu[r].out_table, table, sizeof table, cudaMemcpyHostToDevice));
+    }
+    const double bytes = (double)n * sizeof(u32);
+    printf("2 GPUs, 2^%d u32 keys each (%.2f GB), median of %d\n", log2n, bytes / 1e9, reps);
+    for (int mode = 0; mode < 3; ++mode) {
+        std::vector<float> t;
+        for (int i = 0; i < reps + 1; ++i) {
+            for (int r = 0; r < RANKS && mode < 2; ++r) {
+                CHECK(cudaSetDevice(r));
+                CHECK(cudaMemset(gpu[r].out, 0xFF, DIGITS * RANKS * room * sizeof(u32)));
+            }
+            const float ms = mode == 0 ? pass(gpu, true) : mode == 1 ? pass(gpu, false) : peer_copy(gpu);
+            if (i) t.push_back(ms);  // the first is a warm-up
+        }
+        std::sort(t.begin(), t.end());
+        const float med = t[t.size() / 2];
+        const char *what[] = {"scatter pass, every key local", "scatter pass, top bit picks the GPU (half to the peer)",
+                              "cudaMemcpyPeerAsync of half the keys, both ways"};
+        const double moved = mode == 2 ? bytes / 2 : bytes;  // bytes a GPU writes
+        printf("%-58s %8.3f ms  %7.1f GB/s a GPU written", what[mode], med, moved / (med * 1e6));
+        if (mode == 1) printf(" (%.1f GB/s a GPU to the peer)", bytes / 2 / (med * 1e6));
+        if (mode < 2) printf("  check %s", check(gpu, mode == 0) ? "OK" : "FAIL");
+        printf("\n");
+    }
+    return 0;
+}
