@@ -95,25 +95,18 @@ struct Gpu {
 
 static u64 n, room;
 
-// One pass on both GPUs at once; returns milliseconds (events on GPU 0, after both end).
-static float pass(Gpu *gpu, bool keep_local) {
+// Milliseconds from before `issue(r)` enqueues GPU r's work, for both GPUs, until both
+// have finished (events on GPU 0's stream, the second recorded after both ends).
+template <class Issue>
+static float timed(Gpu *gpu, Issue issue) {
     cudaEvent_t a, b;
     CHECK(cudaSetDevice(0));
     CHECK(cudaEventCreate(&a));
     CHECK(cudaEventCreate(&b));
-    for (int r = 0; r < RANKS; ++r) {
-        CHECK(cudaSetDevice(gpu[r].dev));
-        CHECK(cudaMemsetAsync(gpu[r].cursor, 0, GROUPS * sizeof(u64), gpu[r].stream));
-        CHECK(cudaStreamSynchronize(gpu[r].stream));
-    }
-    CHECK(cudaSetDevice(0));
     CHECK(cudaEventRecord(a, gpu[0].stream));
     for (int r = 0; r < RANKS; ++r) {
         CHECK(cudaSetDevice(gpu[r].dev));
-        int sms = 0;
-        CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, gpu[r].dev));
-        scatter<<<sms * 4, BLOCK, 0, gpu[r].stream>>>(gpu[r].keys, n, gpu[r].out_table, r, keep_local, room, gpu[r].cursor);
-        CHECK(cudaGetLastError());
+        issue(r);
     }
     for (int r = RANKS - 1; r >= 0; --r) {
         CHECK(cudaSetDevice(gpu[r].dev));
@@ -127,28 +120,27 @@ static float pass(Gpu *gpu, bool keep_local) {
     return ms;
 }
 
-// Half of each GPU's keys copied to the other by the copy engines, both ways at once.
-static float peer_copy(Gpu *gpu) {
-    cudaEvent_t a, b;
-    CHECK(cudaSetDevice(0));
-    CHECK(cudaEventCreate(&a));
-    CHECK(cudaEventCreate(&b));
-    CHECK(cudaEventRecord(a, gpu[0].stream));
+// One scatter pass on both GPUs at once.
+static float pass(Gpu *gpu, bool keep_local) {
     for (int r = 0; r < RANKS; ++r) {
         CHECK(cudaSetDevice(gpu[r].dev));
-        const int peer = 1 - r;
-        CHECK(cudaMemcpyPeerAsync(gpu[peer].out, gpu[peer].dev, gpu[r].keys, gpu[r].dev, n / 2 * sizeof(u32), gpu[r].stream));
-    }
-    for (int r = RANKS - 1; r >= 0; --r) {
-        CHECK(cudaSetDevice(gpu[r].dev));
+        CHECK(cudaMemsetAsync(gpu[r].cursor, 0, GROUPS * sizeof(u64), gpu[r].stream));
         CHECK(cudaStreamSynchronize(gpu[r].stream));
     }
-    CHECK(cudaSetDevice(0));
-    CHECK(cudaEventRecord(b, gpu[0].stream));
-    CHECK(cudaEventSynchronize(b));
-    float ms = 0;
-    CHECK(cudaEventElapsedTime(&ms, a, b));
-    return ms;
+    return timed(gpu, [&](int r) {
+        int sms = 0;
+        CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, gpu[r].dev));
+        scatter<<<sms * 4, BLOCK, 0, gpu[r].stream>>>(gpu[r].keys, n, gpu[r].out_table, r, keep_local, room, gpu[r].cursor);
+        CHECK(cudaGetLastError());
+    });
+}
+
+// Half of each GPU's keys copied to the other by the copy engines, both ways at once.
+static float peer_copy(Gpu *gpu) {
+    return timed(gpu, [&](int r) {
+        const int peer = 1 - r;
+        CHECK(cudaMemcpyPeerAsync(gpu[peer].out, gpu[peer].dev, gpu[r].keys, gpu[r].dev, n / 2 * sizeof(u32), gpu[r].stream));
+    });
 }
 
 // Every key of both GPUs landed once, in its region: each source's keys counted and
