@@ -79,6 +79,9 @@ pub struct BandCounts {
     pub inside: u64,
     /// The 256 counts of the asked digit among the elements inside; empty when none was asked.
     pub digits: Vec<u64>,
+    /// Slots of the kept memory, among the first `inside + holes`, that hold hi's key and
+    /// no element: the CUDA band placing its keys by warp leaves them (0 otherwise).
+    pub holes: u64,
 }
 
 /// What a backend does. Arguments arrive checked: matching contexts, dtypes, lengths,

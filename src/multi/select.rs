@@ -34,7 +34,10 @@ pub fn select_kth(comm: &Comm, args: Result<SelectArgs>) -> Result<u64> {
     comm.after_agreement(|| {
         let key = match bracket(comm, &a, &lens, total)? {
             Some(key) => key,
-            None => digit_rounds(comm, &a.input.memory, a.input.dtype, a.input.len, a.k, 0, 8 * a.input.dtype.size() as u32, None)?,
+            None => {
+                let whole = Rounds { keys: &a.input.memory, dtype: a.input.dtype, len: a.input.len, holes: Holes::NONE };
+                digit_rounds(comm, &whole, a.k, 0, 8 * a.input.dtype.size() as u32, None)?
+            }
         };
         Ok(from_rank_key(a.input.dtype, key))
     })
@@ -56,15 +59,19 @@ fn bracket(comm: &Comm, a: &SelectArgs, lens: &[u64], total: u64) -> Result<Opti
     // digit rounds start at the digit holding it, and the band counts that digit.
     let top = 64 - (lo ^ hi).leading_zeros();
     let start = top.div_ceil(8) * 8;
-    let first_shift = start.checked_sub(8);
+    // (Knob multi.band_first_digit=0: the band counts no digit, so the CUDA band may
+    // place its keys by warp, leaving holes; the knob sets the exchange's sizes, so
+    // every process of a communicator must give it alike.)
+    let first_shift = start.checked_sub(8).filter(|_| crate::backend::cuda::tuning::knob("multi.band_first_digit", 1) != 0);
     let band = comm.ctx.backend.band(&a.input.memory, dtype, a.input.len, lo, hi, first_shift, &kept, cap)?;
-    // Below, inside, ranks that overflowed their scratch, then the digit's counts.
-    let mut mine = vec![band.below, band.inside, (band.inside > cap as u64) as u64];
+    let slots = band.inside + band.holes;
+    // Below, inside, ranks that overflowed their scratch, holes, then the digit's counts.
+    let mut mine = vec![band.below, band.inside, (slots > cap as u64) as u64, band.holes];
     mine.extend_from_slice(&band.digits);
     let mut all = summed_over_ranks(comm, &mine)?;
     phases.mark("band")?;
-    let digits = all.split_off(3);
-    let (all_below, all_inside, overflow) = (all[0], all[1], all[2] != 0);
+    let digits = all.split_off(4);
+    let (all_below, all_inside, overflow, all_holes) = (all[0], all[1], all[2] != 0, all[3]);
     if a.k < all_below || a.k >= all_below + all_inside {
         return Ok(None);
     }
@@ -76,7 +83,8 @@ fn bracket(comm: &Comm, a: &SelectArgs, lens: &[u64], total: u64) -> Result<Opti
     }
     let prefix = if start >= 64 { 0 } else { lo >> start << start };
     let first = (!digits.is_empty()).then_some(digits);
-    let key = digit_rounds(comm, &kept, dtype, band.inside as usize, a.k - all_below, prefix, start, first)?;
+    let rounds = Rounds { keys: &kept, dtype, len: slots as usize, holes: Holes { key: hi, count: all_holes } };
+    let key = digit_rounds(comm, &rounds, a.k - all_below, prefix, start, first)?;
     phases.mark("digit rounds")?;
     phases.report("select_kth", &format!(" (kept {} of {})", band.inside, a.input.len));
     Ok(Some(key))
@@ -130,18 +138,51 @@ fn sorted_on_device(comm: &Comm, dtype: DType, sample: &[u8]) -> Result<Memory> 
     Ok(keys)
 }
 
+/// What the digit rounds search: every rank's first `len` `keys`, of which `holes.count`
+/// (over all ranks) are slots holding the key `holes.key` and no element.
+struct Rounds<'a> {
+    keys: &'a Memory,
+    dtype: DType,
+    len: usize,
+    holes: Holes,
+}
+
+/// Slots of the band by warp left unused, filled with hi's key (a rank key).
+#[derive(Clone, Copy)]
+struct Holes {
+    key: u64,
+    count: u64,
+}
+
+impl Holes {
+    const NONE: Holes = Holes { key: 0, count: 0 };
+
+    /// Takes the holes off `counts`, the digit at `shift` of the keys under `prefix`
+    /// (above bit shift + 8): they all fall in the hole key's digit, when it is under it.
+    fn take_off(&self, counts: &mut [u64], prefix: u64, shift: u32) -> Result<()> {
+        let above = shift + 8;
+        if self.count > 0 && (above >= 64 || (self.key ^ prefix) >> above == 0) {
+            let count = &mut counts[((self.key >> shift) & 0xff) as usize];
+            *count = count.checked_sub(self.count).ok_or_else(|| crate::error::internal("select_kth: fewer keys of hi's digit than holes"))?;
+        }
+        Ok(())
+    }
+}
+
 /// Digit rounds from the digit below bit `start`: the rank key of the element of rank
-/// `k` among every rank's `keys` that agree with `prefix` above `start`. `first`: the
+/// `k` among every rank's keys that agree with `prefix` above `start`. `first`: the
 /// first round's counts over all ranks, where the band counted them.
-#[allow(clippy::too_many_arguments)]
-fn digit_rounds(comm: &Comm, keys: &Memory, dtype: DType, len: usize, mut k: u64, mut prefix: u64, start: u32,
-                mut first: Option<Vec<u64>>) -> Result<u64> {
+fn digit_rounds(comm: &Comm, rounds: &Rounds, mut k: u64, mut prefix: u64, start: u32, mut first: Option<Vec<u64>>) -> Result<u64> {
     let mut shift = start;
     while shift > 0 {
         shift -= 8;
         let counts = match first.take() {
             Some(counts) => counts,
-            None => summed_digit_counts(comm, keys, dtype, len, prefix, shift)?,
+            None => {
+                let mut counts = summed_digit_counts(comm, rounds.keys, rounds.dtype, rounds.len, prefix, shift)?;
+                rounds.holes.take_off(&mut counts, prefix, shift)?;
+                counts
+            }
         };
         let mut digit = 0;
         while k >= counts[digit] {
@@ -175,4 +216,33 @@ pub(super) fn gather_u64s(comm: &Comm, values: &[u64]) -> Result<Vec<u64>> {
     let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
     let all = comm.link.all_gather(&bytes)?;
     Ok(all.chunks(8).map(|c| u64::from_le_bytes(c.try_into().unwrap())).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Holes;
+
+    #[test]
+    fn holes_come_off_the_hole_keys_digit_only_under_its_prefix() {
+        let holes = Holes { key: 0x1234_5678, count: 3 };
+        // The first round (nothing decided above bit 32): hi's digit 0x12 at shift 24.
+        let mut counts = vec![5u64; 256];
+        holes.take_off(&mut counts, 0, 24).unwrap();
+        assert_eq!((counts[0x12], counts[0x13]), (2, 5));
+        // Under hi's prefix 0x12 at shift 16: digit 0x34.
+        let mut counts = vec![5u64; 256];
+        holes.take_off(&mut counts, 0x1200_0000, 16).unwrap();
+        assert_eq!(counts[0x34], 2);
+        // Under another prefix: untouched.
+        let mut counts = vec![5u64; 256];
+        holes.take_off(&mut counts, 0x1100_0000, 16).unwrap();
+        assert!(counts.iter().all(|&c| c == 5));
+        // Past 64 bits above (8-byte keys' first round): always under.
+        let wide = Holes { key: 0xAB00_0000_0000_0000, count: 1 };
+        let mut counts = vec![1u64; 256];
+        wide.take_off(&mut counts, 0, 56).unwrap();
+        assert_eq!(counts[0xAB], 0);
+        // More holes than keys of the digit: an error, not a wrapped count.
+        assert!(wide.take_off(&mut counts, 0, 56).is_err());
+    }
 }

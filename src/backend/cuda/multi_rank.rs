@@ -142,9 +142,18 @@ pub fn sample(shared: &CudaShared, input: &DeviceMemory, dtype: DType, len: usiz
     Ok(out)
 }
 
+/// Whether a band that counts no digit places its kept keys by warp (multi_band_warps):
+/// 4-byte keys from 2^multi.band_warps_log2 a rank (62 on this branch: off until measured).
+fn band_by_warp(dtype: DType, len: usize) -> bool {
+    dtype.size() == 4 && len as u64 >= 1u64 << super::tuning::knob("multi.band_warps_log2", 62).min(63)
+}
+
 #[allow(clippy::too_many_arguments)]
 pub fn band(shared: &CudaShared, input: &DeviceMemory, dtype: DType, len: usize, bracket: (u64, u64), digit_shift: Option<u32>,
             out: &DeviceMemory, cap: usize) -> Result<BandCounts> {
+    if digit_shift.is_none() && band_by_warp(dtype, len) {
+        return band_by_warps(shared, input, dtype, len, bracket, out, cap);
+    }
     let state = shared.lock()?;
     let f = function(shared, dtype, "multi_band")?;
     // (The kernel compares keys in their own width: the bracket's rank keys fit it,
@@ -174,7 +183,40 @@ pub fn band(shared: &CudaShared, input: &DeviceMemory, dtype: DType, len: usize,
         launch(f, grid, BLOCK, state.stream, &args)?;
     }
     let c = read_u64s(state.stream, temp.ptr, if digit_shift.is_some() { COUNTERS } else { 2 })?;
-    Ok(BandCounts { below: c[0], inside: c[1], digits: c[2..].to_vec() })
+    Ok(BandCounts { below: c[0], inside: c[1], digits: c[2..].to_vec(), holes: 0 })
+}
+
+/// The band by warp: each warp reserves `chunk` slots at a time, the largest power of
+/// two up to 256 that keeps the slots the warps leave unused within an eighth of `cap`.
+fn band_by_warps(shared: &CudaShared, input: &DeviceMemory, dtype: DType, len: usize, bracket: (u64, u64), out: &DeviceMemory,
+                 cap: usize) -> Result<BandCounts> {
+    let state = shared.lock()?;
+    let f = function(shared, dtype, "multi_band_warps")?;
+    const COUNTERS: usize = 3; // below, slots, holes
+    let temp = Temp::new(state.stream, COUNTERS * 8)?;
+    let resident = shared.resident_blocks(f, BLOCK)?;
+    let grid = (len.div_ceil(BAND_TILE_BYTES / dtype.size()).max(1) as u64).min(resident);
+    let warps = grid as usize * (BLOCK / 32) as usize;
+    let chunk = 1u32 << (cap / (8 * warps)).clamp(1, 256).ilog2();
+    // SAFETY: the counters are zeroed first; arguments match multi_band_warps(keys, len,
+    // key_order, lo, hi, out, cap, chunk, counts); `out` holds `cap` keys.
+    unsafe {
+        drv::memset_d8_async(temp.ptr, 0, COUNTERS * 8, state.stream).during("cuMemsetD8Async")?;
+        let args = [
+            Arg::ptr(input.ptr),
+            Arg::size(len),
+            Arg::u32(key_order(dtype, Order::Ascending)),
+            Arg::u64(bracket.0),
+            Arg::u64(bracket.1),
+            Arg::ptr(out.ptr),
+            Arg::size(cap),
+            Arg::u32(chunk),
+            Arg::ptr(temp.ptr),
+        ];
+        launch(f, grid, BLOCK, state.stream, &args)?;
+    }
+    let c = read_u64s(state.stream, temp.ptr, COUNTERS)?;
+    Ok(BandCounts { below: c[0], inside: c[1] - c[2], digits: Vec::new(), holes: c[2] })
 }
 
 pub fn digit_counts(shared: &CudaShared, input: &DeviceMemory, dtype: DType, len: usize, prefix: u64, shift: u32)

@@ -58,7 +58,7 @@ pub(super) fn band(input: &HostMemory, dtype: DType, len: usize, (lo, hi): (u64,
             inside += 1;
         }
     }
-    Ok(BandCounts { below, inside, digits })
+    Ok(BandCounts { below, inside, digits, holes: 0 })
 }
 
 pub(super) fn digit_counts(input: &HostMemory, dtype: DType, len: usize, prefix: u64, shift: u32) -> Vec<u64> {
