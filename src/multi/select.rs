@@ -56,13 +56,11 @@ fn bracket(comm: &Comm, a: &SelectArgs, lens: &[u64], total: u64) -> Result<Opti
     // Rank keys of the input's width: the CUDA band compares keys in that width.
     debug_assert!(lo <= hi && hi <= key_mask(dtype), "bracket [{lo}, {hi}] beyond {dtype:?} keys");
     // The kept keys agree with lo and hi above their highest differing bit, so the
-    // digit rounds start at the digit holding it, and the band counts that digit.
+    // digit rounds start at the digit holding it, and the band counts that digit,
+    // unless it leaves the count to the rounds (see band_counts_digit).
     let top = 64 - (lo ^ hi).leading_zeros();
     let start = top.div_ceil(8) * 8;
-    // (Knob multi.band_first_digit=0: the band counts no digit, so the CUDA band may
-    // place its keys by warp, leaving holes; the knob sets the exchange's sizes, so
-    // every process of a communicator must give it alike.)
-    let first_shift = start.checked_sub(8).filter(|_| crate::backend::cuda::tuning::knob("multi.band_first_digit", 1) != 0);
+    let first_shift = start.checked_sub(8).filter(|_| band_counts_digit(dtype, total / lens.len() as u64));
     let band = comm.ctx.backend.band(&a.input.memory, dtype, a.input.len, lo, hi, first_shift, &kept, cap)?;
     let slots = band.inside + band.holes;
     // Below, inside, ranks that overflowed their scratch, holes, then the digit's counts.
@@ -136,6 +134,16 @@ fn sorted_on_device(comm: &Comm, dtype: DType, sample: &[u8]) -> Result<Memory> 
         comm.ctx.backend.radix_sort(&keys, dtype, None, n, Order::Ascending)?;
     }
     Ok(keys)
+}
+
+/// Whether the band counts the first digit. For large shards of 4-byte keys it does
+/// not: the CUDA band then places its kept keys by warp (faster, but leaving holes that
+/// only the digit rounds can take off), from a mean shard of 2^multi.band_warps_log2.
+/// Decided from the mean, which every rank knows alike, since it sets the exchange's
+/// sizes (the knob likewise must be given alike to every process).
+fn band_counts_digit(dtype: DType, mean_shard: u64) -> bool {
+    let from_log2 = crate::backend::cuda::tuning::knob("multi.band_warps_log2", 28).min(63);
+    dtype.size() != 4 || mean_shard < 1u64 << from_log2
 }
 
 /// What the digit rounds search: every rank's first `len` `keys`, of which `holes.count`

@@ -142,16 +142,12 @@ pub fn sample(shared: &CudaShared, input: &DeviceMemory, dtype: DType, len: usiz
     Ok(out)
 }
 
-/// Whether a band that counts no digit places its kept keys by warp (multi_band_warps):
-/// 4-byte keys from 2^multi.band_warps_log2 a rank (62 on this branch: off until measured).
-fn band_by_warp(dtype: DType, len: usize) -> bool {
-    dtype.size() == 4 && len as u64 >= 1u64 << super::tuning::knob("multi.band_warps_log2", 62).min(63)
-}
-
 #[allow(clippy::too_many_arguments)]
 pub fn band(shared: &CudaShared, input: &DeviceMemory, dtype: DType, len: usize, bracket: (u64, u64), digit_shift: Option<u32>,
             out: &DeviceMemory, cap: usize) -> Result<BandCounts> {
-    if digit_shift.is_none() && band_by_warp(dtype, len) {
+    // A band asked for no digit count places its keys by warp where it can (4-byte keys;
+    // multi::select asks for none only for large shards of them).
+    if digit_shift.is_none() && dtype.size() == 4 {
         return band_by_warps(shared, input, dtype, len, bracket, out, cap);
     }
     let state = shared.lock()?;
