@@ -111,16 +111,19 @@ struct Policy {
     band_closed: bool,
     /// select_kth's closed band of 4-byte keys places its picks by warp from
     /// 2^band_warps_log2 float keys on (2^band_warps_int_log2 integer keys), in slots
-    /// reserved a chunk at a time (common/warp_slots.cuh), instead of by a block scan
+    /// reserved band_chunk at a time (common/warp_slots.cuh), instead of by a block scan
     /// and an atomic a tile, and leaves the top digit to the digit passes. H200
     /// (2026-11-28), median, ms: f32 2^30 1.455-1.468 -> 1.296-1.298, 2^28 0.416-0.422
-    /// -> 0.385-0.403, but 2^27 0.242 -> 0.253, 2^26 0.149 -> 0.186, 2^24 0.068 ->
-    /// 0.097 (a warp's chunk shrinks with the band, its atomics grow); u32 2^30
-    /// 1.345-1.350 -> 1.314-1.319, but 2^28 0.398-0.400 -> 0.409-0.410.
+    /// -> 0.385-0.403; u32 2^30 1.345-1.350 -> 1.314-1.319, but 2^28 0.398-0.400 ->
+    /// 0.409-0.410 (chunks of 32 there). Smaller bands lose: with chunks of 256, f32
+    /// 2^27 0.242-0.245 -> 0.235-0.237, but 2^26 0.147-0.152 -> 0.157-0.161, 2^25
+    /// 0.093-0.098 -> 0.110-0.114 (fewer picks a warp, and the atomics no longer pay).
     band_warps_log2: u32,
     band_warps_int_log2: u32,
-    /// Forces the slots such a warp reserves at once (a power of two; 0 chooses by the
-    /// band's capacity: select/rank.rs's warp_chunk): tests fill most slots with holes.
+    /// Slots such a warp reserves at once (a power of two; the band's scratch gains
+    /// room for each warp's last, part-filled chunk). H200 (2026-11-28), f32, µs: 2^27
+    /// 251-258 with chunks of capacity / (8 warps) (the first rule), 255-260 with 64,
+    /// 238-241 with 128, 235-237 with 256; 2^28 385-387 with either rule. Tests force 2.
     band_chunk: u32,
     /// select_kth of up to small_block * small_keys keys: one block, one launch
     /// (select_small).
@@ -161,9 +164,9 @@ fn read_policy() -> Policy {
         band_prefetch: knob("select.band_prefetch", 0) != 0,
         band_screen: knob("select.band_screen", 1) != 0,
         band_closed: knob("select.band_closed", 1) != 0,
-        band_warps_log2: knob("select.band_warps_log2", 28).min(63),
+        band_warps_log2: knob("select.band_warps_log2", 27).min(63),
         band_warps_int_log2: knob("select.band_warps_int_log2", 30).min(63),
-        band_chunk: knob("select.band_chunk", 0).min(1 << 16),
+        band_chunk: knob("select.band_chunk", 256).clamp(1, 1 << 16),
         // Whole warps, up to 1,024 threads.
         small_block: knob("select.small_block", 1024).clamp(32, 1024) / 32 * 32,
         small_keys: knob("select.small_keys", 8).clamp(1, 32),

@@ -105,19 +105,14 @@ pub(super) fn band_by_warp(dtype: DType, len: usize) -> bool {
     dtype.size() == BAND_WARPS_KEY_BYTES && len as u64 >= 1u64 << from_log2
 }
 
-/// select_kth's closed band by warp: each warp reserves `chunk` slots at a time and
-/// leaves fewer than `chunk` unused at the end. The chunk is the largest power of two
-/// (up to 256) that keeps those holes within an eighth of the band's capacity, given
-/// at most 64 warps on each SM (or the knob's); returns (chunk, room for the holes).
-fn warp_chunk(shared: &CudaShared, p: &Policy, capacity: usize, tiles: usize) -> (u32, usize) {
+/// select_kth's closed band by warp: each warp reserves Policy::band_chunk slots at a
+/// time and leaves fewer than that unused at the end; returns (chunk, room for the
+/// holes), given at most 64 warps on each SM.
+fn warp_chunk(shared: &CudaShared, p: &Policy, tiles: usize) -> (u32, usize) {
     let warps_per_block = (p.block / 32) as usize;
     let blocks = tiles.min(shared.props.sm_count as usize * 64 / warps_per_block);
     let warps = blocks * warps_per_block;
-    let chunk = match p.band_chunk {
-        0 => (capacity / (8 * warps).max(1)).clamp(1, 256),
-        forced => forced as usize,
-    };
-    let chunk = 1usize << chunk.ilog2();
+    let chunk = 1usize << p.band_chunk.ilog2();
     (chunk as u32, warps * chunk)
 }
 
@@ -134,7 +129,7 @@ impl RankPlan {
         // (top-k) again in input order, each with indices when wanted.
         let tiles = len.div_ceil((p.block * p.items(key_bytes)) as usize);
         let by_warp = band.flags & CLOSED_BAND != 0 && band_by_warp(dtype, len);
-        let (warp_chunk, holes) = if by_warp { warp_chunk(shared, p, band.capacity, tiles) } else { (0, 0) };
+        let (warp_chunk, holes) = if by_warp { warp_chunk(shared, p, tiles) } else { (0, 0) };
         let capacity = band.capacity + holes;
         RankPlan {
             key_bytes,
