@@ -114,10 +114,11 @@ struct Policy {
     /// reserved band_chunk at a time (common/warp_slots.cuh), instead of by a block scan
     /// and an atomic a tile, and leaves the top digit to the digit passes. H200
     /// (2026-11-28), median, ms: f32 2^30 1.455-1.468 -> 1.296-1.298, 2^28 0.416-0.422
-    /// -> 0.385-0.403; u32 2^30 1.345-1.350 -> 1.314-1.319, but 2^28 0.398-0.400 ->
-    /// 0.409-0.410 (chunks of 32 there). Smaller bands lose: with chunks of 256, f32
-    /// 2^27 0.242-0.245 -> 0.235-0.237, but 2^26 0.147-0.152 -> 0.157-0.161, 2^25
-    /// 0.093-0.098 -> 0.110-0.114 (fewer picks a warp, and the atomics no longer pay).
+    /// -> 0.385-0.403, 2^27 0.242-0.245 -> 0.233-0.237 (chunks of 256); u32 2^30
+    /// 1.345-1.350 -> 1.314-1.319, 2^28 0.398-0.404 -> 0.394 (0.409-0.410 with chunks
+    /// of 32). Smaller bands lose, f32 with chunks of 256: 2^26 0.147-0.152 ->
+    /// 0.157-0.161, 2^25 0.093-0.098 -> 0.110-0.114 (fewer picks a warp: the atomics
+    /// no longer pay).
     band_warps_log2: u32,
     band_warps_int_log2: u32,
     /// Slots such a warp reserves at once (a power of two; the band's scratch gains
@@ -165,7 +166,7 @@ fn read_policy() -> Policy {
         band_screen: knob("select.band_screen", 1) != 0,
         band_closed: knob("select.band_closed", 1) != 0,
         band_warps_log2: knob("select.band_warps_log2", 27).min(63),
-        band_warps_int_log2: knob("select.band_warps_int_log2", 30).min(63),
+        band_warps_int_log2: knob("select.band_warps_int_log2", 28).min(63),
         band_chunk: knob("select.band_chunk", 256).clamp(1, 1 << 16),
         // Whole warps, up to 1,024 threads.
         small_block: knob("select.small_block", 1024).clamp(32, 1024) / 32 * 32,
