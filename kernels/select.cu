@@ -259,7 +259,8 @@ __device__ __forceinline__ void band(const U *in, usize n, SelectState *st, U *c
     } s;
     __shared__ u64 base[2], taken, carry;  // carry: the last block's, placing the blocks
     __shared__ u32 top[RADIX];  // the candidates' top digit, so no digit pass reads them for it
-    for (int d = threadIdx.x; d < RADIX; d += BLOCK) top[d] = 0;
+    if (!BY_WARP)               // (by warp the digit passes count it)
+        for (int d = threadIdx.x; d < RADIX; d += BLOCK) top[d] = 0;
     if (threadIdx.x == 0) taken = 0;
     const KeyOrder order(key_order);
     BandPick pick{order, U(st->lo), U(st->hi), (flags & LO_OPEN) != 0, (flags & HI_OPEN) != 0, 0, 0, 0};
@@ -304,8 +305,8 @@ __device__ __forceinline__ void band(const U *in, usize n, SelectState *st, U *c
         __syncwarp();
     }
     if (BY_WARP) fill_holes(slots, order.raw_no_nan(pick.hi), cand, capacity, &st->holes);
-    if (threadIdx.x == 0) runs[tiles + blockIdx.x] = taken;
-    flush_band_counts(pick, top, st);
+    if (!BY_WARP && threadIdx.x == 0) runs[tiles + blockIdx.x] = taken;  // (by warp no block takes runs)
+    flush_band_counts<!BY_WARP>(pick, top, st);
     // The last block to finish settles (no launch of its own between band and digits).
     if (!gp::last_to_arrive(&st->band_ticket, u64(gridDim.x))) return;
     if ((flags & ORDER_RUNS) && __ldcg(&st->between) <= capacity) place_blocks<PlaceScan>(runs + tiles, gridDim.x, s.place, carry);

@@ -151,11 +151,14 @@ __device__ __forceinline__ void fill_holes(const gp::WarpSlots &slots, U hole, U
     if (threadIdx.x % gp::WARP == 0 && slots.room) atomicAdd((unsigned long long *)holes, (unsigned long long)slots.room);
 }
 
-// The end of a band launch: the block's top-digit counts and side counts go out.
+// The end of a band launch: the block's top-digit counts (where it counted them:
+// TOP_COUNTED) and side counts go out.
+template <bool TOP_COUNTED>
 __device__ __forceinline__ void flush_band_counts(const BandPick &pick, const u32 *top, SelectState *st) {
     __syncthreads();
-    for (int d = threadIdx.x; d < RADIX; d += BLOCK)
-        if (top[d]) atomicAdd((unsigned long long *)&st->counts[d], (unsigned long long)top[d]);
+    if (TOP_COUNTED)
+        for (int d = threadIdx.x; d < RADIX; d += BLOCK)
+            if (top[d]) atomicAdd((unsigned long long *)&st->counts[d], (unsigned long long)top[d]);
     add_counts(pick.below, &st->below);
     add_counts(pick.eq_lo, &st->eq_lo);
     add_counts(pick.eq_hi, &st->eq_hi);

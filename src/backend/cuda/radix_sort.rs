@@ -453,7 +453,11 @@ impl Plan {
         let [(s0, v0), (s1, v1), (s2, v2)] = self.modules();
         let (f0, f1, f2) = (|| self.spec(0), || self.spec(1), || self.spec(2));
         let own: [precompile::Wanted; 3] = [(s0, v0, &f0), (s1, v1, &f1), (s2, v2, &f2)];
-        let wanted: Vec<precompile::Wanted> = own[..if self.packed { 3 } else { 2 }].iter().chain(extra).copied().collect();
+        let own = &own[..if self.packed { 3 } else { 2 }];
+        if extra.is_empty() {
+            return precompile::compile_unloaded(shared, own); // (every sort call: no allocation)
+        }
+        let wanted: Vec<precompile::Wanted> = own.iter().chain(extra).copied().collect();
         precompile::compile_unloaded(shared, &wanted)
     }
 

@@ -74,11 +74,9 @@ pub fn topk(shared: &Arc<CudaShared>, call: &TopK) -> Result<()> {
     let sorted_with = index.as_ref().map(|m| (m, DType::U32));
     // The index kernels' module compiles beside the sort's on a first call.
     let topk_spec = || select::module(sources::TOPK, key_bytes, float_keys);
-    let extra: Vec<precompile::Wanted> = match index {
-        Some(_) => vec![(sources::TOPK, select::variant(key_bytes, float_keys), &topk_spec)],
-        None => vec![],
-    };
-    radix_sort::compile_for_with(shared, &keys, dtype, sorted_with, len, &extra)?;
+    let topk_module: [precompile::Wanted; 1] = [(sources::TOPK, select::variant(key_bytes, float_keys), &topk_spec)];
+    let extra: &[precompile::Wanted] = if index.is_some() { &topk_module } else { &[] };
+    radix_sort::compile_for_with(shared, &keys, dtype, sorted_with, len, extra)?;
     let block = select::block_threads();
     let widen = {
         let state = shared.lock()?;
