@@ -150,35 +150,15 @@ pub fn band(shared: &CudaShared, input: &DeviceMemory, dtype: DType, len: usize,
     if digit_shift.is_none() && dtype.size() == 4 {
         return band_by_warps(shared, input, dtype, len, bracket, out, cap);
     }
-    let state = shared.lock()?;
-    let f = function(shared, dtype, "multi_band")?;
     // (The kernel compares keys in their own width: the bracket's rank keys fit it,
     // multi/select.rs asserts.) Counters: below, inside, then the digit's 256.
     const COUNTERS: usize = 2 + 256;
     debug_assert!(digit_shift.is_none_or(|s| s + 8 <= 8 * dtype.size() as u32), "digit at {digit_shift:?} of {dtype:?} keys");
-    let temp = Temp::new(state.stream, COUNTERS * 8)?;
-    // One wave of blocks, each a run of whole tiles: a second, partial wave would
-    // double the time of the blocks in it.
-    let resident = shared.resident_blocks(f, BLOCK)?;
-    let grid = (len.div_ceil(BAND_TILE_BYTES / dtype.size()).max(1) as u64).min(resident);
-    // SAFETY: the counters are zeroed first; arguments match multi_band(keys, len,
-    // key_order, lo, hi, digit_shift, out, cap, counts); `out` holds `cap` keys.
-    unsafe {
-        drv::memset_d8_async(temp.ptr, 0, COUNTERS * 8, state.stream).during("cuMemsetD8Async")?;
-        let args = [
-            Arg::ptr(input.ptr),
-            Arg::size(len),
-            Arg::u32(key_order(dtype, Order::Ascending)),
-            Arg::u64(bracket.0),
-            Arg::u64(bracket.1),
-            Arg::u32(digit_shift.unwrap_or(NO_DIGIT)),
-            Arg::ptr(out.ptr),
-            Arg::size(cap),
-            Arg::ptr(temp.ptr),
-        ];
-        launch(f, grid, BLOCK, state.stream, &args)?;
-    }
-    let c = read_u64s(state.stream, temp.ptr, if digit_shift.is_some() { COUNTERS } else { 2 })?;
+    let launch = BandLaunch { kernel: "multi_band", input, dtype, len, bracket, counters: COUNTERS };
+    // Arguments after the bracket: digit_shift, out, cap (`out` holds `cap` keys).
+    let c = launch.run(shared, if digit_shift.is_some() { COUNTERS } else { 2 }, |_| {
+        vec![Arg::u32(digit_shift.unwrap_or(NO_DIGIT)), Arg::ptr(out.ptr), Arg::size(cap)]
+    })?;
     Ok(BandCounts { below: c[0], inside: c[1], digits: c[2..].to_vec(), holes: 0 })
 }
 
@@ -186,33 +166,54 @@ pub fn band(shared: &CudaShared, input: &DeviceMemory, dtype: DType, len: usize,
 /// two up to 256 that keeps the slots the warps leave unused within an eighth of `cap`.
 fn band_by_warps(shared: &CudaShared, input: &DeviceMemory, dtype: DType, len: usize, bracket: (u64, u64), out: &DeviceMemory,
                  cap: usize) -> Result<BandCounts> {
-    let state = shared.lock()?;
-    let f = function(shared, dtype, "multi_band_warps")?;
     const COUNTERS: usize = 3; // below, slots, holes
-    let temp = Temp::new(state.stream, COUNTERS * 8)?;
-    let resident = shared.resident_blocks(f, BLOCK)?;
-    let grid = (len.div_ceil(BAND_TILE_BYTES / dtype.size()).max(1) as u64).min(resident);
-    let warps = grid as usize * (BLOCK / 32) as usize;
-    let chunk = 1u32 << (cap / (8 * warps)).clamp(1, 256).ilog2();
-    // SAFETY: the counters are zeroed first; arguments match multi_band_warps(keys, len,
-    // key_order, lo, hi, out, cap, chunk, counts); `out` holds `cap` keys.
-    unsafe {
-        drv::memset_d8_async(temp.ptr, 0, COUNTERS * 8, state.stream).during("cuMemsetD8Async")?;
-        let args = [
-            Arg::ptr(input.ptr),
-            Arg::size(len),
-            Arg::u32(key_order(dtype, Order::Ascending)),
-            Arg::u64(bracket.0),
-            Arg::u64(bracket.1),
-            Arg::ptr(out.ptr),
-            Arg::size(cap),
-            Arg::u32(chunk),
-            Arg::ptr(temp.ptr),
-        ];
-        launch(f, grid, BLOCK, state.stream, &args)?;
-    }
-    let c = read_u64s(state.stream, temp.ptr, COUNTERS)?;
+    let launch = BandLaunch { kernel: "multi_band_warps", input, dtype, len, bracket, counters: COUNTERS };
+    // Arguments after the bracket: out, cap, chunk (`out` holds `cap` keys).
+    let c = launch.run(shared, COUNTERS, |warps| {
+        let chunk = 1u32 << (cap / (8 * warps)).clamp(1, 256).ilog2();
+        vec![Arg::ptr(out.ptr), Arg::size(cap), Arg::u32(chunk)]
+    })?;
     Ok(BandCounts { below: c[0], inside: c[1] - c[2], digits: Vec::new(), holes: c[2] })
+}
+
+/// One launch of a band kernel: arguments (keys, len, key_order, lo, hi, then the
+/// kernel's own, then its `counters`, zeroed first).
+struct BandLaunch<'a> {
+    kernel: &'static str,
+    input: &'a DeviceMemory,
+    dtype: DType,
+    len: usize,
+    bracket: (u64, u64),
+    counters: usize,
+}
+
+impl BandLaunch<'_> {
+    /// Launches with the arguments `own(warps in the grid)` gives and returns the first
+    /// `read` counters. One wave of blocks, each a run of whole tiles: a second,
+    /// partial wave would double the time of the blocks in it.
+    fn run(&self, shared: &CudaShared, read: usize, own: impl FnOnce(usize) -> Vec<Arg>) -> Result<Vec<u64>> {
+        let state = shared.lock()?;
+        let f = function(shared, self.dtype, self.kernel)?;
+        let temp = Temp::new(state.stream, self.counters * 8)?;
+        let resident = shared.resident_blocks(f, BLOCK)?;
+        let grid = (self.len.div_ceil(BAND_TILE_BYTES / self.dtype.size()).max(1) as u64).min(resident);
+        let mut args = vec![
+            Arg::ptr(self.input.ptr),
+            Arg::size(self.len),
+            Arg::u32(key_order(self.dtype, Order::Ascending)),
+            Arg::u64(self.bracket.0),
+            Arg::u64(self.bracket.1),
+        ];
+        args.extend(own(grid as usize * (BLOCK / 32) as usize));
+        args.push(Arg::ptr(temp.ptr));
+        // SAFETY: the counters are zeroed first; the arguments match the kernel's
+        // (keys, len, key_order, lo, hi, its own as the caller gives them, counts).
+        unsafe {
+            drv::memset_d8_async(temp.ptr, 0, self.counters * 8, state.stream).during("cuMemsetD8Async")?;
+            launch(f, grid, BLOCK, state.stream, &args)?;
+        }
+        read_u64s(state.stream, temp.ptr, read)
+    }
 }
 
 pub fn digit_counts(shared: &CudaShared, input: &DeviceMemory, dtype: DType, len: usize, prefix: u64, shift: u32)
