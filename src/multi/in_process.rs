@@ -33,7 +33,7 @@ impl Link for InProcessLink {
     }
 
     fn all_to_all(&self, transfers: &[Transfer]) -> Result<()> {
-        self.data.all_to_all(transfers)
+        self.data.all_to_all_in_process(transfers, &self.plans)
     }
 
     fn fail(&self, why: &str) {

@@ -28,6 +28,12 @@ pub trait Link: Send + Sync {
     /// `recv_ranges[i]` of `recv` (the sizes agree pairwise; the rank's own range is
     /// copied locally). In stream order on CUDA; `send` and `recv` do not overlap.
     fn all_to_all(&self, transfers: &[Transfer]) -> Result<()>;
+    /// The same, where every rank is a thread of this process and `plans` exchanges
+    /// host bytes among them (a group): the CUDA link then copies each part straight
+    /// into its receiver's memory. By default, `all_to_all`.
+    fn all_to_all_in_process(&self, transfers: &[Transfer], _plans: &dyn Link) -> Result<()> {
+        self.all_to_all(transfers)
+    }
     /// Ends this rank's part after a failure past the agreement: the other ranks' waits
     /// on it end with an error rather than hang, and the link refuses later work.
     fn fail(&self, why: &str);

@@ -17,6 +17,7 @@ mod nccl;
 mod nccl_link;
 mod nvrtc;
 mod parts;
+mod peer_copy;
 mod precompile;
 mod quicksort;
 mod radix_sort;

@@ -16,6 +16,7 @@ use cudarc::driver::sys::{self, CUstream};
 use super::context::CudaShared;
 use super::driver::DriverContext;
 use super::memory::{alloc_async, free_async};
+use super::peer_copy::{PeerCopies, PEER_COPIES};
 use super::nccl::{
     nccl, Nccl, NcclComm, NcclResult, NcclUniqueId, NCCL_FLOAT16, NCCL_IN_PROGRESS, NCCL_SUCCESS, NCCL_UINT32, NCCL_UINT64, NCCL_UINT8,
 };
@@ -39,6 +40,8 @@ pub struct NcclLink {
     rank: usize,
     nranks: usize,
     failed: AtomicBool,
+    /// A group's all-to-all by the copy engines (all ranks threads of this process).
+    peer: PeerCopies,
 }
 
 // SAFETY: the communicator is used under the context's lock, one call at a time.
@@ -59,7 +62,7 @@ impl NcclLink {
         // SAFETY: an out-pointer and the id by value, on the current device.
         let r = unsafe { (api.comm_init_rank)(&mut comm, nranks as i32, unique, rank as i32) };
         api.check(r, "ncclCommInitRank")?;
-        Ok(NcclLink { api, comm, shared: shared.clone(), rank, nranks, failed: AtomicBool::new(false) })
+        Ok(NcclLink { api, comm, shared: shared.clone(), rank, nranks, failed: AtomicBool::new(false), peer: PeerCopies::new() })
     }
 
     fn refuse_if_failed(&self) -> Result<()> {
@@ -347,6 +350,16 @@ impl Link for NcclLink {
         exchanged
     }
 
+    /// A group's: by the copy engines (peer_copy.rs) unless knob multi.peer_copies=0 or
+    /// some pair of the devices cannot reach each other.
+    fn all_to_all_in_process(&self, transfers: &[Transfer], plans: &dyn Link) -> Result<()> {
+        self.refuse_if_failed()?;
+        if *PEER_COPIES && self.peer.all_to_all(&self.shared, self.rank, self.nranks, transfers, plans)? {
+            return Ok(());
+        }
+        self.all_to_all(transfers)
+    }
+
     fn fail(&self, _why: &str) {
         self.abort();
     }
@@ -357,6 +370,7 @@ impl Drop for NcclLink {
         if !self.failed.load(Ordering::Acquire) {
             if let Ok(state) = self.shared.lock() {
                 let _ = CudaShared::wait(state.stream);
+                self.peer.destroy();
                 // SAFETY: a live communicator with no work left on it.
                 unsafe { (self.api.comm_destroy)(self.comm) };
             }
