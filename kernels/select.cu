@@ -18,7 +18,7 @@
 //                      test a key); its last block to finish settles (below) and, for
 //                      top-k, places each block's candidates in input order (a scan
 //                      of the blocks' counts); its pieces in select_band.cuh;
-//   select_band_warps  select_kth's closed band from 2^28 f32 or 2^30 4-byte integer
+//   select_band_warps  select_kth's closed band from 2^27 f32 or 2^28 4-byte integer
 //                      keys: each warp places its picks in slots reserved a chunk at
 //                      a time (common/warp_slots.cuh; unused slots hold hi and are
 //                      counted), no block scan, and the top digit is left to the digit

@@ -5,6 +5,7 @@
 
 use std::ops::Range;
 
+use super::host_link::HostLink;
 use crate::backend::Memory;
 use crate::error::Result;
 
@@ -31,7 +32,7 @@ pub trait Link: Send + Sync {
     /// The same, where every rank is a thread of this process and `plans` exchanges
     /// host bytes among them (a group): the CUDA link then copies each part straight
     /// into its receiver's memory. By default, `all_to_all`.
-    fn all_to_all_in_process(&self, transfers: &[Transfer], _plans: &dyn Link) -> Result<()> {
+    fn all_to_all_in_process(&self, transfers: &[Transfer], _plans: &HostLink) -> Result<()> {
         self.all_to_all(transfers)
     }
     /// Ends this rank's part after a failure past the agreement: the other ranks' waits

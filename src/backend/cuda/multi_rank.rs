@@ -145,8 +145,8 @@ pub fn sample(shared: &CudaShared, input: &DeviceMemory, dtype: DType, len: usiz
 #[allow(clippy::too_many_arguments)]
 pub fn band(shared: &CudaShared, input: &DeviceMemory, dtype: DType, len: usize, bracket: (u64, u64), digit_shift: Option<u32>,
             out: &DeviceMemory, cap: usize) -> Result<BandCounts> {
-    // A band asked for no digit count places its keys by warp where it can (4-byte keys;
-    // multi::select asks for none only for large shards of them).
+    // A band asked for no digit count places its keys by warp where it can (4-byte keys:
+    // multi::select asks for none for large shards of them, and where lo == hi).
     if digit_shift.is_none() && dtype.size() == 4 {
         return band_by_warps(shared, input, dtype, len, bracket, out, cap);
     }

@@ -16,13 +16,13 @@ use cudarc::driver::sys::{self, CUstream};
 use super::context::CudaShared;
 use super::driver::DriverContext;
 use super::memory::{alloc_async, free_async};
-use super::peer_copy::{PeerCopies, PEER_COPIES};
 use super::nccl::{
     nccl, Nccl, NcclComm, NcclResult, NcclUniqueId, NCCL_FLOAT16, NCCL_IN_PROGRESS, NCCL_SUCCESS, NCCL_UINT32, NCCL_UINT64, NCCL_UINT8,
 };
+use super::peer_copy::{PeerCopies, PEER_COPIES};
 use crate::backend::Memory;
 use crate::error::{invalid, Error, Result};
-use crate::multi::host_link::timeout;
+use crate::multi::host_link::{timeout, HostLink};
 use crate::multi::{Link, Transfer, ID_BYTES};
 
 pub fn new_comm_id() -> Result<Vec<u8>> {
@@ -62,7 +62,7 @@ impl NcclLink {
         // SAFETY: an out-pointer and the id by value, on the current device.
         let r = unsafe { (api.comm_init_rank)(&mut comm, nranks as i32, unique, rank as i32) };
         api.check(r, "ncclCommInitRank")?;
-        Ok(NcclLink { api, comm, shared: shared.clone(), rank, nranks, failed: AtomicBool::new(false), peer: PeerCopies::new() })
+        Ok(NcclLink { api, comm, shared: shared.clone(), rank, nranks, failed: AtomicBool::new(false), peer: PeerCopies::default() })
     }
 
     fn refuse_if_failed(&self) -> Result<()> {
@@ -352,7 +352,7 @@ impl Link for NcclLink {
 
     /// A group's: by the copy engines (peer_copy.rs) unless knob multi.peer_copies=0 or
     /// some pair of the devices cannot reach each other.
-    fn all_to_all_in_process(&self, transfers: &[Transfer], plans: &dyn Link) -> Result<()> {
+    fn all_to_all_in_process(&self, transfers: &[Transfer], plans: &HostLink) -> Result<()> {
         self.refuse_if_failed()?;
         if *PEER_COPIES && self.peer.all_to_all(&self.shared, self.rank, self.nranks, transfers, plans)? {
             return Ok(());

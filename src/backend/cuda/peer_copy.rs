@@ -1,15 +1,18 @@
 //! A group's all-to-all by the copy engines: where every rank is a thread of this
 //! process, each rank copies its parts straight into the other ranks' receive memory
 //! (cuMemcpyPeerAsync), in stream order on every rank and with no wait on the host.
-//! On 2 H200s a sort's exchange through NCCL moved 285 GB/s a rank; the copy engines
-//! moved 388 (scripts/probes/peer-scatter.cu; docs/benchmarks/multi-gpu.md).
+//! On 2 H200s a sort's exchange through NCCL moved 268-296 GB/s a rank, this 304-320
+//! (docs/benchmarks/multi-gpu.md; the copy engines alone: 388).
 //!
 //! Two rendezvous of the ranks' threads (the group's host exchange of plans) order it:
-//! 1. every rank gives its context, device, receive memory and ranges, and an event
-//!    recorded on its stream after its earlier work (`ready`); each rank's stream then
-//!    waits for every other's `ready` before copying into their memory;
-//! 2. every rank gives an event recorded after its copies (`done`); each rank's stream
-//!    waits for every other's `done` before its later work reads what it received.
+//! 1. every rank gives its receive memory and ranges and an event recorded on its
+//!    stream after its earlier work (`ready`); each rank's stream then waits for every
+//!    other's `ready` before copying into their memory;
+//! 2. every rank gives an event recorded after its copies (`done`) and whether they
+//!    were issued; each rank's stream waits for every other's `done` before its later
+//!    work reads what it received. Every rank that passed rendezvous 1 reaches
+//!    rendezvous 2 and waits for the others' copies whatever failed in between, so no
+//!    copy lands in memory its owner has moved on from.
 //!
 //! The two events are the link's own, recorded again by each call, and no wait sees a
 //! later record than the one it was meant for: every other rank queues its wait for a
@@ -17,6 +20,14 @@
 //! must pass before it records `ready` for call n + 1; and its wait for `done` of call
 //! n before it reaches rendezvous 1 of call n + 1, which the rank must pass before it
 //! records `done` again.
+//!
+//! The first call opens every peer's memory to each rank's device (peer access to its
+//! context, and to its device's memory pool, which peer access alone does not open:
+//! the library's memory is stream-ordered) at a rendezvous of its own; where any pair
+//! of devices cannot reach each other or any rank could not open them, every rank
+//! learns it there and the group keeps NCCL. Opening a pool maps its later
+//! allocations into the peers too, for as long as the process lives.
+//! All of a rank's copies go on its one stream: measured on 2 GPUs only.
 
 use std::sync::Mutex;
 
@@ -25,15 +36,16 @@ use cudarc::driver::sys::{self, CUcontext, CUdevice, CUevent, CUevent_flags, CUe
 
 use super::context::CudaShared;
 use super::driver::DriverContext;
-use crate::backend::Memory;
-use crate::error::{internal, Result};
+use crate::error::{internal, Error, Result};
+use crate::multi::host_link::HostLink;
 use crate::multi::{Link, Transfer};
 
 /// Knob multi.peer_copies=0: a group's all-to-all goes through NCCL like a
 /// communicator's (to compare).
 pub static PEER_COPIES: once_cell::sync::Lazy<bool> = once_cell::sync::Lazy::new(|| super::tuning::knob("multi.peer_copies", 1) != 0);
 
-/// A rank's events and which peers it has opened its access to.
+/// A rank's state: created, and the peers opened, by its first all-to-all.
+#[derive(Default)]
 pub struct PeerCopies {
     events: Mutex<Option<Events>>,
 }
@@ -41,43 +53,43 @@ pub struct PeerCopies {
 struct Events {
     ready: CUevent,
     done: CUevent,
-    /// Peers whose memory this rank's device may reach (peer access enabled, their
-    /// memory pools opened to it), by rank.
-    opened: Vec<bool>,
+    /// Every rank's context, by rank; None where the group keeps NCCL.
+    contexts: Option<Vec<CUcontext>>,
 }
 
-/// What a rank gives at rendezvous 1, as u64 words: its context, device, `ready`
-/// event, then for each transfer its receive memory and, for each source rank, the
+/// What a rank gives at rendezvous 1, as u64 words: its `ready` event, then for each
+/// transfer its receive memory's address and bytes and, for each source rank, the
 /// start and length of the bytes it receives from it.
-struct Offer {
-    words: Vec<u64>,
-}
+struct Offer<'a>(&'a [u64]);
 
-const HEAD: usize = 3;
+impl Offer<'_> {
+    const READY: usize = 0;
+    const TRANSFERS: usize = 1;
 
-impl Offer {
-    fn new(shared: &CudaShared, ready: CUevent, transfers: &[Transfer]) -> Result<Offer> {
-        let mut words = vec![shared.context as u64, shared.device as u64, ready as u64];
+    fn words(ready: CUevent, transfers: &[Transfer], nranks: usize) -> Result<Vec<u64>> {
+        let mut words = vec![ready as u64];
         for t in transfers {
-            words.push(t.recv.as_device()?.ptr);
+            debug_assert_eq!(t.recv_ranges.len(), nranks, "a receive range for each rank");
+            words.extend([t.recv.as_device()?.ptr, t.recv.len_bytes() as u64]);
             t.recv_ranges.iter().for_each(|r| words.extend([r.start as u64, r.len() as u64]));
         }
-        Ok(Offer { words })
+        Ok(words)
     }
 
-    fn context(w: &[u64]) -> CUcontext {
-        w[0] as usize as CUcontext
-    }
-
-    fn device(w: &[u64]) -> CUdevice {
-        w[1] as CUdevice
+    fn ready(&self) -> CUevent {
+        self.0[Self::READY] as usize as CUevent
     }
 
     /// Where transfer `t`'s bytes from rank `source` land in the offering rank's memory,
-    /// and how many.
-    fn landing(w: &[u64], nranks: usize, t: usize, source: usize) -> (u64, usize) {
-        let at = HEAD + t * (1 + 2 * nranks);
-        (w[at] + w[at + 1 + 2 * source], w[at + 2 + 2 * source] as usize)
+    /// and how many; an error where they would not lie inside it.
+    fn landing(&self, nranks: usize, t: usize, source: usize) -> Result<(u64, usize)> {
+        let at = Self::TRANSFERS + t * (2 + 2 * nranks);
+        let (base, bytes) = (self.0[at], self.0[at + 1]);
+        let (start, len) = (self.0[at + 2 + 2 * source], self.0[at + 3 + 2 * source]);
+        if start.checked_add(len).is_none_or(|end| end > bytes) {
+            return Err(internal(format!("a part of {len} bytes at {start} of a receive memory of {bytes}")));
+        }
+        Ok((base + start, len as usize))
     }
 }
 
@@ -90,155 +102,184 @@ fn bytes_of(words: &[u64]) -> Vec<u8> {
 }
 
 impl PeerCopies {
-    pub fn new() -> PeerCopies {
-        PeerCopies { events: Mutex::new(None) }
-    }
-
     /// The all-to-all (see the module's comment), as rank `rank` of `nranks` on `shared`,
-    /// `plans` the group's host exchange. Where some pair of the devices cannot reach
-    /// each other, every rank learns it at rendezvous 1 and returns Ok(false) having
-    /// moved nothing: the caller then goes through NCCL.
-    pub fn all_to_all(&self, shared: &CudaShared, rank: usize, nranks: usize, transfers: &[Transfer], plans: &dyn Link) -> Result<bool> {
+    /// `plans` the group's host exchange (which takes no context's lock: this holds
+    /// the rank's). Ok(false), having moved nothing, on every rank alike where the group
+    /// keeps NCCL.
+    pub fn all_to_all(&self, shared: &CudaShared, rank: usize, nranks: usize, transfers: &[Transfer], plans: &HostLink) -> Result<bool> {
         let state = shared.lock()?;
         let stream = state.stream;
         let mut events = self.events.lock().unwrap_or_else(|p| p.into_inner());
         if events.is_none() {
-            *events = Some(Events::create(nranks)?);
+            *events = Some(Events::open(shared, rank, nranks, plans)?);
         }
-        let ev = events.as_mut().expect("created above");
+        let ev = events.as_ref().expect("opened above");
+        let Some(contexts) = &ev.contexts else { return Ok(false) };
+        let sends = transfers.iter().map(|t| Ok(t.send.as_device()?.ptr)).collect::<Result<Vec<u64>>>()?;
+        let offer = Offer::words(ev.ready, transfers, nranks)?;
         // SAFETY: a live event and stream of this context (current under the lock).
         unsafe { drv::event::record(ev.ready, stream) }.during("cuEventRecord (ready for peer copies)")?;
-        let offer = Offer::new(shared, ev.ready, transfers)?;
-        let all = words_of(&plans.all_gather(&bytes_of(&offer.words))?);
-        let offers: Vec<&[u64]> = all.chunks(offer.words.len()).collect();
-        if !every_pair_reaches(&offers)? {
-            return Ok(false);
-        }
-        ev.open_peers(shared, rank, &offers)?;
-        copy_parts(shared, stream, rank, transfers, &offers)?;
+        let all = words_of(&plans.all_gather(&bytes_of(&offer))?);
+        let offers: Vec<Offer> = all.chunks(offer.len()).map(Offer).collect();
+        // From here on this rank reaches rendezvous 2 whatever fails.
+        let issued = copy_parts(shared, stream, rank, contexts, transfers, &sends, &offers);
         // SAFETY: as above.
-        unsafe { drv::event::record(ev.done, stream) }.during("cuEventRecord (peer copies done)")?;
-        let done = words_of(&plans.all_gather(&(ev.done as u64).to_le_bytes())?);
-        for (r, &event) in done.iter().enumerate().filter(|&(r, _)| r != rank) {
-            // SAFETY: rank r's live event (its link outlives this call, which it is in).
-            unsafe { drv::stream::wait_event(stream, event as usize as CUevent, CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT) }
-                .during(&format!("cuStreamWaitEvent (rank {r}'s copies)"))?;
+        let recorded = issued.and_then(|_| unsafe { drv::event::record(ev.done, stream) }.during("cuEventRecord (peer copies done)"));
+        let done = match &recorded {
+            Ok(()) => ev.done as u64,
+            // No event to give: what was issued lands before the others go on.
+            Err(_) => {
+                let _ = CudaShared::wait(stream);
+                0
+            }
+        };
+        let all_done = words_of(&plans.all_gather(&bytes_of(&[done, recorded.is_ok() as u64]))?);
+        let waited = wait_for_peers(stream, rank, &all_done);
+        recorded?;
+        waited?;
+        match all_done.chunks(2).position(|w| w[1] == 0) {
+            Some(r) => Err(Error::Driver(format!("rank {r} failed to copy its parts to the other ranks"))),
+            None => Ok(true),
         }
-        Ok(true)
     }
 
     /// Releases the events; the caller has synchronized the context.
     pub fn destroy(&self) {
         if let Some(ev) = self.events.lock().unwrap_or_else(|p| p.into_inner()).take() {
-            // SAFETY: events created by Events::create, no longer used.
-            unsafe {
-                let _ = drv::event::destroy(ev.ready);
-                let _ = drv::event::destroy(ev.done);
-            }
+            ev.destroy();
         }
     }
 }
 
 impl Events {
-    /// Needs the context current (under the state lock).
-    fn create(nranks: usize) -> Result<Events> {
+    /// The events, and at a rendezvous of their own every rank's context and device:
+    /// the group keeps NCCL unless every pair reaches each other and every rank opened
+    /// its peers. Needs the context current (under the state lock).
+    fn open(shared: &CudaShared, rank: usize, nranks: usize, plans: &HostLink) -> Result<Events> {
         let event = || drv::event::create(CUevent_flags::CU_EVENT_DISABLE_TIMING).during("cuEventCreate (peer copies)");
-        Ok(Events { ready: event()?, done: event()?, opened: vec![false; nranks] })
+        let mut ev = Events { ready: event()?, done: event()?, contexts: None };
+        match ev.find_peers(shared, rank, nranks, plans) {
+            Ok(()) => Ok(ev),
+            Err(e) => {
+                ev.destroy();
+                Err(e)
+            }
+        }
     }
 
-    /// Opens every peer's memory to this rank's device the first time: peer access to
-    /// its context (cudaMalloc'd memory) and to its device's memory pool (the
-    /// library's stream-ordered memory, which peer access alone does not open).
-    fn open_peers(&mut self, shared: &CudaShared, rank: usize, offers: &[&[u64]]) -> Result<()> {
-        for (r, offer) in offers.iter().enumerate().filter(|&(r, _)| r != rank) {
-            if self.opened[r] {
-                continue;
-            }
-            // SAFETY: the peer's live context; this rank's context is current.
-            match unsafe { sys::cuCtxEnablePeerAccess(Offer::context(offer), 0) } {
-                sys::CUresult::CUDA_SUCCESS | sys::CUresult::CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED => {}
-                other => return Err(crate::error::Error::Driver(format!("cuCtxEnablePeerAccess (rank {r}): {other:?}"))),
-            }
-            let mut pool: sys::CUmemoryPool = std::ptr::null_mut();
-            let access = sys::CUmemAccessDesc {
-                location: sys::CUmemLocation { type_: sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE, id: shared.device },
-                flags: sys::CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
-            };
-            // SAFETY: an out-pointer for the peer device's current pool, then one
-            // access descriptor for this device.
-            unsafe {
-                sys::cuDeviceGetMemPool(&mut pool, Offer::device(offer)).result().during("cuDeviceGetMemPool")?;
-                sys::cuMemPoolSetAccess(pool, &access, 1).result().during("cuMemPoolSetAccess")?;
-            }
-            self.opened[r] = true;
+    fn find_peers(&mut self, shared: &CudaShared, rank: usize, nranks: usize, plans: &HostLink) -> Result<()> {
+        let all = words_of(&plans.all_gather(&bytes_of(&[shared.context as u64, shared.device as u64]))?);
+        let contexts: Vec<CUcontext> = all.chunks(2).map(|w| w[0] as usize as CUcontext).collect();
+        let devices: Vec<CUdevice> = all.chunks(2).map(|w| w[1] as CUdevice).collect();
+        // (Computed alike on every rank: the same devices.)
+        let reach = every_pair_reaches(&devices);
+        let opened = reach && open_peers(shared, rank, &contexts, &devices).is_ok();
+        let all_opened = words_of(&plans.all_gather(&(opened as u64).to_le_bytes())?);
+        if all_opened.len() == nranks && all_opened.iter().all(|&w| w == 1) {
+            self.contexts = Some(contexts);
         }
         Ok(())
     }
-}
 
-/// Whether every device of the group can reach every other's memory (computed alike on
-/// every rank from the same offers).
-fn every_pair_reaches(offers: &[&[u64]]) -> Result<bool> {
-    for (i, a) in offers.iter().enumerate() {
-        for b in offers.iter().skip(i + 1) {
-            let (mut ab, mut ba) = (0, 0);
-            // SAFETY: out-pointers and device ordinals of this process.
-            unsafe {
-                sys::cuDeviceCanAccessPeer(&mut ab, Offer::device(a), Offer::device(b)).result().during("cuDeviceCanAccessPeer")?;
-                sys::cuDeviceCanAccessPeer(&mut ba, Offer::device(b), Offer::device(a)).result().during("cuDeviceCanAccessPeer")?;
-            }
-            if ab == 0 || ba == 0 {
-                return Ok(false);
-            }
+    fn destroy(&self) {
+        // SAFETY: events created by Events::open, no longer used.
+        unsafe {
+            let _ = drv::event::destroy(self.ready);
+            let _ = drv::event::destroy(self.done);
         }
     }
-    Ok(true)
+}
+
+/// Whether every device of the group can reach every other's memory.
+fn every_pair_reaches(devices: &[CUdevice]) -> bool {
+    devices.iter().enumerate().all(|(i, &a)| {
+        devices.iter().skip(i + 1).all(|&b| {
+            let (mut ab, mut ba) = (0, 0);
+            // SAFETY: out-pointers and device ordinals of this process.
+            let asked = unsafe { sys::cuDeviceCanAccessPeer(&mut ab, a, b).result().and(sys::cuDeviceCanAccessPeer(&mut ba, b, a).result()) };
+            asked.is_ok() && ab != 0 && ba != 0
+        })
+    })
+}
+
+/// Peer access to every other rank's context (cudaMalloc'd memory) and to its device's
+/// memory pool, for this rank's device.
+fn open_peers(shared: &CudaShared, rank: usize, contexts: &[CUcontext], devices: &[CUdevice]) -> Result<()> {
+    for r in (0..contexts.len()).filter(|&r| r != rank) {
+        // SAFETY: the peer's live context; this rank's context is current.
+        match unsafe { sys::cuCtxEnablePeerAccess(contexts[r], 0) } {
+            sys::CUresult::CUDA_SUCCESS | sys::CUresult::CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED => {}
+            other => return Err(Error::Driver(format!("cuCtxEnablePeerAccess (rank {r}): {other:?}"))),
+        }
+        let mut pool: sys::CUmemoryPool = std::ptr::null_mut();
+        let access = sys::CUmemAccessDesc {
+            location: sys::CUmemLocation { type_: sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE, id: shared.device },
+            flags: sys::CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
+        };
+        // SAFETY: an out-pointer for the peer device's current pool, then one access
+        // descriptor for this device.
+        unsafe {
+            sys::cuDeviceGetMemPool(&mut pool, devices[r]).result().during("cuDeviceGetMemPool")?;
+            sys::cuMemPoolSetAccess(pool, &access, 1).result().during("cuMemPoolSetAccess")?;
+        }
+    }
+    Ok(())
 }
 
 /// After every other rank's `ready`, each part into its receiver's memory: the rank's
 /// own by a device copy, the others' by the copy engines.
-fn copy_parts(shared: &CudaShared, stream: CUstream, rank: usize, transfers: &[Transfer], offers: &[&[u64]]) -> Result<()> {
+fn copy_parts(shared: &CudaShared, stream: CUstream, rank: usize, contexts: &[CUcontext], transfers: &[Transfer], sends: &[u64],
+              offers: &[Offer]) -> Result<()> {
     let nranks = offers.len();
-    // Every part's length agrees with its receiver's before anything moves.
+    // Every part lies inside its receiver's memory and agrees with its length there,
+    // checked before anything moves.
+    let mut parts = Vec::new();
     for (t, transfer) in transfers.iter().enumerate() {
         for (r, offer) in offers.iter().enumerate() {
-            let (sent, landing) = (transfer.send_ranges[r].len(), Offer::landing(offer, nranks, t, rank).1);
-            if sent != landing {
-                return Err(internal(format!("a part of {sent} bytes for rank {r}, which expects {landing}")));
+            let from = &transfer.send_ranges[r];
+            let (to, bytes) = offer.landing(nranks, t, rank)?;
+            if from.len() != bytes {
+                return Err(internal(format!("a part of {} bytes for rank {r}, which expects {bytes}", from.len())));
+            }
+            if bytes > 0 {
+                parts.push((r, to, sends[t] + from.start as u64, bytes));
             }
         }
     }
     for (r, offer) in offers.iter().enumerate().filter(|&(r, _)| r != rank) {
         // SAFETY: rank r's live event, recorded before rendezvous 1.
-        unsafe { drv::stream::wait_event(stream, offer[2] as usize as CUevent, CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT) }
+        unsafe { drv::stream::wait_event(stream, offer.ready(), CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT) }
             .during(&format!("cuStreamWaitEvent (rank {r} ready)"))?;
     }
-    for (t, transfer) in transfers.iter().enumerate() {
-        let send = send_ptr(transfer.send)?;
-        for (r, offer) in offers.iter().enumerate() {
-            let from = &transfer.send_ranges[r];
-            let (to, bytes) = Offer::landing(offer, nranks, t, rank);
-            if bytes == 0 {
-                continue;
-            }
-            let src = send + from.start as u64;
-            // SAFETY: both ranges lie inside their memory (the caller's plan, the lengths
-            // checked above); the receiver's earlier work is done (its `ready`), and it
-            // reads them only after this rank's `done`.
-            unsafe {
-                if r == rank {
-                    drv::memcpy_dtod_async(to, src, bytes, stream).during("copying the rank's own part")?;
-                } else {
-                    sys::cuMemcpyPeerAsync(to, Offer::context(offer), src, shared.context, bytes, stream)
-                        .result()
-                        .during(&format!("cuMemcpyPeerAsync (to rank {r})"))?;
-                }
+    for (r, to, from, bytes) in parts {
+        // SAFETY: both ranges lie inside their memory (checked above; the send range is
+        // the caller's plan); the receiver's earlier work is done (its `ready`), and it
+        // reads them only after this rank's `done`.
+        unsafe {
+            if r == rank {
+                drv::memcpy_dtod_async(to, from, bytes, stream).during("copying the rank's own part")?;
+            } else {
+                sys::cuMemcpyPeerAsync(to, contexts[r], from, shared.context, bytes, stream)
+                    .result()
+                    .during(&format!("cuMemcpyPeerAsync (to rank {r})"))?;
             }
         }
     }
     Ok(())
 }
 
-fn send_ptr(mem: &Memory) -> Result<u64> {
-    Ok(mem.as_device()?.ptr)
+/// This rank's stream waits for every other rank's copies: its `done` event (`all_done`:
+/// an event and a flag a rank) where it gave one; a rank that gave none had waited for
+/// its stream before rendezvous 2. Where the stream cannot wait, the host does.
+fn wait_for_peers(stream: CUstream, rank: usize, all_done: &[u64]) -> Result<()> {
+    for (r, w) in all_done.chunks(2).enumerate().filter(|&(r, w)| r != rank && w[0] != 0) {
+        let event = w[0] as usize as CUevent;
+        // SAFETY: rank r's live event (its link outlives this call, which it is in).
+        let queued = unsafe { drv::stream::wait_event(stream, event, CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT) };
+        if queued.is_err() {
+            // SAFETY: as above.
+            unsafe { drv::event::synchronize(event) }.during(&format!("waiting for rank {r}'s copies"))?;
+        }
+    }
+    Ok(())
 }
