@@ -40,9 +40,10 @@ impl Castable for gpuprims_group {
 /// backend any values, one rank each) and a communicator joining them, and writes the
 /// group to `*out`. The same CUDA device twice: INVALID_ARGUMENT (NCCL takes one rank
 /// a device). ndevices 0: INVALID_ARGUMENT. AUTO opens CUDA when it can, else the host.
-/// On CUDA the group's first exchange of data enables peer access between its devices'
-/// contexts and opens each device's memory pool to the others (its data then moves by
-/// the copy engines; GPUPRIMS_TUNE=multi.peer_copies=0 keeps it on NCCL).
+/// On CUDA a group of two devices enables peer access between their contexts and opens
+/// each device's memory pool to the other at its first exchange of data (its data then
+/// moves by the copy engines; GPUPRIMS_TUNE=multi.peer_copies=0 keeps it on NCCL, and
+/// larger groups use NCCL unless multi.peer_copies is raised to their size).
 #[no_mangle]
 pub extern "C" fn gpuprims_group_create(
     backend: gpuprims_backend,

@@ -19,7 +19,7 @@ use super::memory::{alloc_async, free_async};
 use super::nccl::{
     nccl, Nccl, NcclComm, NcclResult, NcclUniqueId, NCCL_FLOAT16, NCCL_IN_PROGRESS, NCCL_SUCCESS, NCCL_UINT32, NCCL_UINT64, NCCL_UINT8,
 };
-use super::peer_copy::{PeerCopies, PEER_COPIES};
+use super::peer_copy::{PeerCopies, PEER_COPIES_UPTO};
 use crate::backend::Memory;
 use crate::error::{invalid, Error, Result};
 use crate::multi::host_link::{timeout, HostLink};
@@ -350,11 +350,11 @@ impl Link for NcclLink {
         exchanged
     }
 
-    /// A group's: by the copy engines (peer_copy.rs) unless knob multi.peer_copies=0 or
-    /// some pair of the devices cannot reach each other.
+    /// A group's: by the copy engines (peer_copy.rs) for groups of up to
+    /// multi.peer_copies ranks (2) whose devices all reach each other.
     fn all_to_all_in_process(&self, transfers: &[Transfer], plans: &HostLink) -> Result<()> {
         self.refuse_if_failed()?;
-        if *PEER_COPIES && self.peer.all_to_all(&self.shared, self.rank, self.nranks, transfers, plans)? {
+        if self.nranks <= *PEER_COPIES_UPTO && self.peer.all_to_all(&self.shared, self.rank, self.nranks, transfers, plans)? {
             return Ok(());
         }
         self.all_to_all(transfers)

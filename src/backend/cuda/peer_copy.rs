@@ -40,9 +40,12 @@ use crate::error::{internal, Error, Result};
 use crate::multi::host_link::HostLink;
 use crate::multi::{Link, Transfer};
 
-/// Knob multi.peer_copies=0: a group's all-to-all goes through NCCL like a
-/// communicator's (to compare).
-pub static PEER_COPIES: once_cell::sync::Lazy<bool> = once_cell::sync::Lazy::new(|| super::tuning::knob("multi.peer_copies", 1) != 0);
+/// The largest group whose all-to-all goes by the copy engines (knob
+/// multi.peer_copies; 0: every group through NCCL like a communicator). 2 by default:
+/// measured on 2 GPUs only, and a rank's copies to its peers go one after another on
+/// its stream, where NCCL moves them side by side (4 GPUs: not yet measured).
+pub static PEER_COPIES_UPTO: once_cell::sync::Lazy<usize> =
+    once_cell::sync::Lazy::new(|| super::tuning::knob("multi.peer_copies", 2) as usize);
 
 /// A rank's state: created, and the peers opened, by its first all-to-all.
 #[derive(Default)]
