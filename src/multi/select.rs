@@ -63,13 +63,19 @@ fn bracket(comm: &Comm, a: &SelectArgs, lens: &[u64], total: u64) -> Result<Opti
     let first_shift = start.checked_sub(8).filter(|_| band_counts_digit(dtype, total / lens.len() as u64));
     let band = comm.ctx.backend.band(&a.input.memory, dtype, a.input.len, lo, hi, first_shift, &kept, cap)?;
     let slots = band.inside + band.holes;
-    // Below, inside, ranks that overflowed their scratch, holes, then the digit's counts.
-    let mut mine = vec![band.below, band.inside, (slots > cap as u64) as u64, band.holes];
-    mine.extend_from_slice(&band.digits);
+    // Below, inside, ranks that overflowed their scratch, holes, ranks that counted the
+    // digit, then its 256 counts (zeros where not counted): as long on every rank
+    // whatever each decided, so processes given different knobs get an error rather
+    // than exchanges of different lengths.
+    let mut mine = vec![band.below, band.inside, (slots > cap as u64) as u64, band.holes, first_shift.is_some() as u64];
+    mine.extend(band.digits.iter().copied().chain(std::iter::repeat(0)).take(256));
     let mut all = summed_over_ranks(comm, &mine)?;
     phases.mark("band")?;
-    let digits = all.split_off(4);
-    let (all_below, all_inside, overflow, all_holes) = (all[0], all[1], all[2] != 0, all[3]);
+    let digits = all.split_off(5);
+    let (all_below, all_inside, overflow, all_holes, counted) = (all[0], all[1], all[2] != 0, all[3], all[4]);
+    if counted != 0 && counted != lens.len() as u64 {
+        return Err(invalid("the ranks disagree on whether select_kth's band counts a digit: give every process the same GPUPRIMS_TUNE"));
+    }
     if a.k < all_below || a.k >= all_below + all_inside {
         return Ok(None);
     }
@@ -80,7 +86,7 @@ fn bracket(comm: &Comm, a: &SelectArgs, lens: &[u64], total: u64) -> Result<Opti
         return Ok(None);
     }
     let prefix = if start >= 64 { 0 } else { lo >> start << start };
-    let first = (!digits.is_empty()).then_some(digits);
+    let first = (counted != 0).then_some(digits);
     let rounds = Rounds { keys: &kept, dtype, len: slots as usize, holes: Holes { key: hi, count: all_holes } };
     let key = digit_rounds(comm, &rounds, a.k - all_below, prefix, start, first)?;
     phases.mark("digit rounds")?;
