@@ -163,18 +163,11 @@ multi_band_warps(const K *keys, usize len, u32 key_order, u64 lo, u64 hi, K *out
         u32 under = 0;
         const u64 inside = band_row(keys, len, first, aligned, order, klo, khi, under);
         below += under;
-        const gp::WarpSlots::Step step = slots.take((u32)__popcll(inside), (u64 *)(counts + 1), chunk);
-        u32 p = step.before;
-        for (u64 left = inside; left; left &= left - 1, ++p) {
-            const u64 to = step.slot(p);
-            if (to < cap) out[to] = keys[first + __ffsll((long long)left) - 1];
-        }
+        const gp::WarpSlots::Step step = slots.take((u32)__popcll(inside), counts + 1, chunk);
+        gp::copy_picks_to_slots(step, keys, first, inside, out, cap);
         __syncwarp();  // each lane copies its own keys: the warp reconverges before the next tile
     }
-    const K hole = order.raw_no_nan(khi);
-    for (u32 i = threadIdx.x % gp::WARP; i < slots.room; i += gp::WARP)
-        if (slots.at + i < cap) out[slots.at + i] = hole;
-    if (threadIdx.x % gp::WARP == 0 && slots.room) atomicAdd(counts + 2, (unsigned long long)slots.room);
+    slots.fill_holes(order.raw_no_nan(khi), out, cap, counts + 2);
     below = gp::warp_reduce(below, gp::SumOp<u64>());
     if (threadIdx.x % gp::WARP == 0 && below) atomicAdd(counts, (unsigned long long)below);
 }

@@ -289,7 +289,10 @@ __device__ __forceinline__ void band(const U *in, usize n, SelectState *st, U *c
         }
         if (BY_WARP) {
             const gp::WarpSlots::Step step = slots.take((u32)__popcll(picked), &st->between, warp_chunk);
-            copy_picks_to_slots(in, first, picked, step, cand, capacity);
+            // (No top-digit count: the digit passes start at it. On the H200 the band's
+            // time follows the instructions it issues, and without the count it holds
+            // 38 registers instead of 48.)
+            gp::copy_picks_to_slots(step, in, first, picked, cand, capacity);
             __syncwarp();  // reconverged for the next tile's pick, as below
             continue;
         }
@@ -304,7 +307,7 @@ __device__ __forceinline__ void band(const U *in, usize n, SelectState *st, U *c
         // ncu; with it 461 us, where the exact band takes 600).
         __syncwarp();
     }
-    if (BY_WARP) fill_holes(slots, order.raw_no_nan(pick.hi), cand, capacity, &st->holes);
+    if (BY_WARP) slots.fill_holes(order.raw_no_nan(pick.hi), cand, capacity, &st->holes);  // (hi: at or above every pick)
     if (!BY_WARP && threadIdx.x == 0) runs[tiles + blockIdx.x] = taken;  // (by warp no block takes runs)
     flush_band_counts<!BY_WARP>(pick, top, st);
     // The last block to finish settles (no launch of its own between band and digits).

@@ -126,31 +126,6 @@ __device__ __forceinline__ void copy_picks(const U *in, usize first, u64 picked,
     }
 }
 
-// select_kth's closed band by warp (BAND_BY_WARP), where the candidates' order does not
-// matter: a lane copies its picks to its warp's slots (common/warp_slots.cuh). It does
-// not count their top digit: the digit passes start at it instead. On the H200 the
-// band's time follows the instructions it issues (ncu, f32 2^28), and without the
-// count it holds 38 registers instead of 48.
-__device__ __forceinline__ void copy_picks_to_slots(const U *in, usize first, u64 picked, const gp::WarpSlots::Step &step,
-                                                    U *cand, usize capacity) {
-    u32 p = step.before;
-    for (u64 left = picked; left; left &= left - 1, ++p) {
-        const int at = __ffsll((long long)left) - 1;
-        const U x = in[first + at];
-        const u64 to = step.slot(p);
-        if (to < capacity) cand[to] = x;
-    }
-}
-
-// The warp's slots left unused at the end of the band: filled with `hole` (the key of
-// hi, at or above every candidate, so rank r among the real candidates is rank r among
-// all the slots) and counted in *holes, which settle_rank takes off the candidates.
-__device__ __forceinline__ void fill_holes(const gp::WarpSlots &slots, U hole, U *cand, usize capacity, u64 *holes) {
-    for (u32 i = threadIdx.x % gp::WARP; i < slots.room; i += gp::WARP)
-        if (slots.at + i < capacity) cand[slots.at + i] = hole;
-    if (threadIdx.x % gp::WARP == 0 && slots.room) atomicAdd((unsigned long long *)holes, (unsigned long long)slots.room);
-}
-
 // The end of a band launch: the block's top-digit counts (where it counted them:
 // TOP_COUNTED) and side counts go out.
 template <bool TOP_COUNTED>

@@ -52,6 +52,7 @@ static B __shfl_up_sync(unsigned, B v, int delta) {
 static unsigned long long atomicAdd(unsigned long long *p, unsigned long long v) {
     return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST);
 }
+static int __ffsll(long long v) { return __builtin_ffsll(v); }  // (the header's copy of picks: unused here)
 
 #include "common/warp_slots.cuh"
 
@@ -85,7 +86,7 @@ static int run(u32 chunk, int warps, int steps, unsigned seed) {
                 if (failures++ < 5) printf("chunk %u: warp %d kept %u slots after a step (a chunk is %u)\n", chunk, w, slots.room, chunk);
             }
         }
-        // As select_band.cuh's fill_holes: the warp's unused slots, split over lanes.
+        // As WarpSlots::fill_holes: the warp's unused slots, split over lanes.
         for (u32 i = lane; i < slots.room; i += 32) mine_taken.push_back({slots.at + i, Taken{w, (int)lane, -1, i}});
         if (lane == 0 && slots.room) atomicAdd(&holes, slots.room);
         std::lock_guard<std::mutex> g(lock);

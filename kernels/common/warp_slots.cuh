@@ -2,8 +2,8 @@
 // two of slots) at a time from one counter: a warp places a step's picks without a
 // block scan or a barrier, and the counter sees one atomic a chunk instead of one a
 // tile. The order of the picks across warps is lost, so it serves outputs whose order
-// does not matter (select_kth's band). A warp's unused slots at the end are holes the
-// caller fills.
+// does not matter (select_kth's bands, one GPU's and the group's). A warp's unused
+// slots at the end are holes, filled with a key the caller gives.
 #pragma once
 #include "common/ops.cuh"
 #include "common/types.cuh"
@@ -42,6 +42,30 @@ struct WarpSlots {
         }
         return step;
     }
+
+    // The end: the warp's unused slots (below `capacity`) filled with `hole` and
+    // counted in *holes. Callers make the hole a key at or above every pick, so rank r
+    // among the picks is rank r among all the slots.
+    template <class T>
+    __device__ __forceinline__ void fill_holes(T hole, T *out, usize capacity, u64 *holes) const {
+        for (u32 i = threadIdx.x % WARP; i < room; i += WARP)
+            if (at + i < capacity) out[at + i] = hole;
+        if (threadIdx.x % WARP == 0 && room) atomicAdd(holes, (u64)room);
+    }
 };
+
+// A lane's picks (bit i of `picked`: in[first + i]) copied to its step's slots, from
+// its place `before` on; slots at or past `capacity` are dropped (the counter, past it,
+// tells the caller).
+template <class T>
+__device__ __forceinline__ void copy_picks_to_slots(const WarpSlots::Step &step, const T *in, usize first, u64 picked, T *out,
+                                                    usize capacity) {
+    u32 p = step.before;
+    for (u64 left = picked; left; left &= left - 1, ++p) {
+        const T x = in[first + __ffsll((long long)left) - 1];
+        const u64 to = step.slot(p);
+        if (to < capacity) out[to] = x;
+    }
+}
 
 }  // namespace gp

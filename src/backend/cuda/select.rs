@@ -330,11 +330,10 @@ fn part_module(key_bytes: usize, float_keys: bool, part: u32) -> ModuleSpec {
 /// (select_band_warps' only with `band_warps`: compiled with the others it made a first
 /// call 0.1-0.25 s longer), and with `topk` topk.cu's.
 fn compile(shared: &CudaShared, key_bytes: usize, float_keys: bool, topk: bool, band_warps: bool) -> Result<()> {
-    let parts: Vec<u32> = select_parts(band_warps).collect();
-    let specs: Vec<_> = parts.iter().map(|&part| move || part_module(key_bytes, float_keys, part)).collect();
+    let specs: Vec<_> = select_parts(band_warps).map(|part| (part, move || part_module(key_bytes, float_keys, part))).collect();
     let topk_spec = || module(sources::TOPK, key_bytes, float_keys);
     let mut wanted: Vec<precompile::Wanted> =
-        parts.iter().zip(&specs).map(|(&part, spec)| (sources::SELECT, part_variant(key_bytes, float_keys, part), spec as _)).collect();
+        specs.iter().map(|(part, spec)| (sources::SELECT, part_variant(key_bytes, float_keys, *part), spec as _)).collect();
     if topk {
         wanted.push((sources::TOPK, variant(key_bytes, float_keys), &topk_spec));
     }
