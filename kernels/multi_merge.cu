@@ -23,12 +23,21 @@
 typedef gp::BitsOf<GP_KEY_BYTES>::type K;
 typedef gp::KeyOrder<K, GP_KEY_FLOAT> KeyOrder;
 
-// Threads a block and outputs a thread: -DGP_MERGE_BLOCK and -DGP_MERGE_ITEMS, from
-// src/backend/cuda/multi_merge.rs, which launches by the same (scripts/probes/merge-rate.cu
-// builds other shapes to compare).
-constexpr int BLOCK = GP_MERGE_BLOCK;
-constexpr int ITEMS = GP_MERGE_ITEMS;
-constexpr int TILE = BLOCK * ITEMS;
+// Threads a block and outputs a thread, from src/backend/cuda/multi_merge.rs, which
+// launches by the same (scripts/probes/merge-rate.cu builds other shapes to compare):
+// multi_merge (with values) -DGP_MERGE_BLOCK x -DGP_MERGE_ITEMS, multi_merge_keys (keys
+// alone) -DGP_MERGE_KEYS_BLOCK x -DGP_MERGE_KEYS_ITEMS, built for
+// -DGP_MERGE_KEYS_MIN_BLOCKS blocks an SM, which caps its registers. Keys alone merge
+// fastest in longer rows a thread, pairs in shorter (H200, 2 x 2^28 u32: keys 2.24 ms at
+// 256 x 8, 1.60 at 128 x 24 in 64 registers, 1.68 in 72, 2.30 in 124; pairs 3.00 at
+// 256 x 8, 4.12 at 128 x 24).
+#ifndef GP_MERGE_KEYS_BLOCK
+#define GP_MERGE_KEYS_BLOCK GP_MERGE_BLOCK
+#define GP_MERGE_KEYS_ITEMS GP_MERGE_ITEMS
+#endif
+#ifndef GP_MERGE_KEYS_MIN_BLOCKS
+#define GP_MERGE_KEYS_MIN_BLOCKS 1
+#endif
 
 // How many of the first `diag` outputs come from A: A's element goes first when it is
 // not greater than B's (A before B on ties).
@@ -45,6 +54,7 @@ __device__ __forceinline__ usize merge_path(usize diag, usize na, usize nb, KeyA
 
 // The tile's keys into shared memory, A's part then B's: ITEMS loads a thread in
 // flight (a loop of one load at a time left the merge near 40% of the copy rate).
+template <int BLOCK, int ITEMS>
 __device__ __forceinline__ void load_tile(K *tile, const K *a, u32 na_tile, const K *b, u32 count) {
     K v[ITEMS];
 #pragma unroll
@@ -62,6 +72,7 @@ __device__ __forceinline__ void load_tile(K *tile, const K *a, u32 na_tile, cons
 // Where each of this thread's outputs first .. first + ITEMS of the tile comes from (a
 // tile position: A's part, then B's), by a merge path of its own within the tile. The
 // keys at the two fronts stay in registers, one shared read an output.
+template <int ITEMS>
 __device__ __forceinline__ void merge_sources(const K *tile, u32 na_tile, u32 nb_tile, u32 first, const KeyOrder &order,
                                               u32 (&src)[ITEMS]) {
     u32 ia = (u32)merge_path(
@@ -84,7 +95,7 @@ __device__ __forceinline__ void merge_sources(const K *tile, u32 na_tile, u32 nb
 // The tile's outputs in order (thread x, x + BLOCK, ...: coalesced), each key from the
 // tile and its value (V, when HAS_VALUES) from where the key came from: A's values
 // start at `a_values`, B's at `b_values`.
-template <class V, bool HAS_VALUES = true>
+template <int BLOCK, int ITEMS, class V, bool HAS_VALUES = true>
 __device__ __forceinline__ void write_tile(const K *tile, const u32 *from, u32 count, u32 na_tile, K *out,
                                            const void *a_values, const void *b_values, void *out_values) {
 #pragma unroll
@@ -103,21 +114,23 @@ __device__ __forceinline__ void write_tile(const K *tile, const u32 *from, u32 c
 // search inside the merge's blocks would keep each block's threads idle through some
 // thirty dependent reads).
 extern "C" __global__ void multi_merge_bounds(const K *keys, usize a_at, usize na, usize b_at, usize nb, u32 key_order,
-                                              usize tiles, usize *bounds) {
+                                              usize tiles, usize *bounds, u32 tile) {
     gp::wait_for_prior_grids();
     const usize t = (usize)blockIdx.x * blockDim.x + threadIdx.x;
     if (t > tiles) return;
     const KeyOrder order(key_order);
-    const usize total = na + nb, diag = t * TILE < total ? t * TILE : total;
+    const usize total = na + nb, diag = t * tile < total ? t * tile : total;
     bounds[t] = merge_path(
         diag, na, nb, [&](usize i) { return order.ordered(keys[a_at + i]); },
         [&](usize j) { return order.ordered(keys[b_at + j]); });
 }
 
-extern "C" __global__ void __launch_bounds__(BLOCK)
-multi_merge(const K *keys, usize a_at, usize na, usize b_at, usize nb, u32 key_order, const void *values, u32 value_bytes,
-            K *out, void *out_values, const usize *bounds, usize out_at) {
-    gp::wait_for_prior_grids();
+// One tile of the output (see the top of the file); the kernels below give the shape.
+template <int BLOCK, int ITEMS>
+__device__ __forceinline__ void merge_tile(const K *keys, usize a_at, usize na, usize b_at, usize nb, u32 key_order,
+                                           const void *values, u32 value_bytes, K *out, void *out_values,
+                                           const usize *bounds, usize out_at) {
+    constexpr int TILE = BLOCK * ITEMS;
     __shared__ K tile[TILE];
     __shared__ __align__(16) u32 from[TILE];  // output x of the tile comes from tile[from[x]]
     const KeyOrder order(key_order);
@@ -125,7 +138,7 @@ multi_merge(const K *keys, usize a_at, usize na, usize b_at, usize nb, u32 key_o
     const usize d1 = d0 + TILE < total ? d0 + TILE : total;
     const usize i0 = bounds[blockIdx.x], i1 = bounds[blockIdx.x + 1], j0 = d0 - i0, j1 = d1 - i1;
     const u32 na_tile = u32(i1 - i0), nb_tile = u32(j1 - j0), count = u32(d1 - d0);
-    load_tile(tile, keys + a_at + i0, na_tile, keys + b_at + j0, count);
+    load_tile<BLOCK, ITEMS>(tile, keys + a_at + i0, na_tile, keys + b_at + j0, count);
     __syncthreads();
 
     const u32 first = threadIdx.x * ITEMS;
@@ -145,10 +158,27 @@ multi_merge(const K *keys, usize a_at, usize na, usize b_at, usize nb, u32 key_o
     void *to_values = (void *)at(out_values, out_at + d0);
     K *to = out + out_at + d0;
     switch (value_bytes) {
-        case 1: write_tile<u8>(tile, from, count, na_tile, to, a_values, b_values, to_values); break;
-        case 2: write_tile<u16>(tile, from, count, na_tile, to, a_values, b_values, to_values); break;
-        case 4: write_tile<u32>(tile, from, count, na_tile, to, a_values, b_values, to_values); break;
-        case 8: write_tile<u64>(tile, from, count, na_tile, to, a_values, b_values, to_values); break;
-        default: write_tile<u8, false>(tile, from, count, na_tile, to, a_values, b_values, to_values); break;
+        case 1: write_tile<BLOCK, ITEMS, u8>(tile, from, count, na_tile, to, a_values, b_values, to_values); break;
+        case 2: write_tile<BLOCK, ITEMS, u16>(tile, from, count, na_tile, to, a_values, b_values, to_values); break;
+        case 4: write_tile<BLOCK, ITEMS, u32>(tile, from, count, na_tile, to, a_values, b_values, to_values); break;
+        case 8: write_tile<BLOCK, ITEMS, u64>(tile, from, count, na_tile, to, a_values, b_values, to_values); break;
+        default: write_tile<BLOCK, ITEMS, u8, false>(tile, from, count, na_tile, to, a_values, b_values, to_values); break;
     }
+}
+
+extern "C" __global__ void __launch_bounds__(GP_MERGE_BLOCK)
+multi_merge(const K *keys, usize a_at, usize na, usize b_at, usize nb, u32 key_order, const void *values, u32 value_bytes,
+            K *out, void *out_values, const usize *bounds, usize out_at) {
+    gp::wait_for_prior_grids();
+    merge_tile<GP_MERGE_BLOCK, GP_MERGE_ITEMS>(keys, a_at, na, b_at, nb, key_order, values, value_bytes, out, out_values,
+                                               bounds, out_at);
+}
+
+// Keys alone (value_bytes 0), in the keys' own shape.
+extern "C" __global__ void __launch_bounds__(GP_MERGE_KEYS_BLOCK, GP_MERGE_KEYS_MIN_BLOCKS)
+multi_merge_keys(const K *keys, usize a_at, usize na, usize b_at, usize nb, u32 key_order, const void *values,
+                 u32 value_bytes, K *out, void *out_values, const usize *bounds, usize out_at) {
+    gp::wait_for_prior_grids();
+    merge_tile<GP_MERGE_KEYS_BLOCK, GP_MERGE_KEYS_ITEMS>(keys, a_at, na, b_at, nb, key_order, nullptr, 0, out, nullptr,
+                                                         bounds, out_at);
 }

@@ -2,10 +2,14 @@
  * GPU, for comparing block shapes: two sorted runs of u32 keys (and u32 values) merged,
  * checked against a stable merge on the host, then timed (CUDA events, median of 11).
  *   nvcc -O3 -arch=sm_90 -std=c++17 -Ikernels -DGP_KEY_BYTES=4 -DGP_KEY_FLOAT=0 \
- *        -DGP_MERGE_BLOCK=256 -DGP_MERGE_ITEMS=8 scripts/probes/merge-rate.cu -o merge-rate
+ *        -DGP_MERGE_BLOCK=256 -DGP_MERGE_ITEMS=8 [-DGP_MERGE_KEYS_MIN_BLOCKS=8] \
+ *        scripts/probes/merge-rate.cu -o merge-rate
+ * (keys alone run multi_merge_keys, pairs multi_merge, both in the one shape given)
  *   ./merge-rate [log2 of each run's length]        default 28 (the 2-GPU sort's merge)
  * GB/s counts one read and one write of every key (and value). */
 #include "multi_merge.cu"
+
+constexpr int BLOCK = GP_MERGE_BLOCK, ITEMS = GP_MERGE_ITEMS, TILE = BLOCK * ITEMS;  // (the keys' kernel: the same shape here)
 
 #include <algorithm>
 #include <cstdio>
@@ -41,9 +45,11 @@ struct Dev {
 
 static void merge(const Dev &d, size_t na, size_t nb, bool values, size_t gap) {
     const size_t total = na + nb, tiles = (total + TILE - 1) / TILE;
-    multi_merge_bounds<<<(unsigned)((tiles + 1 + 255) / 256), 256>>>(d.keys, 0, na, na + gap, nb, 0, tiles, d.bounds);
-    multi_merge<<<(unsigned)tiles, BLOCK>>>(d.keys, 0, na, na + gap, nb, 0, values ? d.vals : nullptr, values ? 4 : 0,
-                                            d.out, values ? d.out_vals : nullptr, d.bounds, 0);
+    multi_merge_bounds<<<(unsigned)((tiles + 1 + 255) / 256), 256>>>(d.keys, 0, na, na + gap, nb, 0, tiles, d.bounds, TILE);
+    if (values)
+        multi_merge<<<(unsigned)tiles, BLOCK>>>(d.keys, 0, na, na + gap, nb, 0, d.vals, 4, d.out, d.out_vals, d.bounds, 0);
+    else
+        multi_merge_keys<<<(unsigned)tiles, BLOCK>>>(d.keys, 0, na, na + gap, nb, 0, nullptr, 0, d.out, nullptr, d.bounds, 0);
 }
 
 /* Merges runs of na and nb (`gap` keys apart) and compares with the host's stable merge. */

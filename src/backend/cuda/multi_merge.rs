@@ -16,16 +16,51 @@ use super::sources;
 use crate::dtype::{DType, Order};
 use crate::error::Result;
 
-/// Threads a block and outputs a thread: the kernel is built with these
-/// (`shape_options`), so the launches and the tile boundaries agree with it.
-const BLOCK: u32 = 256;
-const ITEMS: usize = 8;
-const TILE: usize = BLOCK as usize * ITEMS;
-
-/// The merge module's block shape, as build options.
-fn shape_options() -> Vec<String> {
-    vec![format!("-DGP_MERGE_BLOCK={BLOCK}"), format!("-DGP_MERGE_ITEMS={ITEMS}")]
+/// A merge kernel's threads a block and outputs a thread: the kernels are built with
+/// these (`shape_options`), so the launches and the tile boundaries agree with them.
+#[derive(Clone, Copy)]
+struct Shape {
+    block: u32,
+    items: u32,
+    /// Blocks an SM the kernel is built for (its register cap), 0: none asked.
+    min_blocks: u32,
 }
+
+impl Shape {
+    /// multi_merge, with values.
+    const PAIRS: Shape = Shape { block: 256, items: 8, min_blocks: 0 };
+    /// multi_merge_keys: keys alone merge fastest in longer rows a thread, with the
+    /// registers capped at 64 by 8 blocks an SM (H200, two runs of 2^28 u32,
+    /// scripts/probes/merge-rate.cu: 1.60 ms against 2.24 at 256 x 8; uncapped 2.30, 7
+    /// blocks 1.68; pairs at 128 x 24 take 4.12 against 3.00 at 256 x 8).
+    const KEYS: Shape = Shape { block: 128, items: 24, min_blocks: 8 };
+
+    /// The kernel and its shape: multi_merge_keys for 4-byte keys alone (the width
+    /// measured; it holds 80-110 registers a thread, 8-byte keys the most), else
+    /// multi_merge.
+    fn of(key_bytes: usize, value_bytes: usize) -> (&'static str, Shape) {
+        if value_bytes == 0 && key_bytes == 4 { ("multi_merge_keys", Shape::KEYS) } else { ("multi_merge", Shape::PAIRS) }
+    }
+
+    fn tile(self) -> usize {
+        (self.block * self.items) as usize
+    }
+}
+
+/// The merge module's block shapes, as build options.
+fn shape_options() -> Vec<String> {
+    let (p, k) = (Shape::PAIRS, Shape::KEYS);
+    vec![
+        format!("-DGP_MERGE_BLOCK={}", p.block),
+        format!("-DGP_MERGE_ITEMS={}", p.items),
+        format!("-DGP_MERGE_KEYS_BLOCK={}", k.block),
+        format!("-DGP_MERGE_KEYS_ITEMS={}", k.items),
+        format!("-DGP_MERGE_KEYS_MIN_BLOCKS={}", k.min_blocks.max(1)),
+    ]
+}
+
+/// The threads of a block of multi_merge_bounds (a thread a tile boundary).
+const BOUNDS_BLOCK: u32 = 256;
 
 pub fn modules() -> Vec<Module> {
     keyed_modules(sources::MULTI_MERGE, shape_options)
@@ -41,6 +76,7 @@ struct Side {
 /// Where the keys are, what they are, and the runs at hand.
 struct Merge {
     f: cudarc::driver::sys::CUfunction,
+    shape: Shape,
     bounds_f: cudarc::driver::sys::CUfunction,
     /// Room for every tile boundary of the largest merge (stream-ordered, freed after).
     bounds: CUdeviceptr,
@@ -79,13 +115,15 @@ impl Merge {
         if n == 0 {
             return Ok(());
         }
-        let tiles = n.div_ceil(TILE);
+        let tile = self.shape.tile();
+        let tiles = n.div_ceil(tile);
         // Both kernels begin with the two runs: keys, a_at, na, b_at, nb, key_order.
         let runs = [Arg::ptr(from.keys), Arg::size(a_at), Arg::size(na), Arg::size(b_at), Arg::size(nb), Arg::u32(self.order)];
-        let search: Vec<Arg> = runs.iter().copied().chain([Arg::size(tiles), Arg::ptr(self.bounds)]).collect();
+        let search: Vec<Arg> = runs.iter().copied().chain([Arg::size(tiles), Arg::ptr(self.bounds), Arg::u32(tile as u32)]).collect();
         // SAFETY: arguments match multi_merge_bounds(keys, a_at, na, b_at, nb, key_order,
-        // tiles, bounds); `bounds` holds tiles + 1 entries.
-        unsafe { launch(self.bounds_f, (tiles + 1).div_ceil(BLOCK as usize) as u64, BLOCK, self.stream, &search)? };
+        // tiles, bounds, tile); `bounds` holds tiles + 1 entries.
+        let grid = (tiles + 1).div_ceil(BOUNDS_BLOCK as usize) as u64;
+        unsafe { launch(self.bounds_f, grid, BOUNDS_BLOCK, self.stream, &search)? };
         let tail = [
             Arg::ptr(from.values),
             Arg::u32(self.value_bytes as u32),
@@ -95,10 +133,10 @@ impl Merge {
             Arg::size(out_at),
         ];
         let args: Vec<Arg> = runs.iter().copied().chain(tail).collect();
-        // SAFETY: arguments match multi_merge(keys, a_at, na, b_at, nb, key_order, values,
-        // value_bytes, out, out_values, bounds, out_at); both runs lie inside `from`'s
-        // memory and the output range inside `to`'s (the caller's runs).
-        unsafe { launch(self.f, tiles as u64, BLOCK, self.stream, &args) }
+        // SAFETY: arguments match multi_merge and multi_merge_keys(keys, a_at, na, b_at,
+        // nb, key_order, values, value_bytes, out, out_values, bounds, out_at); both runs
+        // lie inside `from`'s memory and the output range inside `to`'s (the caller's runs).
+        unsafe { launch(self.f, tiles as u64, self.shape.block, self.stream, &args) }
     }
 
     fn copy(&self, from: Side, to: Side, at: usize, to_at: usize, n: usize) -> Result<()> {
@@ -136,13 +174,14 @@ pub fn merge_runs(
 ) -> Result<()> {
     let k = dtype.size();
     let state = shared.lock()?; // first: it makes the context current, which a first load needs
-    let kernel = keyed_function(shared, sources::MULTI_MERGE, shape_options, dtype, "multi_merge")?;
+    let (name, shape) = Shape::of(k, value_bytes);
+    let kernel = keyed_function(shared, sources::MULTI_MERGE, shape_options, dtype, name)?;
     let bounds_f = keyed_function(shared, sources::MULTI_MERGE, shape_options, dtype, "multi_merge_bounds")?;
     let total: usize = runs.iter().map(|r| r.1).sum();
-    let bounds_bytes = (total.div_ceil(TILE) + 2) * 8;
+    let bounds_bytes = (total.div_ceil(shape.tile()) + 2) * 8;
     // SAFETY: stream-ordered, freed on the same stream after the merges that use it.
     let bounds = unsafe { alloc_async(state.stream, bounds_bytes, "merge tile boundaries") }?;
-    let merge = Merge { f: kernel, bounds_f, bounds, stream: state.stream, key_bytes: k, value_bytes, order: key_order(dtype, order) };
+    let merge = Merge { f: kernel, shape, bounds_f, bounds, stream: state.stream, key_bytes: k, value_bytes, order: key_order(dtype, order) };
     let merged = merge_passes(&merge, runs, keys, values, out, out_values);
     // SAFETY: allocated above on this stream.
     unsafe { free_async(bounds, bounds_bytes, state.stream) }?;
