@@ -14,6 +14,9 @@
 //                    together;
 //   radix_finish     the reversal of an input in exactly the opposite order, or the
 //                    copy back when the last pass wrote the alternate buffer.
+// A sort into another buffer (`out` given: the multi-rank sort keeps its sorted shard
+// apart from its output) has its last active pass write there, and the finish reverse
+// or copy the input into it where no pass ran; the input's buffers serve as scratch.
 //
 // Float keys cost several instructions to map to their ordered pattern (integers one
 // XOR). When the histogram finds no NaN among them, the mapping is one-to-one, so the
@@ -508,10 +511,12 @@ __shared__ LaunchState launch_state;
 
 // A pass over one portion, once the grids ahead are done: the kernels below, for the
 // passes each takes.
+// `out`, `out_values` (null: in place): where the last pass that runs writes instead
+// (radix_finish covers a sort that runs none).
 template <bool PACKING>
 __device__ __forceinline__ void run_pass(K *keys, K *alt, V *values, V *alt_values, usize n, usize portion_start,
                                          Control *ctl, u64 *state, u32 pass, u32 portion, u32 key_order, u32 epoch,
-                                         u32 packed) {
+                                         u32 packed, K *out, V *out_values) {
     if (ctl->mode != MODE_DIGITS || !ctl->active[pass]) return;
     // Packed pairs: a pass before another writes them, in radix_pass_packing.
     if (PACKED && packed && (ctl->runs_after[pass] != 0) != PACKING) return;  // the other kernel's
@@ -531,6 +536,10 @@ __device__ __forceinline__ void run_pass(K *keys, K *alt, V *values, V *alt_valu
         launch.dst = from_alt ? keys : alt;
         launch.vsrc = from_alt ? alt_values : values;
         launch.vdst = from_alt ? values : alt_values;
+        if (out != nullptr && ctl->runs_after[pass] == 0) {  // (never a packing pass)
+            launch.dst = out;
+            launch.vdst = out_values;
+        }
         launch.ticket = &ctl->tickets[pass][portion];
         launch.bins_out = ctl->chain[portion & 1];
         const usize len = n - portion_start < PORTION ? n - portion_start : PORTION;
@@ -572,11 +581,11 @@ __device__ __forceinline__ void run_pass(K *keys, K *alt, V *values, V *alt_valu
 // Every pass but, with packed pairs, those that write them.
 extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS)
 radix_pass(K *keys, K *alt, V *values, V *alt_values, usize n, usize portion_start, Control *ctl, u64 *state,
-           u32 pass, u32 portion, u32 key_order, u32 epoch, u32 packed) {
+           u32 pass, u32 portion, u32 key_order, u32 epoch, u32 packed, K *out, V *out_values) {
     gp::wait_for_prior_grids();
     gp::let_next_grid_start();
     run_pass<false>(keys, alt, values, alt_values, n, portion_start, ctl, state, pass, portion, key_order, epoch,
-                    packed);
+                    packed, out, out_values);
 }
 
 #else  // (the packing module, of PACKED pairs)
@@ -587,15 +596,15 @@ static_assert(PACKED, "only packed pairs have a packing module");
 // returning at once, took 3 µs of a 2^20-pair sort's 3 passes each, H200 ncu).
 extern "C" __global__ void __launch_bounds__(BLOCK, MIN_BLOCKS)
 radix_pass_packing(K *keys, K *alt, V *values, V *alt_values, usize n, usize portion_start, Control *ctl,
-                  u64 *state, u32 pass, u32 portion, u32 key_order, u32 epoch, u32 packed) {
+                  u64 *state, u32 pass, u32 portion, u32 key_order, u32 epoch, u32 packed, K *out, V *out_values) {
     gp::wait_for_prior_grids();
     gp::let_next_grid_start();
     if (ctl->runs_after[pass] != 0)
         run_pass<true>(keys, alt, values, alt_values, n, portion_start, ctl, state, pass, portion, key_order, epoch,
-                       packed);
+                       packed, out, out_values);
     else
         run_pass<false>(keys, alt, values, alt_values, n, portion_start, ctl, state, pass, portion, key_order, epoch,
-                        packed);
+                        packed, out, out_values);
 }
 #endif
 
@@ -615,12 +624,36 @@ __device__ __forceinline__ void reverse_elements(T *x, usize n, usize first, usi
     }
 }
 
+template <class T>
+__device__ __forceinline__ void reverse_into(T *out, const T *x, usize n, usize first, usize stride) {
+    for (usize i = first; i < n; i += stride) out[i] = x[n - 1 - i];
+}
+
+// A sort into `out` (not null): the input reversed into it, or copied where no pass
+// ran (already in order, or one digit value everywhere); else the last pass wrote it.
+__device__ __forceinline__ void finish_into(const K *keys, const V *values, usize n, const Control *ctl, K *out,
+                                            V *out_values, usize first, usize stride) {
+    bool ran = false;
+#pragma unroll
+    for (int p = 0; p < MAX_PASSES; ++p) ran |= ctl->active[p] != 0;
+    if (ctl->mode == MODE_REVERSE) {
+        reverse_into(out, keys, n, first, stride);
+        if constexpr (HAS_VALUES) reverse_into(out_values, values, n, first, stride);
+    } else if (ctl->mode != MODE_DIGITS || !ran) {
+        gp::copy_elements(out, keys, n, first, stride);
+        if constexpr (HAS_VALUES) gp::copy_elements(out_values, values, n, first, stride);
+    }
+}
+
 extern "C" __global__ void __launch_bounds__(FINISH_BLOCK)
-radix_finish(K *keys, const K *alt, V *values, const V *alt_values, usize n, const Control *ctl) {
+radix_finish(K *keys, const K *alt, V *values, const V *alt_values, usize n, const Control *ctl, K *out,
+             V *out_values) {
     gp::wait_for_prior_grids();
     gp::let_next_grid_start();
     const usize first = (usize)blockIdx.x * FINISH_BLOCK + threadIdx.x, stride = (usize)gridDim.x * FINISH_BLOCK;
-    if (ctl->mode == MODE_REVERSE) {
+    if (out != nullptr) {
+        finish_into(keys, values, n, ctl, out, out_values, first, stride);
+    } else if (ctl->mode == MODE_REVERSE) {
         reverse_elements(keys, n, first, stride);
         if constexpr (HAS_VALUES) reverse_elements(values, n, first, stride);
     } else if (ctl->mode == MODE_DIGITS && ctl->copy_back) {

@@ -36,6 +36,14 @@ impl Link for InProcessLink {
         self.data.all_to_all_in_process(transfers, &self.plans)
     }
 
+    fn all_to_all_chunks(&self, chunks: &[Vec<Transfer>], landed: &mut dyn FnMut(usize) -> Result<()>) -> Result<()> {
+        self.data.all_to_all_chunks_in_process(chunks, &self.plans, landed)
+    }
+
+    fn overlaps_chunks(&self) -> Result<bool> {
+        self.data.overlaps_chunks_in_process(&self.plans)
+    }
+
     fn fail(&self, why: &str) {
         self.plans.fail(why);
         self.data.fail(why);

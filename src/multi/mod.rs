@@ -15,6 +15,7 @@ mod reduce;
 mod scan;
 mod select;
 mod sort;
+mod sort_chunks;
 mod topk;
 mod transport;
 

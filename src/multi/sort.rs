@@ -25,7 +25,9 @@ pub struct SortArgs<'a> {
 }
 
 pub fn sort(comm: &Comm, args: Result<SortArgs>) -> Result<()> {
-    let (a, lens) = agree_on(&*comm.link, args, |a| Call::new(What::Sort, a.keys.dtype as u32, a.order as u32, a.values.map_or(0, |v| v.dtype as u32), 0, a.keys.len as u64))?;
+    // (k: the chunking knobs, which every process must give alike.)
+    let knobs = super::sort_chunks::knobs();
+    let (a, lens) = agree_on(&*comm.link, args, |a| Call::new(What::Sort, a.keys.dtype as u32, a.order as u32, a.values.map_or(0, |v| v.dtype as u32), knobs, a.keys.len as u64))?;
     if comm.nranks() == 1 {
         return local_sort(comm, &a.keys.memory, &a);
     }
@@ -33,11 +35,16 @@ pub fn sort(comm: &Comm, args: Result<SortArgs>) -> Result<()> {
         return comm.after_agreement(|| sort_whole(comm, &a, &lens));
     }
     comm.after_agreement(|| {
+        let chunks = super::sort_chunks::chunks(comm)?;
+        if chunks > 1 {
+            return super::sort_chunks::sort(comm, &a, &lens, chunks);
+        }
         let mut phases = Phases::new(comm);
         let received = Received::allocate(comm, &a)?;
         local_sort(comm, &a.keys.memory, &a)?;
         phases.mark("local sort")?;
-        let cuts = splitters(comm, &a, &lens)?;
+        let (starts, _) = offsets(&lens);
+        let cuts = cuts_at(comm, &a.keys.memory, &a, &lens, &starts[1..])?;
         phases.mark("splitters")?;
         check_cuts(&cuts, &lens)?;
         let layout = Layout::new(&cuts, comm.rank(), Layout::word(&a));
@@ -86,13 +93,13 @@ fn sort_whole(comm: &Comm, a: &SortArgs, lens: &[u64]) -> Result<()> {
 
 /// Memory for what this rank receives: as many keys (and values) as it holds, and room
 /// for the layout's gaps.
-struct Received {
-    keys: Memory,
-    values: Option<Memory>,
+pub(super) struct Received {
+    pub(super) keys: Memory,
+    pub(super) values: Option<Memory>,
 }
 
 impl Received {
-    fn allocate(comm: &Comm, a: &SortArgs) -> Result<Received> {
+    pub(super) fn allocate(comm: &Comm, a: &SortArgs) -> Result<Received> {
         let room = a.keys.len + Layout::most_gaps(comm.nranks(), Layout::word(a));
         let keys = comm.scratch(0, a.keys.dtype, room)?;
         let values = a.values.map(|v| comm.scratch(1, v.dtype, room)).transpose()?;
@@ -167,7 +174,7 @@ impl Layout {
     }
 }
 
-fn local_sort(comm: &Comm, keys: &Memory, a: &SortArgs) -> Result<()> {
+pub(super) fn local_sort(comm: &Comm, keys: &Memory, a: &SortArgs) -> Result<()> {
     if a.keys.len < 2 {
         return Ok(());
     }
@@ -175,17 +182,20 @@ fn local_sort(comm: &Comm, keys: &Memory, a: &SortArgs) -> Result<()> {
     comm.ctx.backend.radix_sort(keys, a.keys.dtype, values, a.keys.len, a.order)
 }
 
-/// cuts[r][j]: how many of rank r's sorted elements go to ranks below j (j = 0..=p).
-fn splitters(comm: &Comm, a: &SortArgs, lens: &[u64]) -> Result<Vec<Vec<u64>>> {
+/// For global positions `targets` (ascending, below the total), each rank's sorted
+/// elements (`sorted`, its shard sorted) that go before each: cuts[r][j] for
+/// j = 0..=targets.len() + 1, from 0 to rank r's length, equal keys shared out in rank
+/// order. With the ranks' starts as targets, cuts[r][j] is what rank r sends to ranks
+/// below j.
+pub(super) fn cuts_at(comm: &Comm, sorted: &Memory, a: &SortArgs, lens: &[u64], targets: &[u64]) -> Result<Vec<Vec<u64>>> {
     let p = lens.len();
-    let (starts, _) = offsets(lens);
-    let targets = &starts[1..];
-    let keys = boundary_keys(comm, a, targets)?;
+    let parts = targets.len() + 1;
+    let keys = boundary_keys(comm, sorted, a, targets)?;
     // Each rank's keys below each boundary key, and below-or-equal.
     let mask = key_mask(a.keys.dtype);
     let mut probes: Vec<u64> = keys.clone();
     probes.extend(keys.iter().map(|&k| if k == mask { 0 } else { k + 1 }));
-    let mut mine = count_before(comm, a, &probes)?;
+    let mut mine = count_before(comm, sorted, a, &probes)?;
     for (j, &k) in keys.iter().enumerate() {
         if k == mask {
             mine[keys.len() + j] = a.keys.len as u64; // nothing lies above the largest key
@@ -193,7 +203,7 @@ fn splitters(comm: &Comm, a: &SortArgs, lens: &[u64]) -> Result<Vec<Vec<u64>>> {
     }
     let all = gather_u64s(comm, &mine)?;
     let per_rank: Vec<&[u64]> = all.chunks(probes.len()).collect();
-    let mut cuts = vec![vec![0u64; p + 1]; p];
+    let mut cuts = vec![vec![0u64; parts + 1]; p];
     for (j, &target) in targets.iter().enumerate() {
         let below: u64 = per_rank.iter().map(|c| c[j]).sum();
         let mut left = target - below; // equal keys that still go below boundary j
@@ -205,20 +215,20 @@ fn splitters(comm: &Comm, a: &SortArgs, lens: &[u64]) -> Result<Vec<Vec<u64>>> {
         }
     }
     for (r, &len) in lens.iter().enumerate() {
-        cuts[r][p] = len;
+        cuts[r][parts] = len;
     }
     Ok(cuts)
 }
 
 /// For each target position, the rank key of the element there in the global order:
 /// digit rounds, each probing 256 digits a target on every rank.
-fn boundary_keys(comm: &Comm, a: &SortArgs, targets: &[u64]) -> Result<Vec<u64>> {
+fn boundary_keys(comm: &Comm, sorted: &Memory, a: &SortArgs, targets: &[u64]) -> Result<Vec<u64>> {
     let mut keys = vec![0u64; targets.len()];
     let mut shift = 8 * a.keys.dtype.size() as u32;
     while shift > 0 {
         shift -= 8;
         let probes: Vec<u64> = keys.iter().flat_map(|&k| (0..256u64).map(move |d| k | d << shift)).collect();
-        let mine = count_before(comm, a, &probes)?;
+        let mine = count_before(comm, sorted, a, &probes)?;
         let all = gather_u64s(comm, &mine)?;
         for (j, key) in keys.iter_mut().enumerate() {
             let total = |d: usize| all.chunks(probes.len()).map(|c| c[j * 256 + d]).sum::<u64>();
@@ -230,8 +240,8 @@ fn boundary_keys(comm: &Comm, a: &SortArgs, targets: &[u64]) -> Result<Vec<u64>>
     Ok(keys)
 }
 
-fn count_before(comm: &Comm, a: &SortArgs, probes: &[u64]) -> Result<Vec<u64>> {
-    comm.ctx.backend.count_before(&a.keys.memory, a.keys.dtype, a.keys.len, a.order, probes)
+fn count_before(comm: &Comm, sorted: &Memory, a: &SortArgs, probes: &[u64]) -> Result<Vec<u64>> {
+    comm.ctx.backend.count_before(sorted, a.keys.dtype, a.keys.len, a.order, probes)
 }
 
 /// Sends each rank its runs, keys and values in one exchange. Returns the bytes sent to

@@ -10,6 +10,7 @@ use crate::backend::Memory;
 use crate::error::Result;
 
 /// One array's part of an all-to-all.
+#[derive(Clone, Copy)]
 pub struct Transfer<'a> {
     pub send: &'a Memory,
     pub send_ranges: &'a [Range<usize>],
@@ -34,6 +35,36 @@ pub trait Link: Send + Sync {
     /// into its receiver's memory. By default, `all_to_all`.
     fn all_to_all_in_process(&self, transfers: &[Transfer], _plans: &HostLink) -> Result<()> {
         self.all_to_all(transfers)
+    }
+    /// Chunks of transfers (each as in `all_to_all`), in order, with `landed(i)` called
+    /// once chunk i may be read where it arrived (on CUDA, in stream order: the work
+    /// `landed` issues waits for it). By default each chunk is exchanged in turn;
+    /// a link whose `overlaps_chunks` holds moves later chunks while the work of
+    /// earlier ones runs.
+    fn all_to_all_chunks(&self, chunks: &[Vec<Transfer>], landed: &mut dyn FnMut(usize) -> Result<()>) -> Result<()> {
+        for (i, chunk) in chunks.iter().enumerate() {
+            self.all_to_all(chunk)?;
+            landed(i)?;
+        }
+        Ok(())
+    }
+    /// Whether `all_to_all_chunks` overlaps the chunks with the work on them: alike on
+    /// every rank (a collective, where the link must first find out). By default no.
+    fn overlaps_chunks(&self) -> Result<bool> {
+        Ok(false)
+    }
+    /// The two above where every rank is a thread of this process (see
+    /// `all_to_all_in_process`). By default, as above.
+    fn all_to_all_chunks_in_process(&self, chunks: &[Vec<Transfer>], plans: &HostLink,
+                                    landed: &mut dyn FnMut(usize) -> Result<()>) -> Result<()> {
+        for (i, chunk) in chunks.iter().enumerate() {
+            self.all_to_all_in_process(chunk, plans)?;
+            landed(i)?;
+        }
+        Ok(())
+    }
+    fn overlaps_chunks_in_process(&self, _plans: &HostLink) -> Result<bool> {
+        self.overlaps_chunks()
     }
     /// Ends this rank's part after a failure past the agreement: the other ranks' waits
     /// on it end with an error rather than hang, and the link refuses later work.

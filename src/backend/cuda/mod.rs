@@ -18,6 +18,7 @@ mod nccl_link;
 mod nvrtc;
 mod parts;
 mod peer_copy;
+mod peer_copy_chunks;
 mod precompile;
 mod quicksort;
 mod radix_sort;
@@ -179,6 +180,26 @@ impl Backend for CudaBackend {
         self.shared.loader.begin_call();
         let values = values.map(|v| v.as_device()).transpose()?;
         radix_sort::sort(&self.shared, keys.as_device()?, key_dtype, values, len, order)
+    }
+
+    fn radix_sort_into(
+        &self,
+        keys: &Memory,
+        key_dtype: DType,
+        values: Option<SortValues>,
+        len: usize,
+        order: Order,
+        out: &Memory,
+        out_values: Option<&Memory>,
+    ) -> Result<()> {
+        self.shared.loader.begin_call();
+        let device_values = values.as_ref().map(|v| v.as_device()).transpose()?;
+        let into = radix_sort::SortOut { keys: out.as_device()?.ptr, values: out_values.map_or(Ok(0), |m| m.as_device().map(|d| d.ptr))? };
+        if radix_sort::sort_into(&self.shared, keys.as_device()?, key_dtype, device_values, len, order, into)? {
+            return Ok(());
+        }
+        // (The counting sort sorts in place only.)
+        super::radix_sort_then_copy(self, keys, key_dtype, values, len, order, out, out_values)
     }
 
     fn quicksort(&self, keys: &Memory, key_dtype: DType, values: Option<SortValues>, len: usize, order: Order) -> Result<()> {

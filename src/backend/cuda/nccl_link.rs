@@ -360,6 +360,26 @@ impl Link for NcclLink {
         self.all_to_all(transfers)
     }
 
+    /// A group's chunks by the copy engines where its exchanges go by them, each
+    /// chunk's work queued as it lands; else each chunk in turn.
+    fn all_to_all_chunks_in_process(&self, chunks: &[Vec<Transfer>], plans: &HostLink,
+                                    landed: &mut dyn FnMut(usize) -> Result<()>) -> Result<()> {
+        self.refuse_if_failed()?;
+        if self.nranks <= *PEER_COPIES_UPTO && self.peer.all_to_all_chunks(&self.shared, self.rank, self.nranks, chunks, plans, landed)? {
+            return Ok(());
+        }
+        for (i, chunk) in chunks.iter().enumerate() {
+            self.all_to_all(chunk)?;
+            landed(i)?;
+        }
+        Ok(())
+    }
+
+    fn overlaps_chunks_in_process(&self, plans: &HostLink) -> Result<bool> {
+        self.refuse_if_failed()?;
+        Ok(self.nranks <= *PEER_COPIES_UPTO && self.peer.available(&self.shared, self.rank, self.nranks, plans)?)
+    }
+
     fn fail(&self, _why: &str) {
         self.abort();
     }

@@ -55,28 +55,30 @@ pub static PEER_COPIES_UPTO: once_cell::sync::Lazy<usize> =
 /// A rank's state: created, and the peers opened, by its first all-to-all.
 #[derive(Default)]
 pub struct PeerCopies {
-    events: Mutex<Option<Events>>,
+    pub(super) events: Mutex<Option<Events>>,
 }
 
-struct Events {
-    ready: CUevent,
+pub(super) struct Events {
+    pub ready: CUevent,
     done: CUevent,
     /// Every rank's context, by rank; None where the group keeps NCCL.
-    contexts: Option<Vec<CUcontext>>,
-    /// The lanes beside the rank's stream: one for each rank but the first other one.
-    sides: Vec<SideStream>,
+    pub contexts: Option<Vec<CUcontext>>,
+    /// The lanes beside the rank's stream (see Lanes).
+    pub sides: Vec<SideStream>,
+    /// A chunked exchange's: one a destination and chunk (peer_copy_chunks.rs).
+    pub chunks: Vec<CUevent>,
 }
 
 /// What a rank gives at rendezvous 1, as u64 words: its `ready` event, then for each
 /// transfer its receive memory's address and bytes and, for each source rank, the
 /// start and length of the bytes it receives from it.
-struct Offer<'a>(&'a [u64]);
+pub(super) struct Offer<'a>(pub &'a [u64]);
 
 impl Offer<'_> {
     const READY: usize = 0;
     const TRANSFERS: usize = 1;
 
-    fn words(ready: CUevent, transfers: &[Transfer], nranks: usize) -> Result<Vec<u64>> {
+    pub(super) fn words(ready: CUevent, transfers: &[Transfer], nranks: usize) -> Result<Vec<u64>> {
         let mut words = vec![ready as u64];
         for t in transfers {
             debug_assert_eq!(t.recv_ranges.len(), nranks, "a receive range for each rank");
@@ -103,11 +105,11 @@ impl Offer<'_> {
     }
 }
 
-fn words_of(bytes: &[u8]) -> Vec<u64> {
+pub(super) fn words_of(bytes: &[u8]) -> Vec<u64> {
     bytes.chunks(8).map(|c| u64::from_le_bytes(c.try_into().expect("8-byte words"))).collect()
 }
 
-fn bytes_of(words: &[u64]) -> Vec<u8> {
+pub(super) fn bytes_of(words: &[u64]) -> Vec<u8> {
     words.iter().flat_map(|w| w.to_le_bytes()).collect()
 }
 
@@ -166,9 +168,9 @@ impl Events {
     /// The events, and at a rendezvous of their own every rank's context and device:
     /// the group keeps NCCL unless every pair reaches each other and every rank opened
     /// its peers. Needs the context current (under the state lock).
-    fn open(shared: &CudaShared, rank: usize, nranks: usize, plans: &HostLink) -> Result<Events> {
+    pub(super) fn open(shared: &CudaShared, rank: usize, nranks: usize, plans: &HostLink) -> Result<Events> {
         let event = || drv::event::create(CUevent_flags::CU_EVENT_DISABLE_TIMING).during("cuEventCreate (peer copies)");
-        let mut ev = Events { ready: event()?, done: event()?, contexts: None, sides: Vec::new() };
+        let mut ev = Events { ready: event()?, done: event()?, contexts: None, sides: Vec::new(), chunks: Vec::new() };
         match ev.find_peers(shared, rank, nranks, plans) {
             Ok(()) => Ok(ev),
             Err(e) => {
@@ -207,6 +209,18 @@ impl Events {
             let _ = drv::event::destroy(self.done);
         }
         self.sides.iter().for_each(SideStream::destroy);
+        for &e in &self.chunks {
+            // SAFETY: created by chunk_events, no longer used.
+            let _ = unsafe { drv::event::destroy(e) };
+        }
+    }
+
+    /// At least `n` chunk events (kept for later calls).
+    pub(super) fn chunk_events(&mut self, n: usize) -> Result<&[CUevent]> {
+        while self.chunks.len() < n {
+            self.chunks.push(drv::event::create(CUevent_flags::CU_EVENT_DISABLE_TIMING).during("cuEventCreate (chunk arrived)")?);
+        }
+        Ok(&self.chunks[..n])
     }
 }
 
@@ -249,26 +263,36 @@ fn open_peers(shared: &CudaShared, rank: usize, contexts: &[CUcontext], devices:
 /// Where a rank's copies go: to each destination its own lane, so the copy engines
 /// move them side by side. The first other rank's lane is the rank's stream; its own
 /// part and the other ranks' go on side streams forked from it after its earlier work.
-struct Lanes<'a> {
-    main: CUstream,
-    sides: &'a [SideStream],
-    rank: usize,
+pub(super) struct Lanes<'a> {
+    pub main: CUstream,
+    pub sides: &'a [SideStream],
+    pub rank: usize,
 }
 
 impl Lanes<'_> {
     /// Side stream i + 1 .. for the other ranks after the first, the last for the own part.
-    fn of(&self, dest: usize) -> CUstream {
+    pub(super) fn of(&self, dest: usize) -> CUstream {
         let i = if dest == self.rank { self.sides.len() } else { dest - (dest > self.rank) as usize };
         if i == 0 { self.main } else { self.sides[i - 1].stream }
     }
 
-    fn fork(&self) -> Result<()> {
+    pub(super) fn fork(&self) -> Result<()> {
         self.sides.iter().try_for_each(|s| s.fork(self.main))
+    }
+
+    /// Each other rank's lane waits for its `ready`: its memory is free for the copies.
+    pub(super) fn wait_for_ready(&self, offers: &[Offer]) -> Result<()> {
+        for (r, offer) in offers.iter().enumerate().filter(|&(r, _)| r != self.rank) {
+            // SAFETY: rank r's live event, recorded before rendezvous 1.
+            unsafe { drv::stream::wait_event(self.of(r), offer.ready(), CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT) }
+                .during(&format!("cuStreamWaitEvent (rank {r} ready)"))?;
+        }
+        Ok(())
     }
 
     /// The rank's stream waits for every side stream; where it cannot, the host waits
     /// for the side stream, so nothing is left in flight either way.
-    fn join(&self) -> Result<()> {
+    pub(super) fn join(&self) -> Result<()> {
         let mut joined = Ok(());
         for side in self.sides {
             if let Err(e) = side.join(self.main) {
@@ -287,15 +311,25 @@ fn copy_parts(shared: &CudaShared, lanes: &Lanes, contexts: &[CUcontext], transf
               offers: &[Offer]) -> Result<()> {
     let parts = check_parts(lanes.rank, transfers, sends, offers)?;
     lanes.fork()?;
-    let issued = issue_parts(shared, lanes, contexts, &parts, offers);
+    let issued = lanes.wait_for_ready(offers).and_then(|()| issue_parts(shared, lanes, contexts, &parts));
     let joined = lanes.join();
     issued.and(joined)
 }
 
-/// Every part, as (receiving rank, where it lands, where it is read, bytes), once each
-/// is checked to lie inside its receiver's memory and to agree with its length there:
-/// before anything moves.
-fn check_parts(rank: usize, transfers: &[Transfer], sends: &[u64], offers: &[Offer]) -> Result<Vec<(usize, u64, u64, usize)>> {
+/// One part of a transfer: `bytes` at `from` to `to` in rank `dest`'s memory.
+#[derive(Clone, Copy)]
+pub(super) struct Part {
+    /// The transfer it belongs to.
+    pub transfer: usize,
+    pub dest: usize,
+    pub to: u64,
+    pub from: u64,
+    pub bytes: usize,
+}
+
+/// Every part with bytes to move, once each is checked to lie inside its receiver's
+/// memory and to agree with its length there: before anything moves.
+pub(super) fn check_parts(rank: usize, transfers: &[Transfer], sends: &[u64], offers: &[Offer]) -> Result<Vec<Part>> {
     let nranks = offers.len();
     let mut parts = Vec::new();
     for (t, transfer) in transfers.iter().enumerate() {
@@ -306,30 +340,27 @@ fn check_parts(rank: usize, transfers: &[Transfer], sends: &[u64], offers: &[Off
                 return Err(internal(format!("a part of {} bytes for rank {r}, which expects {bytes}", from.len())));
             }
             if bytes > 0 {
-                parts.push((r, to, sends[t] + from.start as u64, bytes));
+                parts.push(Part { transfer: t, dest: r, to, from: sends[t] + from.start as u64, bytes });
             }
         }
     }
     Ok(parts)
 }
 
-fn issue_parts(shared: &CudaShared, lanes: &Lanes, contexts: &[CUcontext], parts: &[(usize, u64, u64, usize)], offers: &[Offer])
-               -> Result<()> {
-    for (r, offer) in offers.iter().enumerate().filter(|&(r, _)| r != lanes.rank) {
-        // SAFETY: rank r's live event, recorded before rendezvous 1.
-        unsafe { drv::stream::wait_event(lanes.of(r), offer.ready(), CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT) }
-            .during(&format!("cuStreamWaitEvent (rank {r} ready)"))?;
-    }
-    for &(r, to, from, bytes) in parts {
-        let lane = lanes.of(r);
+/// Each part on its destination's lane; the lanes have waited for the receivers'
+/// `ready`.
+pub(super) fn issue_parts(shared: &CudaShared, lanes: &Lanes, contexts: &[CUcontext], parts: &[Part]) -> Result<()> {
+    for p in parts {
+        let (r, lane) = (p.dest, lanes.of(p.dest));
         // SAFETY: both ranges lie inside their memory (checked above; the send range is
         // the caller's plan); the receiver's earlier work is done (its `ready`), and it
-        // reads them only after this rank's `done`.
+        // reads them only once this rank's copies are done (its `done`, or the chunk's
+        // event).
         unsafe {
             if r == lanes.rank {
-                drv::memcpy_dtod_async(to, from, bytes, lane).during("copying the rank's own part")?;
+                drv::memcpy_dtod_async(p.to, p.from, p.bytes, lane).during("copying the rank's own part")?;
             } else {
-                sys::cuMemcpyPeerAsync(to, contexts[r], from, shared.context, bytes, lane)
+                sys::cuMemcpyPeerAsync(p.to, contexts[r], p.from, shared.context, p.bytes, lane)
                     .result()
                     .during(&format!("cuMemcpyPeerAsync (to rank {r})"))?;
             }

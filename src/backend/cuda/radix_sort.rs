@@ -559,6 +559,47 @@ pub fn sort(
     if counting_sort::serves(key_dtype, values.is_some(), len) {
         return counting_sort::sort(shared, keys, key_dtype, len, order);
     }
+    sort_digits(shared, keys, key_dtype, values, len, order, SortOut::IN_PLACE)
+}
+
+/// Where a sort's result goes: the keys' and values' own buffers (IN_PLACE), or others.
+#[derive(Clone, Copy)]
+pub struct SortOut {
+    pub keys: CUdeviceptr,
+    pub values: CUdeviceptr,
+}
+
+impl SortOut {
+    pub const IN_PLACE: SortOut = SortOut { keys: 0, values: 0 };
+}
+
+/// The sort into `out`'s buffers, which hold `len` keys (and values), apart from the
+/// input's, which serve as scratch. Ok(false), having done nothing, where the counting
+/// sort would serve (it sorts in place only).
+pub fn sort_into(
+    shared: &CudaShared,
+    keys: &DeviceMemory,
+    key_dtype: DType,
+    values: Option<(&DeviceMemory, DType)>,
+    len: usize,
+    order: Order,
+    out: SortOut,
+) -> Result<bool> {
+    if counting_sort::serves(key_dtype, values.is_some(), len) {
+        return Ok(false);
+    }
+    sort_digits(shared, keys, key_dtype, values, len, order, out).map(|()| true)
+}
+
+fn sort_digits(
+    shared: &CudaShared,
+    keys: &DeviceMemory,
+    key_dtype: DType,
+    values: Option<(&DeviceMemory, DType)>,
+    len: usize,
+    order: Order,
+    out: SortOut,
+) -> Result<()> {
     let plan = Plan::new(keys, key_dtype, values, len)?;
     let values_ptr = values.map_or(0, |(m, _)| m.ptr);
     plan.compile(shared)?;
@@ -568,7 +609,8 @@ pub fn sort(
     let acquired = plan.acquire(shared, &mut state)?;
     // SAFETY: the control block lies inside the scratch memory.
     unsafe { drv::memset_d8_async(acquired.control, 0, CONTROL_BYTES, stream) }.during("cuMemsetD8Async (radix control)")?;
-    let sort = Sort { shared, plan, acquired, keys: keys.ptr, values: values_ptr, stream, order_bits: key_order(key_dtype, order) };
+    let order_bits = key_order(key_dtype, order);
+    let sort = Sort { shared, plan, acquired, keys: keys.ptr, values: values_ptr, out, stream, order_bits };
     sort.histogram_and_plan()?;
     sort.passes(&mut state)?;
     sort.finish()
@@ -589,6 +631,8 @@ struct Sort<'a> {
     /// The caller's keys and values (0: none).
     keys: CUdeviceptr,
     values: CUdeviceptr,
+    /// Where the sorted keys and values go (IN_PLACE: the caller's).
+    out: SortOut,
     stream: CUstream,
     order_bits: u32,
 }
@@ -664,6 +708,8 @@ impl Sort<'_> {
                             Arg::u32(self.order_bits),
                             Arg::u32(epoch),
                             Arg::u32(plan.packed as u32),
+                            Arg::ptr(self.out.keys),
+                            Arg::ptr(self.out.values),
                         ],
                     )?;
                 }
@@ -685,7 +731,16 @@ impl Sort<'_> {
                 finish_grid,
                 p.hist_block,
                 self.stream,
-                &[Arg::ptr(self.keys), Arg::ptr(a.alt), Arg::ptr(self.values), Arg::ptr(a.alt_values), Arg::size(plan.len), Arg::ptr(a.control)],
+                &[
+                    Arg::ptr(self.keys),
+                    Arg::ptr(a.alt),
+                    Arg::ptr(self.values),
+                    Arg::ptr(a.alt_values),
+                    Arg::size(plan.len),
+                    Arg::ptr(a.control),
+                    Arg::ptr(self.out.keys),
+                    Arg::ptr(self.out.values),
+                ],
             )
         }
     }
