@@ -21,9 +21,11 @@ use crate::backend::{Memory, RunsIn, SortValues};
 use crate::error::{Error, Result};
 
 /// Chunks a rank's output is cut in where the exchange overlaps the merge (knob
-/// multi.sort_chunks; 0 or 1: the plain order).
+/// multi.sort_chunks; 0 or 1: the plain order). Off by default until the whole
+/// test_multi has run on GPUs with it (2 x H200, 2026-11-28: 4 chunks took the 2^30-key
+/// sort 14.63 -> 13.71 ms, 1.28x -> 1.36x one GPU; see docs/benchmarks/multi-gpu.md).
 fn chunks_wanted() -> u64 {
-    knob("multi.sort_chunks", 4).min(64) as u64
+    knob("multi.sort_chunks", 0).min(64) as u64
 }
 
 /// Whether to cut in chunks where the link would not overlap them too (knob

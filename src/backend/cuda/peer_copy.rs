@@ -134,7 +134,7 @@ impl PeerCopies {
         let all = words_of(&plans.all_gather(&bytes_of(&offer))?);
         let offers: Vec<Offer> = all.chunks(offer.len()).map(Offer).collect();
         // From here on this rank reaches rendezvous 2 whatever fails.
-        let lanes = Lanes { main: stream, sides: &ev.sides, rank };
+        let lanes = Lanes::new(stream, &ev.sides, rank, nranks, true);
         let issued = copy_parts(shared, &lanes, contexts, transfers, &sends, &offers);
         // SAFETY: as above.
         let recorded = issued.and_then(|_| unsafe { drv::event::record(ev.done, stream) }.during("cuEventRecord (peer copies done)"));
@@ -194,9 +194,9 @@ impl Events {
         Ok(())
     }
 
-    /// A side stream for each destination but the one on the rank's stream (see Lanes).
+    /// A side stream for each destination (see Lanes).
     fn create_sides(&mut self, nranks: usize) -> Result<()> {
-        while self.sides.len() + 1 < nranks {
+        while self.sides.len() < nranks {
             self.sides.push(SideStream::create()?);
         }
         Ok(())
@@ -261,19 +261,34 @@ fn open_peers(shared: &CudaShared, rank: usize, contexts: &[CUcontext], devices:
 }
 
 /// Where a rank's copies go: to each destination its own lane, so the copy engines
-/// move them side by side. The first other rank's lane is the rank's stream; its own
-/// part and the other ranks' go on side streams forked from it after its earlier work.
+/// move them side by side. `sides` are the side streams in use, forked from the rank's
+/// stream after its earlier work: with `first_on_main`, the first other rank's lane is
+/// the rank's stream and the side streams take the rest (its own part last); without
+/// (a chunked exchange, whose work on landed chunks runs on the rank's stream), every
+/// destination takes a side stream.
 pub(super) struct Lanes<'a> {
     pub main: CUstream,
     pub sides: &'a [SideStream],
     pub rank: usize,
+    pub first_on_main: bool,
 }
 
 impl Lanes<'_> {
-    /// Side stream i + 1 .. for the other ranks after the first, the last for the own part.
+    /// The lanes of `nranks` ranks' exchange on `sides` (one a rank, see create_sides).
+    pub(super) fn new(main: CUstream, sides: &[SideStream], rank: usize, nranks: usize, first_on_main: bool) -> Lanes<'_> {
+        let used = if first_on_main { nranks - 1 } else { nranks };
+        Lanes { main, sides: &sides[..used], rank, first_on_main }
+    }
+
+    /// The other ranks in order, then the rank's own part.
     pub(super) fn of(&self, dest: usize) -> CUstream {
-        let i = if dest == self.rank { self.sides.len() } else { dest - (dest > self.rank) as usize };
-        if i == 0 { self.main } else { self.sides[i - 1].stream }
+        let others = self.sides.len() + self.first_on_main as usize - 1;
+        let slot = if dest == self.rank { others } else { dest - (dest > self.rank) as usize };
+        match (self.first_on_main, slot) {
+            (true, 0) => self.main,
+            (true, k) => self.sides[k - 1].stream,
+            (false, k) => self.sides[k].stream,
+        }
     }
 
     pub(super) fn fork(&self) -> Result<()> {
@@ -383,4 +398,39 @@ fn wait_for_peers(stream: CUstream, rank: usize, all_done: &[u64]) -> Result<()>
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Lanes, SideStream};
+
+    /// Each destination its own lane; with `first_on_main` the first other rank takes
+    /// the rank's stream and the own part the last side stream in use; without, none
+    /// takes the rank's stream.
+    #[test]
+    fn every_destination_has_a_lane_of_its_own() {
+        let fake = |i: usize| (0x1000 + i) as *mut _;
+        let sides: Vec<SideStream> = (0..4).map(|i| SideStream::stand_in(fake(i))).collect();
+        let main = fake(99);
+        for nranks in 1..=4 {
+            for rank in 0..nranks {
+                for first_on_main in [true, false] {
+                    let lanes = Lanes::new(main, &sides, rank, nranks, first_on_main);
+                    let of: Vec<_> = (0..nranks).map(|d| lanes.of(d)).collect();
+                    for (a, x) in of.iter().enumerate() {
+                        assert!(of.iter().skip(a + 1).all(|y| y != x), "two destinations on one lane");
+                    }
+                    assert_eq!(of.iter().filter(|&&l| l == main).count(), first_on_main as usize);
+                    if first_on_main && nranks == 1 {
+                        assert_eq!(lanes.of(0), main, "a lone rank's own part on its stream");
+                        continue;
+                    }
+                    if first_on_main {
+                        assert_eq!(lanes.of(if rank == 0 { 1 } else { 0 }), main);
+                    }
+                    assert_eq!(lanes.of(rank), lanes.sides.last().unwrap().stream, "the own part on the last lane");
+                }
+            }
+        }
+    }
 }

@@ -5,8 +5,9 @@
 //!
 //! 1. Rendezvous 1: every rank gives its `ready` and, for every chunk's transfers, its
 //!    receive memory and ranges (one offer of all chunks).
-//! 2. Each rank forks its lanes from its stream and queues every chunk's copies on
-//!    them, chunk after chunk, recording after each chunk on each destination's lane
+//! 2. Each rank forks its lanes (a side stream a destination, none the rank's own
+//!    stream, where the chunks' work goes) from its stream and queues every chunk's
+//!    copies on them, chunk after chunk, recording after each chunk on each destination's lane
 //!    that destination's event for the chunk.
 //! 3. Rendezvous 2: every rank gives those events (and whether it queued everything).
 //!    Every record is queued by then, so no wait can see an earlier record of the
@@ -98,7 +99,7 @@ impl PeerCopies {
         let all = words_of(&plans.all_gather(&bytes_of(&offer))?);
         let offers: Vec<Offer> = all.chunks(offer.len()).map(Offer).collect();
         // From here on this rank reaches rendezvous 2 whatever fails.
-        let lanes = Lanes { main: stream, sides: &ev.sides, rank };
+        let lanes = Lanes::new(stream, &ev.sides, rank, nranks, false);
         let per_chunk = chunks.first().map_or(0, Vec::len);
         let queued = queue_chunks(shared, &lanes, &contexts, &flat, &sends, &offers, per_chunk, &chunk_events);
         if queued.is_err() {

@@ -44,6 +44,12 @@ impl SideStream {
         }
     }
 
+    /// A stand-in holding `stream` and no events, for tests of which lane is which.
+    #[cfg(test)]
+    pub(super) fn stand_in(stream: CUstream) -> SideStream {
+        SideStream { stream, fork: std::ptr::null_mut(), join: std::ptr::null_mut() }
+    }
+
     /// Releases the handles; the caller has synchronized the context.
     pub fn destroy(&self) {
         // SAFETY: handles created in `create`, no longer used.
