@@ -559,19 +559,19 @@ pub fn sort(
     if counting_sort::serves(key_dtype, values.is_some(), len) {
         return counting_sort::sort(shared, keys, key_dtype, len, order);
     }
-    sort_digits(shared, keys, key_dtype, values, len, order, SortOut::IN_PLACE)
+    sort_digits(shared, keys, key_dtype, values, len, order, IN_PLACE)
 }
 
-/// Where a sort's result goes: the keys' and values' own buffers (IN_PLACE), or others.
+/// Where a sort's result goes: the keys' and values' own buffers (0: in place), or
+/// others. (Built in place by callers: an associated constant would land in the C
+/// header, which cbindgen fills with the crate's public constants.)
 #[derive(Clone, Copy)]
 pub struct SortOut {
     pub keys: CUdeviceptr,
     pub values: CUdeviceptr,
 }
 
-impl SortOut {
-    pub const IN_PLACE: SortOut = SortOut { keys: 0, values: 0 };
-}
+const IN_PLACE: SortOut = SortOut { keys: 0, values: 0 };
 
 /// The sort into `out`'s buffers, which hold `len` keys (and values), apart from the
 /// input's, which serve as scratch. Ok(false), having done nothing, where the counting
