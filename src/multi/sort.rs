@@ -182,8 +182,9 @@ pub(super) fn local_sort(comm: &Comm, keys: &Memory, a: &SortArgs) -> Result<()>
     comm.ctx.backend.radix_sort(keys, a.keys.dtype, values, a.keys.len, a.order)
 }
 
-/// For global positions `targets` (ascending, below the total), each rank's sorted
-/// elements (`sorted`, its shard sorted) that go before each: cuts[r][j] for
+/// For global positions `targets` (ascending, at most the total: where the last ranks
+/// are empty a target is the end, and every cut there is the rank's length), each
+/// rank's sorted elements (`sorted`, its shard sorted) that go before each: cuts[r][j] for
 /// j = 0..=targets.len() + 1, from 0 to rank r's length, equal keys shared out in rank
 /// order. With the ranks' starts as targets, cuts[r][j] is what rank r sends to ranks
 /// below j.

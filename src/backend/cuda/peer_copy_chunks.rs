@@ -108,18 +108,25 @@ impl PeerCopies {
         }
         let mut mine = vec![queued.is_ok() as u64];
         mine.extend(chunk_events.iter().map(|&e| e as u64));
-        let arrivals = Arrivals { words: words_of(&plans.all_gather(&bytes_of(&mine))?), nranks, chunks: chunks.len() };
+        let gathered = plans.all_gather(&bytes_of(&mine));
+        let Ok(words) = gathered else {
+            // (No rank's events to wait for: at least this rank's sends are read first.)
+            let _ = lanes.join();
+            let _ = CudaShared::wait(stream);
+            return gathered.map(|_| true);
+        };
+        let arrivals = Arrivals { words: words_of(&words), nranks, chunks: chunks.len() };
         drop(state);
         let worked = queued.and_then(|()| match arrivals.failed() {
             Some(r) => Err(Error::Driver(format!("rank {r} failed to copy its parts to the other ranks"))),
             None => land_in_turn(shared, rank, &arrivals, landed),
         });
+        // Whatever failed, the stream waits for every chunk sent here and for this
+        // rank's lanes, so nothing moves in memory it goes on to reuse.
         let state = shared.lock()?;
-        if worked.is_err() {
-            (0..chunks.len()).try_for_each(|i| arrivals.wait(state.stream, rank, i))?;
-        }
+        let waited = if worked.is_err() { (0..chunks.len()).try_for_each(|i| arrivals.wait(state.stream, rank, i)) } else { Ok(()) };
         let joined = lanes.join();
-        worked.and(joined).map(|()| true)
+        worked.and(waited).and(joined).map(|()| true)
     }
 }
 
