@@ -194,12 +194,12 @@ impl Backend for CudaBackend {
     ) -> Result<()> {
         self.shared.loader.begin_call();
         let device_values = values.as_ref().map(|v| v.as_device()).transpose()?;
-        let into = radix_sort::SortOut { keys: out.as_device()?.ptr, values: out_values.map_or(Ok(0), |m| m.as_device().map(|d| d.ptr))? };
-        if radix_sort::sort_into(&self.shared, keys.as_device()?, key_dtype, device_values, len, order, into)? {
-            return Ok(());
+        if counting_sort::serves(key_dtype, values.is_some(), len) {
+            // (The counting sort sorts in place only.)
+            return super::radix_sort_then_copy(self, keys, key_dtype, values, len, order, out, out_values);
         }
-        // (The counting sort sorts in place only.)
-        super::radix_sort_then_copy(self, keys, key_dtype, values, len, order, out, out_values)
+        let into = radix_sort::SortOut { keys: out.as_device()?.ptr, values: out_values.map_or(Ok(0), |m| m.as_device().map(|d| d.ptr))? };
+        radix_sort::sort_digits(&self.shared, keys.as_device()?, key_dtype, device_values, len, order, into)
     }
 
     fn quicksort(&self, keys: &Memory, key_dtype: DType, values: Option<SortValues>, len: usize, order: Order) -> Result<()> {

@@ -573,25 +573,10 @@ pub struct SortOut {
 
 const IN_PLACE: SortOut = SortOut { keys: 0, values: 0 };
 
-/// The sort into `out`'s buffers, which hold `len` keys (and values), apart from the
-/// input's, which serve as scratch. Ok(false), having done nothing, where the counting
-/// sort would serve (it sorts in place only).
-pub fn sort_into(
-    shared: &CudaShared,
-    keys: &DeviceMemory,
-    key_dtype: DType,
-    values: Option<(&DeviceMemory, DType)>,
-    len: usize,
-    order: Order,
-    out: SortOut,
-) -> Result<bool> {
-    if counting_sort::serves(key_dtype, values.is_some(), len) {
-        return Ok(false);
-    }
-    sort_digits(shared, keys, key_dtype, values, len, order, out).map(|()| true)
-}
-
-fn sort_digits(
+/// The digit passes' sort (every width but the counting sort's), into `out`'s
+/// buffers, which hold `len` keys (and values) apart from the input's (which then serve
+/// as scratch), or in place (IN_PLACE).
+pub fn sort_digits(
     shared: &CudaShared,
     keys: &DeviceMemory,
     key_dtype: DType,
