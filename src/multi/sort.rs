@@ -16,7 +16,7 @@ use super::select::gather_u64s;
 use super::{offsets, Comm, Phases, Transfer};
 use crate::backend::{Buffer, Memory, RunsIn, SortValues};
 use crate::dtype::Order;
-use crate::error::{Error, Result};
+use crate::error::Result;
 
 pub struct SortArgs<'a> {
     pub keys: &'a Buffer,
@@ -46,7 +46,7 @@ pub fn sort(comm: &Comm, args: Result<SortArgs>) -> Result<()> {
         let (starts, _) = offsets(&lens);
         let cuts = cuts_at(comm, &a.keys.memory, &a, &lens, &starts[1..])?;
         phases.mark("splitters")?;
-        check_cuts(&cuts, &lens)?;
+        super::sort_chunks::check_parts(&cuts, &lens, 1)?;
         let layout = Layout::new(&cuts, comm.rank(), Layout::word(&a));
         let sent = exchange(comm, &a, &layout, &received)?;
         phases.mark("exchange")?;
@@ -121,7 +121,7 @@ impl Received {
 /// sent from the word its first element lies in (the `head` elements before it come
 /// along), and lands at the same place within a word of the received memory: every
 /// part starts on a word at both ends. The runs then lie apart by less than two words.
-struct Layout {
+pub(super) struct Layout {
     /// To each rank j: elements send[j] of the sorted shard (heads included).
     send: Vec<Range<usize>>,
     /// From each rank i: elements recv[i] of the received memory (heads included).
@@ -169,7 +169,7 @@ impl Layout {
     }
 
     /// The ranges in bytes, for elements of `width` bytes.
-    fn bytes(ranges: &[Range<usize>], width: usize) -> Vec<Range<usize>> {
+    pub(super) fn bytes(ranges: &[Range<usize>], width: usize) -> Vec<Range<usize>> {
         ranges.iter().map(|r| r.start * width..r.end * width).collect()
     }
 }
@@ -267,20 +267,6 @@ fn send_keys_and_values(comm: &Comm, a: &SortArgs, send: &[Range<usize>], recv: 
         transfers.push(Transfer { send: &v.memory, send_ranges: vs, recv: mem, recv_ranges: vr, unit: v.dtype.size() });
     }
     comm.link.all_to_all(&transfers)
-}
-
-/// Every rank receives what it gave, with cuts in order, or the splitters are wrong.
-/// Checked for every rank on every rank (each holds every rank's cuts), so all fail
-/// alike before any data moves.
-fn check_cuts(cuts: &[Vec<u64>], lens: &[u64]) -> Result<()> {
-    for (r, &len) in lens.iter().enumerate() {
-        let ordered = cuts.iter().all(|c| c.windows(2).all(|w| w[0] <= w[1]));
-        let got: u64 = cuts.iter().map(|c| c[r + 1].saturating_sub(c[r])).sum();
-        if !ordered || got != len {
-            return Err(Error::Internal(format!("sort: rank {r} would receive {got} elements but holds {len}")));
-        }
-    }
-    Ok(())
 }
 
 #[cfg(test)]

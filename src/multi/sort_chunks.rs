@@ -14,7 +14,7 @@
 
 use std::ops::Range;
 
-use super::sort::{cuts_at, Received, SortArgs};
+use super::sort::{cuts_at, Layout, Received, SortArgs};
 use super::{offsets, Comm, Phases, Transfer};
 use crate::backend::cuda::tuning::knob;
 use crate::backend::{Memory, RunsIn, SortValues};
@@ -102,9 +102,11 @@ fn chunk_targets(lens: &[u64], chunks: u64) -> Vec<u64> {
     targets
 }
 
-/// Every part is as long on its senders as its chunk on its receiver, or the splitters
-/// are wrong: checked for every rank on every rank, before any data moves.
-fn check_parts(cuts: &[Vec<u64>], lens: &[u64], chunks: u64) -> Result<()> {
+/// Every part is as long on its senders as its chunk on its receiver, cuts in order, or
+/// the splitters are wrong: checked for every rank on every rank (each holds every
+/// rank's cuts), so all fail alike before any data moves. With one chunk: every rank
+/// receives what it gave (sort.rs's plain order).
+pub(super) fn check_parts(cuts: &[Vec<u64>], lens: &[u64], chunks: u64) -> Result<()> {
     let c = chunks as usize;
     for (d, &len) in lens.iter().enumerate() {
         for i in 0..c {
@@ -113,7 +115,7 @@ fn check_parts(cuts: &[Vec<u64>], lens: &[u64], chunks: u64) -> Result<()> {
             let want = chunk_start(len, chunks, i as u64 + 1) - chunk_start(len, chunks, i as u64);
             let ordered = cuts.iter().all(|cut| cut.windows(2).all(|w| w[0] <= w[1]));
             if !ordered || got != want {
-                return Err(Error::Internal(format!("sort: chunk {i} of rank {d} would receive {got} elements, not {want}")));
+                return Err(Error::Internal(format!("sort: rank {d} would receive {got} elements, not {want}, in chunk {i}")));
             }
         }
     }
@@ -167,7 +169,7 @@ pub(super) fn sort(comm: &Comm, a: &SortArgs, lens: &[u64], chunks: u64) -> Resu
 fn exchange_and_merge(comm: &Comm, a: &SortArgs, plan: &[Chunk], sorted: &Sorted, received: &Received) -> Result<()> {
     let kw = a.keys.dtype.size();
     let vw = a.values.map_or(0, |v| v.dtype.size());
-    let bytes = |ranges: &[Range<usize>], w: usize| ranges.iter().map(|r| r.start * w..r.end * w).collect::<Vec<_>>();
+    let bytes = Layout::bytes;
     let ranges: Vec<[Vec<Range<usize>>; 4]> =
         plan.iter().map(|c| [bytes(&c.send, kw), bytes(&c.recv, kw), bytes(&c.send, vw), bytes(&c.recv, vw)]).collect();
     let transfers: Vec<Vec<Transfer>> = ranges
