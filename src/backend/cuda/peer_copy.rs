@@ -114,19 +114,30 @@ pub(super) fn bytes_of(words: &[u64]) -> Vec<u8> {
 }
 
 impl PeerCopies {
+    /// Whether the group's exchanges go by the copy engines; the first call opens the
+    /// peers at a rendezvous of the ranks, so every rank answers alike.
+    pub fn available(&self, shared: &CudaShared, rank: usize, nranks: usize, plans: &HostLink) -> Result<bool> {
+        let _state = shared.lock()?; // (opening needs the context current)
+        let mut events = self.events.lock().unwrap_or_else(|p| p.into_inner());
+        if events.is_none() {
+            *events = Some(Events::open(shared, rank, nranks, plans)?);
+        }
+        Ok(events.as_ref().is_some_and(|e| e.contexts.is_some()))
+    }
+
     /// The all-to-all (see the module's comment), as rank `rank` of `nranks` on `shared`,
     /// `plans` the group's host exchange (which takes no context's lock: this holds
     /// the rank's). Ok(false), having moved nothing, on every rank alike where the group
     /// keeps NCCL.
     pub fn all_to_all(&self, shared: &CudaShared, rank: usize, nranks: usize, transfers: &[Transfer], plans: &HostLink) -> Result<bool> {
+        if !self.available(shared, rank, nranks, plans)? {
+            return Ok(false);
+        }
         let state = shared.lock()?;
         let stream = state.stream;
-        let mut events = self.events.lock().unwrap_or_else(|p| p.into_inner());
-        if events.is_none() {
-            *events = Some(Events::open(shared, rank, nranks, plans)?);
-        }
-        let ev = events.as_ref().expect("opened above");
-        let Some(contexts) = &ev.contexts else { return Ok(false) };
+        let events = self.events.lock().unwrap_or_else(|p| p.into_inner());
+        let ev = events.as_ref().expect("opened by available");
+        let contexts = ev.contexts.as_ref().expect("available");
         let sends = transfers.iter().map(|t| Ok(t.send.as_device()?.ptr)).collect::<Result<Vec<u64>>>()?;
         let offer = Offer::words(ev.ready, transfers, nranks)?;
         // SAFETY: a live event and stream of this context (current under the lock).
@@ -168,7 +179,7 @@ impl Events {
     /// The events, and at a rendezvous of their own every rank's context and device:
     /// the group keeps NCCL unless every pair reaches each other and every rank opened
     /// its peers. Needs the context current (under the state lock).
-    pub(super) fn open(shared: &CudaShared, rank: usize, nranks: usize, plans: &HostLink) -> Result<Events> {
+    fn open(shared: &CudaShared, rank: usize, nranks: usize, plans: &HostLink) -> Result<Events> {
         let event = || drv::event::create(CUevent_flags::CU_EVENT_DISABLE_TIMING).during("cuEventCreate (peer copies)");
         let mut ev = Events { ready: event()?, done: event()?, contexts: None, sides: Vec::new(), chunks: Vec::new() };
         match ev.find_peers(shared, rank, nranks, plans) {

@@ -25,7 +25,7 @@ use cudarc::driver::sys::{CUcontext, CUevent, CUevent_wait_flags, CUstream};
 
 use super::context::CudaShared;
 use super::driver::DriverContext;
-use super::peer_copy::{bytes_of, check_parts, issue_parts, words_of, Events, Lanes, Offer, Part, PeerCopies};
+use super::peer_copy::{bytes_of, check_parts, issue_parts, words_of, Lanes, Offer, Part, PeerCopies};
 use crate::error::{Error, Result};
 use crate::multi::host_link::HostLink;
 use crate::multi::{Link, Transfer};
@@ -67,17 +67,6 @@ impl Arrivals {
 }
 
 impl PeerCopies {
-    /// Whether the group's exchanges go by the copy engines; the first call opens the
-    /// peers at a rendezvous of the ranks, so every rank answers alike.
-    pub fn available(&self, shared: &CudaShared, rank: usize, nranks: usize, plans: &HostLink) -> Result<bool> {
-        let _state = shared.lock()?; // (opening needs the context current)
-        let mut events = self.events.lock().unwrap_or_else(|p| p.into_inner());
-        if events.is_none() {
-            *events = Some(Events::open(shared, rank, nranks, plans)?);
-        }
-        Ok(events.as_ref().is_some_and(|e| e.contexts.is_some()))
-    }
-
     /// The chunked all-to-all (see the module's comment). Ok(false), having moved
     /// nothing, on every rank alike where the group keeps NCCL.
     pub fn all_to_all_chunks(&self, shared: &CudaShared, rank: usize, nranks: usize, chunks: &[Vec<Transfer>], plans: &HostLink,
