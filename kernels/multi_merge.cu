@@ -174,7 +174,9 @@ multi_merge(const K *keys, usize a_at, usize na, usize b_at, usize nb, u32 key_o
                                                bounds, out_at);
 }
 
-// Keys alone (value_bytes 0), in the keys' own shape.
+// Keys alone (value_bytes 0), in the keys' own shape: 4-byte keys only, the width
+// measured (src/backend/cuda/multi_merge.rs launches it for them alone).
+#if GP_KEY_BYTES == 4
 extern "C" __global__ void __launch_bounds__(GP_MERGE_KEYS_BLOCK, GP_MERGE_KEYS_MIN_BLOCKS)
 multi_merge_keys(const K *keys, usize a_at, usize na, usize b_at, usize nb, u32 key_order, const void *values,
                  u32 value_bytes, K *out, void *out_values, const usize *bounds, usize out_at) {
@@ -182,3 +184,4 @@ multi_merge_keys(const K *keys, usize a_at, usize na, usize b_at, usize nb, u32 
     merge_tile<GP_MERGE_KEYS_BLOCK, GP_MERGE_KEYS_ITEMS>(keys, a_at, na, b_at, nb, key_order, nullptr, 0, out, nullptr,
                                                          bounds, out_at);
 }
+#endif
