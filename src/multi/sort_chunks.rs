@@ -21,11 +21,12 @@ use crate::backend::{Memory, RunsIn, SortValues};
 use crate::error::{Error, Result};
 
 /// Chunks a rank's output is cut in where the exchange overlaps the merge (knob
-/// multi.sort_chunks; 0 or 1: the plain order). Off by default until the whole
-/// test_multi has run on GPUs with it (2 x H200, 2026-11-28: 4 chunks took the 2^30-key
-/// sort 14.63 -> 13.71 ms, 1.28x -> 1.36x one GPU; see docs/benchmarks/multi-gpu.md).
+/// multi.sort_chunks; 0 or 1: the plain order). 4 by default: on 2 x H200 (2026-11-28,
+/// two rounds) the 2^30-key sort went 1.28x -> 1.38x one GPU, pairs 1.22x -> 1.34x;
+/// 8 chunks gained no more, their extra splitters costing what they hid (see
+/// docs/benchmarks/multi-gpu.md).
 fn chunks_wanted() -> u64 {
-    knob("multi.sort_chunks", 0).min(64) as u64
+    knob("multi.sort_chunks", 4).min(64) as u64
 }
 
 /// Whether to cut in chunks where the link would not overlap them too (knob
