@@ -1,6 +1,7 @@
 // Pieces of the multi-rank operations (src/multi, src/backend/cuda/multi_rank.rs):
-//   multi_count_before  a thread a probe: binary search of sorted keys for how many
-//                       have a rank key below the probe (the sort's splitters);
+//   multi_count_before  a thread a probe: binary search of sorted keys, within a range
+//                       the host knows holds the answer, for how many have a rank key
+//                       below the probe (the sort's splitters);
 //   multi_sample        every (len / count)-th key (the selection's sample);
 //   multi_band          one pass: keys below a bracket counted, keys inside it
 //                       counted and appended (any order) up to a capacity, and
@@ -27,14 +28,17 @@
 typedef gp::BitsOf<GP_KEY_BYTES>::type K;
 typedef gp::KeyOrder<K, GP_KEY_FLOAT> KeyOrder;
 
-extern "C" __global__ void multi_count_before(const K *keys, usize len, u32 key_order, const u64 *probes, usize nprobes,
-                                              u64 *counts) {
+// Probes come in groups of `per_group`; group g's answers lie in [within[2g], within[2g+1]]
+// (the previous digit round's counts), so its searches start there.
+extern "C" __global__ void multi_count_before(const K *keys, u32 key_order, const u64 *probes, usize nprobes,
+                                              const u64 *within, usize per_group, u64 *counts) {
     gp::wait_for_prior_grids();
     const usize i = (usize)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= nprobes) return;
     const KeyOrder order(key_order);
     const u64 probe = probes[i];
-    usize lo = 0, hi = len;
+    const usize g = i / per_group;
+    usize lo = within[2 * g], hi = within[2 * g + 1];
     while (lo < hi) {
         const usize mid = lo + (hi - lo) / 2;
         if ((u64)order.ordered(keys[mid]) < probe) lo = mid + 1;

@@ -5,6 +5,7 @@ pub mod cuda;
 pub mod host;
 
 use std::ffi::c_void;
+use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -191,8 +192,11 @@ pub trait Backend: Send + Sync {
     /// This rank's link to the others of communicator `id`; returns once all have joined.
     fn link(&self, id: &[u8], rank: usize, nranks: usize) -> Result<Box<dyn Link>>;
     /// For keys sorted in `order`, how many have a rank key (in `order`) below each
-    /// probe. Waits.
-    fn count_before(&self, keys: &Memory, dtype: DType, len: usize, order: Order, probes: &[u64]) -> Result<Vec<u64>>;
+    /// probe. The probes come in `within.len()` groups of equal size; the caller knows
+    /// group g's answers lie in `within[g]` (ends included, at most `len`), and only the
+    /// elements there are searched. Waits.
+    fn count_before(&self, keys: &Memory, dtype: DType, len: usize, order: Order, probes: &[u64], within: &[Range<u64>])
+        -> Result<Vec<u64>>;
     /// Elements `i * len / count` for i < count (`len` > 0), as host bytes. Waits.
     fn sample(&self, input: &Memory, dtype: DType, len: usize, count: usize) -> Result<Vec<u8>>;
     /// One pass over the elements by ascending rank key: how many lie below `lo` and how
@@ -357,6 +361,18 @@ impl TopkRowFault {
 
 /// The SIZE_MISMATCH both backends report when per-row ks do not add up to the
 /// output's length (`total` None: their sum is past 2^64).
+/// Probes a group for `count_before`'s groups `within`, after checking that the
+/// groups are alike and lie in the `len` elements.
+pub(crate) fn probe_groups(len: usize, within: &[Range<u64>], nprobes: usize) -> Result<usize> {
+    if within.is_empty() || !nprobes.is_multiple_of(within.len()) {
+        return Err(internal(format!("count_before: {nprobes} probes in {} groups", within.len())));
+    }
+    if let Some(w) = within.iter().find(|w| w.start > w.end || w.end > len as u64) {
+        return Err(internal(format!("count_before: group {w:?} outside {len} elements")));
+    }
+    Ok(nprobes / within.len())
+}
+
 pub fn ks_total_mismatch(out_len: usize, total: Option<u64>) -> Error {
     match total {
         Some(t) => Error::SizeMismatch(format!("out_values has {out_len} elements, the ks add up to {t}")),

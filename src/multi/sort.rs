@@ -2,8 +2,9 @@
 //!   1. each rank sorts its shard (the context's radix sort, stable);
 //!   2. splitters: for each rank boundary (the global position where rank j's output
 //!      starts), digit rounds over the sorted shards find the key there (each rank
-//!      counts its keys below 256 probes a boundary by binary search; the counts are
-//!      summed over ranks), and the keys equal to it are shared out in rank order;
+//!      counts its keys below 256 probes a boundary by binary search within the last
+//!      round's range; the counts are summed over ranks), and the keys equal to it are
+//!      shared out in rank order;
 //!   3. one all-to-all sends each rank the runs that belong to it;
 //!   4. each rank merges the runs it received (pairwise passes, an earlier rank's key
 //!      first among equals), so equal keys keep their global input order.
@@ -11,7 +12,6 @@
 use std::ops::Range;
 
 use super::agree::{agree_on, Call, What};
-use super::keys::key_mask;
 use super::select::gather_u64s;
 use super::{offsets, Comm, Phases, Transfer};
 use crate::backend::{Buffer, Memory, RunsIn, SortValues};
@@ -189,29 +189,15 @@ pub(super) fn local_sort(comm: &Comm, keys: &Memory, a: &SortArgs) -> Result<()>
 /// order. With the ranks' starts as targets, cuts[r][j] is what rank r sends to ranks
 /// below j.
 pub(super) fn cuts_at(comm: &Comm, sorted: &Memory, a: &SortArgs, lens: &[u64], targets: &[u64]) -> Result<Vec<Vec<u64>>> {
-    let p = lens.len();
     let parts = targets.len() + 1;
-    let keys = boundary_keys(comm, sorted, a, targets)?;
-    // Each rank's keys below each boundary key, and below-or-equal.
-    let mask = key_mask(a.keys.dtype);
-    let mut probes: Vec<u64> = keys.clone();
-    probes.extend(keys.iter().map(|&k| if k == mask { 0 } else { k + 1 }));
-    let mut mine = count_before(comm, sorted, a, &probes)?;
-    for (j, &k) in keys.iter().enumerate() {
-        if k == mask {
-            mine[keys.len() + j] = a.keys.len as u64; // nothing lies above the largest key
-        }
-    }
-    let all = gather_u64s(comm, &mine)?;
-    let per_rank: Vec<&[u64]> = all.chunks(probes.len()).collect();
-    let mut cuts = vec![vec![0u64; parts + 1]; p];
+    let equals = boundary_keys(comm, sorted, a, lens, targets)?;
+    let mut cuts = vec![vec![0u64; parts + 1]; lens.len()];
     for (j, &target) in targets.iter().enumerate() {
-        let below: u64 = per_rank.iter().map(|c| c[j]).sum();
+        let below: u64 = equals.iter().map(|e| e[j].start).sum();
         let mut left = target - below; // equal keys that still go below boundary j
-        for (r, c) in per_rank.iter().enumerate() {
-            let equal = c[keys.len() + j] - c[j];
-            let take = left.min(equal);
-            cuts[r][j + 1] = c[j] + take;
+        for (r, e) in equals.iter().enumerate() {
+            let take = left.min(e[j].end - e[j].start);
+            cuts[r][j + 1] = e[j].start + take;
             left -= take;
         }
     }
@@ -221,28 +207,38 @@ pub(super) fn cuts_at(comm: &Comm, sorted: &Memory, a: &SortArgs, lens: &[u64], 
     Ok(cuts)
 }
 
-/// For each target position, the rank key of the element there in the global order:
-/// digit rounds, each probing 256 digits a target on every rank.
-fn boundary_keys(comm: &Comm, sorted: &Memory, a: &SortArgs, targets: &[u64]) -> Result<Vec<u64>> {
+/// For each target position, where the element there in the global order (its rank
+/// key, the boundary key) and its equals lie in each rank's sorted shard:
+/// equals[r][j] = rank r's elements below boundary key j .. below-or-equal to it.
+/// Digit rounds, each probing 256 digits a target on every rank; each round searches
+/// a rank's elements only between its counts for the digit chosen in the round before
+/// and the next one, and the last round's counts give the equals' ranges.
+fn boundary_keys(comm: &Comm, sorted: &Memory, a: &SortArgs, lens: &[u64], targets: &[u64]) -> Result<Vec<Vec<Range<u64>>>> {
     let mut keys = vec![0u64; targets.len()];
+    // equals[r][j]: rank r's elements whose key has target j's digits chosen so far.
+    let mut equals: Vec<Vec<Range<u64>>> = lens.iter().map(|&n| vec![0..n; targets.len()]).collect();
     let mut shift = 8 * a.keys.dtype.size() as u32;
     while shift > 0 {
         shift -= 8;
         let probes: Vec<u64> = keys.iter().flat_map(|&k| (0..256u64).map(move |d| k | d << shift)).collect();
-        let mine = count_before(comm, sorted, a, &probes)?;
+        let within = &equals[comm.rank()];
+        let mine = comm.ctx.backend.count_before(sorted, a.keys.dtype, a.keys.len, a.order, &probes, within)?;
         let all = gather_u64s(comm, &mine)?;
+        let per_rank: Vec<&[u64]> = all.chunks(probes.len()).collect();
         for (j, key) in keys.iter_mut().enumerate() {
-            let total = |d: usize| all.chunks(probes.len()).map(|c| c[j * 256 + d]).sum::<u64>();
+            let count = |r: usize, d: usize| per_rank[r][j * 256 + d];
+            let total = |d: usize| (0..lens.len()).map(|r| count(r, d)).sum::<u64>();
             // The largest digit whose probe has at most `target` keys below it.
             let digit = (0..256).rev().find(|&d| total(d) <= targets[j]).unwrap_or(0);
             *key |= (digit as u64) << shift;
+            for (r, e) in equals.iter_mut().enumerate() {
+                // Below the next digit's probe; past the last digit, as the round before.
+                let end = if digit < 255 { count(r, digit + 1) } else { e[j].end };
+                e[j] = count(r, digit)..end;
+            }
         }
     }
-    Ok(keys)
-}
-
-fn count_before(comm: &Comm, sorted: &Memory, a: &SortArgs, probes: &[u64]) -> Result<Vec<u64>> {
-    comm.ctx.backend.count_before(sorted, a.keys.dtype, a.keys.len, a.order, probes)
+    Ok(equals)
 }
 
 /// Sends each rank its runs, keys and values in one exchange. Returns the bytes sent to

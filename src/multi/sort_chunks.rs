@@ -9,6 +9,7 @@
 //!      range of every rank's sorted shard on every rank;
 //!   3. `Link::all_to_all_chunks` sends chunk i's parts and, once they have landed,
 //!      merges them (one run from each rank, in rank order) into chunk i's place.
+//!
 //! Worth it only where the link moves chunks beside the merges (a group on the copy
 //! engines); elsewhere it would only add exchanges, so it runs there only when asked.
 

@@ -36,6 +36,7 @@ pub(crate) mod tuning;
 pub use memory::DeviceMemory;
 
 use std::ffi::c_void;
+use std::ops::Range;
 use std::sync::Arc;
 
 use cudarc::driver::result as drv;
@@ -276,9 +277,10 @@ impl Backend for CudaBackend {
         Ok(Box::new(nccl_link::NcclLink::join(&self.shared, id, rank, nranks)?))
     }
 
-    fn count_before(&self, keys: &Memory, dtype: DType, len: usize, order: Order, probes: &[u64]) -> Result<Vec<u64>> {
+    fn count_before(&self, keys: &Memory, dtype: DType, len: usize, order: Order, probes: &[u64], within: &[Range<u64>])
+        -> Result<Vec<u64>> {
         self.shared.loader.begin_call();
-        multi_rank::count_before(&self.shared, keys.as_device()?, dtype, len, order, probes)
+        multi_rank::count_before(&self.shared, keys.as_device()?, dtype, (len, within), order, probes)
     }
 
     fn sample(&self, input: &Memory, dtype: DType, len: usize, count: usize) -> Result<Vec<u8>> {

@@ -2,6 +2,8 @@
 //! small launches whose results the host plans with. Each call that returns counts
 //! waits for them; its temporary memory is stream-ordered and freed after the wait.
 
+use std::ops::Range;
+
 use cudarc::driver::result as drv;
 use cudarc::driver::sys::{CUdeviceptr, CUfunction, CUstream};
 
@@ -14,9 +16,9 @@ use super::modules::Module;
 use super::radix_sort::key_order;
 use super::select::KEY_VARIANTS;
 use super::sources::{self, Source};
-use crate::backend::BandCounts;
+use crate::backend::{probe_groups, BandCounts};
 use crate::dtype::{DType, Order};
-use crate::error::Result;
+use crate::error::{internal, Result};
 
 const BLOCK: u32 = 256;
 /// multi_band's bytes of keys a block a step (256 threads, 64 bytes each).
@@ -109,19 +111,28 @@ fn read_u64s(stream: CUstream, ptr: CUdeviceptr, n: usize) -> Result<Vec<u64>> {
     Ok(bytes.chunks(8).map(|c| u64::from_le_bytes(c.try_into().unwrap())).collect())
 }
 
-pub fn count_before(shared: &CudaShared, keys: &DeviceMemory, dtype: DType, len: usize, order: Order, probes: &[u64])
-    -> Result<Vec<u64>> {
+pub fn count_before(shared: &CudaShared, keys: &DeviceMemory, dtype: DType, (len, within): (usize, &[Range<u64>]),
+                    order: Order, probes: &[u64]) -> Result<Vec<u64>> {
+    let per_group = probe_groups(len, within, probes.len())?;
+    if len * dtype.size() > keys.bytes {
+        return Err(internal("count_before: fewer keys than len"));
+    }
     let state = shared.lock()?;
     let f = function(shared, dtype, "multi_count_before")?;
     let n = probes.len();
-    let temp = Temp::new(state.stream, 16 * n)?;
-    let bytes: Vec<u8> = probes.iter().flat_map(|p| p.to_le_bytes()).collect();
-    let counts = temp.ptr + 8 * n as u64;
-    // SAFETY: the probes are copied before the kernel reads them (stream order); the
-    // arguments match multi_count_before(keys, len, key_order, probes, nprobes, counts).
+    // The probes, the groups' ranges (start, end), then the counts.
+    let temp = Temp::new(state.stream, 8 * (2 * n + 2 * within.len()))?;
+    let bounds = within.iter().flat_map(|w| [w.start, w.end]);
+    let bytes: Vec<u8> = probes.iter().copied().chain(bounds).flat_map(|p| p.to_le_bytes()).collect();
+    let ranges = temp.ptr + 8 * n as u64;
+    let counts = ranges + 16 * within.len() as u64;
+    // SAFETY: probes and ranges are copied before the kernel reads them (stream order),
+    // the ranges lie in the `len` keys (checked above); the arguments match
+    // multi_count_before(keys, key_order, probes, nprobes, within, per_group, counts).
     unsafe {
         drv::memcpy_htod_async(temp.ptr, &bytes[..], state.stream).during("copying probes to the device")?;
-        let args = [Arg::ptr(keys.ptr), Arg::size(len), Arg::u32(key_order(dtype, order)), Arg::ptr(temp.ptr), Arg::size(n), Arg::ptr(counts)];
+        let args = [Arg::ptr(keys.ptr), Arg::u32(key_order(dtype, order)), Arg::ptr(temp.ptr), Arg::size(n), Arg::ptr(ranges),
+                    Arg::size(per_group), Arg::ptr(counts)];
         launch(f, blocks(n), BLOCK, state.stream, &args)?;
     }
     read_u64s(state.stream, counts, n)

@@ -14,6 +14,7 @@ mod sort;
 pub use memory::{scratch_vec, HostMemory};
 
 use std::ffi::c_void;
+use std::ops::Range;
 
 use super::{Backend, BackendKind, BandCounts, Memory, Rows, RunsIn, SelectOut, SortValues, TopkKs, TopkOut, TopkRows};
 use crate::dtype::{DType, Op, Order, ScanMode};
@@ -206,8 +207,9 @@ impl Backend for HostBackend {
         Ok(Box::new(HostLink::join(id, rank, nranks)?))
     }
 
-    fn count_before(&self, keys: &Memory, dtype: DType, len: usize, order: Order, probes: &[u64]) -> Result<Vec<u64>> {
-        Ok(multi_rank::count_before(keys.as_host()?, dtype, len, order, probes))
+    fn count_before(&self, keys: &Memory, dtype: DType, len: usize, order: Order, probes: &[u64], within: &[Range<u64>])
+        -> Result<Vec<u64>> {
+        multi_rank::count_before(keys.as_host()?, dtype, (len, within), order, probes)
     }
 
     fn sample(&self, input: &Memory, dtype: DType, len: usize, count: usize) -> Result<Vec<u8>> {

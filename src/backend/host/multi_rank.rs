@@ -1,10 +1,12 @@
 //! The host backend's pieces of the multi-rank operations (see the Backend trait):
 //! plain loops over rank keys, the reference the CUDA kernels are checked against.
 
+use std::ops::Range;
+
 use rayon::prelude::*;
 
 use super::HostMemory;
-use crate::backend::BandCounts;
+use crate::backend::{probe_groups, BandCounts};
 use crate::dtype::{DType, Order};
 use crate::error::{internal, Result};
 use crate::multi::keys::{bits_at, rank_key};
@@ -17,9 +19,18 @@ fn keys_of(mem: &HostMemory, dtype: DType, len: usize, order: Order) -> Vec<u64>
     (0..len).into_par_iter().map(|i| rank_key(dtype, bits_at(bytes, w, i), order)).collect()
 }
 
-pub(super) fn count_before(keys: &HostMemory, dtype: DType, len: usize, order: Order, probes: &[u64]) -> Vec<u64> {
+pub(super) fn count_before(keys: &HostMemory, dtype: DType, (len, within): (usize, &[Range<u64>]), order: Order,
+                           probes: &[u64]) -> Result<Vec<u64>> {
+    let per_group = probe_groups(len, within, probes.len())?;
     let ks = keys_of(keys, dtype, len, order);
-    probes.iter().map(|&p| ks.partition_point(|&k| k < p) as u64).collect()
+    Ok(probes
+        .iter()
+        .enumerate()
+        .map(|(i, &p)| {
+            let w = &within[i / per_group];
+            w.start + ks[w.start as usize..w.end as usize].partition_point(|&k| k < p) as u64
+        })
+        .collect())
 }
 
 pub(super) fn sample(input: &HostMemory, dtype: DType, len: usize, count: usize) -> Vec<u8> {
