@@ -359,10 +359,8 @@ impl TopkRowFault {
     }
 }
 
-/// The SIZE_MISMATCH both backends report when per-row ks do not add up to the
-/// output's length (`total` None: their sum is past 2^64).
-/// Probes a group for `count_before`'s groups `within`, after checking that the
-/// groups are alike and lie in the `len` elements.
+/// How many probes each of `count_before`'s groups `within` holds, after checking
+/// that the groups are of one size and lie in the `len` elements.
 pub(crate) fn probe_groups(len: usize, within: &[Range<u64>], nprobes: usize) -> Result<usize> {
     if within.is_empty() || !nprobes.is_multiple_of(within.len()) {
         return Err(internal(format!("count_before: {nprobes} probes in {} groups", within.len())));
@@ -373,6 +371,8 @@ pub(crate) fn probe_groups(len: usize, within: &[Range<u64>], nprobes: usize) ->
     Ok(nprobes / within.len())
 }
 
+/// The SIZE_MISMATCH both backends report when per-row ks do not add up to the
+/// output's length (`total` None: their sum is past 2^64).
 pub fn ks_total_mismatch(out_len: usize, total: Option<u64>) -> Error {
     match total {
         Some(t) => Error::SizeMismatch(format!("out_values has {out_len} elements, the ks add up to {t}")),

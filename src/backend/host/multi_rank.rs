@@ -133,3 +133,25 @@ pub(super) fn merge_runs(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn count_before_searches_each_group_inside_its_range_only() {
+        // Sorted u32 keys 0, 10, 20, ..., 90.
+        let mut keys: Vec<u32> = (0..10).map(|i| i * 10).collect();
+        let mem = HostMemory::borrowed(keys.as_mut_ptr() as *mut u8, 40);
+        let whole = count_before(&mem, DType::U32, (10, &[0..10]), Order::Ascending, &[0, 5, 10, 95, 200]).unwrap();
+        assert_eq!(whole, [0, 1, 1, 10, 10]);
+        // Groups of two probes: answers clamp to each group's range, counted from 0.
+        let within = [2..5, 7..7];
+        let got = count_before(&mem, DType::U32, (10, &within), Order::Ascending, &[25, 45, 0, 99]).unwrap();
+        assert_eq!(got, [3, 5, 7, 7]);
+        // Uneven groups and ranges past len are internal errors, not panics.
+        assert!(count_before(&mem, DType::U32, (10, &within), Order::Ascending, &[1, 2, 3]).is_err());
+        assert!(count_before(&mem, DType::U32, (10, &[3..11]), Order::Ascending, &[1]).is_err());
+        assert!(count_before(&mem, DType::U32, (10, &[]), Order::Ascending, &[1]).is_err());
+    }
+}
