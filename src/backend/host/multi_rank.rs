@@ -139,6 +139,7 @@ mod tests {
     use super::*;
 
     #[test]
+    #[allow(clippy::single_range_in_vec_init)] // one group's range, as the type asks
     fn count_before_searches_each_group_inside_its_range_only() {
         // Sorted u32 keys 0, 10, 20, ..., 90.
         let mut keys: Vec<u32> = (0..10).map(|i| i * 10).collect();
