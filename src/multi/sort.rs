@@ -35,7 +35,7 @@ pub fn sort(comm: &Comm, args: Result<SortArgs>) -> Result<()> {
         return comm.after_agreement(|| sort_whole(comm, &a, &lens));
     }
     comm.after_agreement(|| {
-        let chunks = super::sort_chunks::chunks(comm)?;
+        let chunks = super::sort_chunks::chunks(comm, &lens)?;
         if chunks > 1 {
             return super::sort_chunks::sort(comm, &a, &lens, chunks);
         }

@@ -36,17 +36,28 @@ fn anywhere() -> bool {
     knob("multi.sort_chunks_anywhere", 0) != 0
 }
 
+/// Shards (their mean) of at least 2^this many elements are sorted by chunks (knob
+/// multi.sort_chunks_from_log2, 27 by default). Each call by chunks pays about 0.13 ms
+/// more (splitters for every chunk, a launch and an event a chunk) and hides about
+/// three quarters of the merge: on 2 x H200 (2026-11-28) 2^24 keys in all lost 0.12-0.14
+/// ms by chunks (0.61-0.63x one GPU -> 0.49-0.52x), 2^22 0.10-0.12 ms, where 2^29 a GPU
+/// gained about 0.5 ms and 2^30 in all 1.2; by those, the break-even shard is near 2^26.
+fn from_log2() -> u32 {
+    knob("multi.sort_chunks_from_log2", 27).min(63)
+}
+
 /// The knobs above as one word, which the sort's agreement compares across ranks
 /// (processes given different knobs would exchange plans of different lengths).
 pub(super) fn knobs() -> u64 {
-    chunks_wanted() << 1 | anywhere() as u64
+    (from_log2() as u64) << 8 | chunks_wanted() << 1 | anywhere() as u64
 }
 
-/// The chunks of this call (0: the plain order), alike on every rank: the link's
-/// answer is.
-pub(super) fn chunks(comm: &Comm) -> Result<u64> {
+/// The chunks of this call for shards of `lens` (0: the plain order), alike on every
+/// rank: the lengths are everyone's, and the link's answer is alike.
+pub(super) fn chunks(comm: &Comm, lens: &[u64]) -> Result<u64> {
     let c = chunks_wanted();
-    if c < 2 {
+    let mean_shard = lens.iter().sum::<u64>() / lens.len() as u64;
+    if c < 2 || mean_shard < 1u64 << from_log2() {
         return Ok(0);
     }
     Ok(if anywhere() || comm.link.overlaps_chunks()? { c } else { 0 })
