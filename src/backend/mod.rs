@@ -133,21 +133,12 @@ pub trait Backend: Send + Sync {
     /// values (another buffer of the same length) travel with their keys.
     fn radix_sort(&self, keys: &Memory, key_dtype: DType, values: Option<SortValues>, len: usize, order: Order)
         -> Result<()>;
-    /// Like `radix_sort`, but the sorted keys (and values) go to `out` (and
-    /// `out_values`), buffers of at least `len` elements apart from the input's; the
-    /// input's are left in no particular state (the sort may use them as scratch).
-    #[allow(clippy::too_many_arguments)]
-    fn radix_sort_into(
-        &self,
-        keys: &Memory,
-        key_dtype: DType,
-        values: Option<SortValues>,
-        len: usize,
-        order: Order,
-        out: &Memory,
-        out_values: Option<&Memory>,
-    ) -> Result<()> {
-        radix_sort_then_copy(self, keys, key_dtype, values, len, order, out, out_values)
+    /// Like `radix_sort`, but the sorted keys (and values) go to `out`'s buffers, of at
+    /// least `len` elements apart from the input's; the input's are left in no
+    /// particular state (the sort may use them as scratch).
+    fn radix_sort_into(&self, keys: &Memory, key_dtype: DType, values: Option<SortValues>, len: usize, order: Order,
+                       out: SortInto) -> Result<()> {
+        radix_sort_then_copy(self, keys, key_dtype, values, len, order, out)
     }
     /// Sorts `len` (> 1) keys in place, not necessarily stably, in the same total
     /// order (the same key sequence as `radix_sort`), values travelling with their keys.
@@ -380,23 +371,21 @@ pub fn ks_total_mismatch(out_len: usize, total: Option<u64>) -> Error {
     }
 }
 
+/// Where `radix_sort_into` writes: the sorted keys, and the values where there are any.
+#[derive(Clone, Copy)]
+pub struct SortInto<'a> {
+    pub keys: &'a Memory,
+    pub values: Option<&'a Memory>,
+}
+
 /// `radix_sort_into` by a sort in place and a copy: what a backend does where its sort
 /// cannot write elsewhere.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn radix_sort_then_copy<B: Backend + ?Sized>(
-    backend: &B,
-    keys: &Memory,
-    key_dtype: DType,
-    values: Option<SortValues>,
-    len: usize,
-    order: Order,
-    out: &Memory,
-    out_values: Option<&Memory>,
-) -> Result<()> {
+pub(crate) fn radix_sort_then_copy<B: Backend + ?Sized>(backend: &B, keys: &Memory, key_dtype: DType, values: Option<SortValues>,
+                                                       len: usize, order: Order, out: SortInto) -> Result<()> {
     let value_bytes = values.as_ref().map(|v| (v.memory, v.dtype.size()));
     backend.radix_sort(keys, key_dtype, values, len, order)?;
-    backend.copy(out, keys, len * key_dtype.size())?;
-    if let (Some((from, w)), Some(to)) = (value_bytes, out_values) {
+    backend.copy(out.keys, keys, len * key_dtype.size())?;
+    if let (Some((from, w)), Some(to)) = (value_bytes, out.values) {
         backend.copy(to, from, len * w)?;
     }
     Ok(())

@@ -18,7 +18,7 @@ use std::ops::Range;
 use super::sort::{cuts_at, Layout, Received, SortArgs};
 use super::{offsets, Comm, Phases, Transfer};
 use crate::backend::cuda::tuning::knob;
-use crate::backend::{Memory, RunsIn, SortValues};
+use crate::backend::{Memory, RunsIn, SortInto, SortValues};
 use crate::error::{Error, Result};
 
 /// Chunks a rank's output is cut in where the exchange overlaps the merge (knob
@@ -75,8 +75,11 @@ struct Chunk {
 
 impl Chunk {
     /// Chunk i of rank `me`'s output, by `cuts` (cuts[s][q]: rank s's sorted elements
-    /// before part q = d * chunks + i, part (d, i)).
-    fn new(cuts: &[Vec<u64>], me: usize, chunks: usize, i: usize, out: Range<usize>) -> Chunk {
+    /// before part q = d * chunks + i, part (d, i); the last is rank s's length).
+    fn new(cuts: &[Vec<u64>], me: usize, chunks: usize, i: usize) -> Chunk {
+        let len = cuts[me][chunks * cuts.len()]; // (check_parts has seen every cut)
+        let at_chunk = |j: usize| chunk_start(len, chunks as u64, j as u64) as usize;
+        let out = at_chunk(i)..at_chunk(i + 1);
         let part = |s: usize, d: usize| cuts[s][d * chunks + i] as usize..cuts[s][d * chunks + i + 1] as usize;
         let send = (0..cuts.len()).map(|d| part(me, d)).collect();
         let mut at = out.start;
@@ -153,7 +156,8 @@ impl Sorted {
             }
         } else {
             let sort_values = a.values.map(|v| SortValues { memory: &v.memory, dtype: v.dtype });
-            comm.ctx.backend.radix_sort_into(&a.keys.memory, a.keys.dtype, sort_values, n, a.order, &keys, values.as_ref())?;
+            let into = SortInto { keys: &keys, values: values.as_ref() };
+            comm.ctx.backend.radix_sort_into(&a.keys.memory, a.keys.dtype, sort_values, n, a.order, into)?;
         }
         Ok(Sorted { keys, values })
     }
@@ -167,11 +171,7 @@ pub(super) fn sort(comm: &Comm, a: &SortArgs, lens: &[u64], chunks: u64) -> Resu
     let cuts = cuts_at(comm, &sorted.keys, a, lens, &chunk_targets(lens, chunks))?;
     phases.mark("splitters")?;
     check_parts(&cuts, lens, chunks)?;
-    let me = comm.rank();
-    let len = lens[me];
-    let plan: Vec<Chunk> = (0..chunks)
-        .map(|i| Chunk::new(&cuts, me, chunks as usize, i as usize, chunk_start(len, chunks, i) as usize..chunk_start(len, chunks, i + 1) as usize))
-        .collect();
+    let plan: Vec<Chunk> = (0..chunks as usize).map(|i| Chunk::new(&cuts, comm.rank(), chunks as usize, i)).collect();
     exchange_and_merge(comm, a, &plan, &sorted, &received)?;
     phases.mark("exchange and merge")?;
     phases.report("sort", &format!(" ({chunks} chunks)"));
@@ -245,7 +245,8 @@ mod tests {
             let mut covered = 0;
             for i in 0..chunks {
                 let out = chunk_start(len, chunks, i) as usize..chunk_start(len, chunks, i + 1) as usize;
-                let c = Chunk::new(&cuts, me, chunks as usize, i as usize, out.clone());
+                let c = Chunk::new(&cuts, me, chunks as usize, i as usize);
+                assert_eq!(c.out, out);
                 assert_eq!(c.recv.first().map_or(out.start, |r| r.start), out.start);
                 assert_eq!(c.recv.last().map_or(out.end, |r| r.end), out.end);
                 assert!(c.recv.windows(2).all(|w| w[0].end == w[1].start));

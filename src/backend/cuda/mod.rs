@@ -42,7 +42,7 @@ use std::sync::Arc;
 use cudarc::driver::result as drv;
 use cudarc::driver::sys::{self, CUdeviceptr};
 
-use super::{Backend, BackendKind, BandCounts, Memory, Rows, RunsIn, SelectOut, SortValues, TopkKs, TopkOut, TopkRows};
+use super::{Backend, BackendKind, BandCounts, Memory, Rows, RunsIn, SelectOut, SortInto, SortValues, TopkKs, TopkOut, TopkRows};
 use crate::dtype::{DType, Op, Order, ScanMode};
 use crate::error::{invalid, unsupported, Error, Result};
 use crate::life::{Geometry, LifeEngine};
@@ -183,23 +183,15 @@ impl Backend for CudaBackend {
         radix_sort::sort(&self.shared, keys.as_device()?, key_dtype, values, len, order)
     }
 
-    fn radix_sort_into(
-        &self,
-        keys: &Memory,
-        key_dtype: DType,
-        values: Option<SortValues>,
-        len: usize,
-        order: Order,
-        out: &Memory,
-        out_values: Option<&Memory>,
-    ) -> Result<()> {
+    fn radix_sort_into(&self, keys: &Memory, key_dtype: DType, values: Option<SortValues>, len: usize, order: Order,
+                       out: SortInto) -> Result<()> {
         self.shared.loader.begin_call();
         let device_values = values.as_ref().map(|v| v.as_device()).transpose()?;
         if counting_sort::serves(key_dtype, values.is_some(), len) {
             // (The counting sort sorts in place only.)
-            return super::radix_sort_then_copy(self, keys, key_dtype, values, len, order, out, out_values);
+            return super::radix_sort_then_copy(self, keys, key_dtype, values, len, order, out);
         }
-        let into = radix_sort::SortOut { keys: out.as_device()?.ptr, values: out_values.map_or(Ok(0), |m| m.as_device().map(|d| d.ptr))? };
+        let into = radix_sort::SortOut { keys: out.keys.as_device()?.ptr, values: out.values.map_or(Ok(0), |m| m.as_device().map(|d| d.ptr))? };
         radix_sort::sort_digits(&self.shared, keys.as_device()?, key_dtype, device_values, len, order, into)
     }
 
