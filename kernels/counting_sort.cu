@@ -239,8 +239,18 @@ counting_fill(K *keys, usize n, u32 key_order, const Control *ctl, const K *nans
             if (first >= n) break;
             u32 v = value_at(starts, first, lo, hi);
             usize run_end = starts[v + 1];
-            // The run's keys packed into 32-bit words, as they lie in memory.
             constexpr u32 PER_WORD = 4 / sizeof(K);
+            // Most lanes' keys lie inside one value's run (runs are long wherever the
+            // fill has much to write): its pattern in every slot of every word, no
+            // work a key (the loop below made the fill compute-bound).
+            if (vectors && first + RUN <= run_end && !(GP_KEY_FLOAT && K(v) == nan_value(order))) {
+                const u32 word = u32(order.raw(K(v))) * (sizeof(K) == 1 ? 0x01010101u : 0x00010001u);
+#pragma unroll
+                for (u32 q = 0; q < RUN / PER_WORD / 4; ++q)
+                    gp::store_vec16_streaming(keys + first + q * 4 * PER_WORD, gp::Vec16{{word, word, word, word}});
+                continue;
+            }
+            // The run's keys packed into 32-bit words, as they lie in memory.
             u32 words[RUN / PER_WORD];
 #pragma unroll
             for (u32 k = 0; k < RUN; ++k) {
