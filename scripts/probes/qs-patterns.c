@@ -3,6 +3,7 @@
  *   cc -O2 -Iinclude scripts/probes/qs-patterns.c -L<lib> -lgpuprims -o qs-patterns
  *   ./qs-patterns [log2 sizes...]            default 20 24
  *   QS_REPS=31 QS_ONLY="4 values" ./qs-patterns 20     one pattern (e.g. under ncu)
+ *   QS_SEED=7 ./qs-patterns                   other random data (default 12345)
  * Each call sorts a fresh copy of the same unsorted keys (gpuprims_buffer_copy, not
  * timed); timed is the call and a context synchronize. Radix sort of the same keys
  * beside it, as a yardstick in the same process. */
@@ -80,6 +81,7 @@ int main(int argc, char **argv) {
   }
   int reps = getenv("QS_REPS") ? atoi(getenv("QS_REPS")) : 31;
   const char *only = getenv("QS_ONLY");
+  const uint64_t seed = getenv("QS_SEED") ? strtoull(getenv("QS_SEED"), NULL, 0) : 12345;
   int nsizes = argc > 1 ? argc - 1 : 2;
   for (int si = 0; si < nsizes; ++si) {
     int lg = argc > 1 ? atoi(argv[si + 1]) : (si == 0 ? 20 : 24);
@@ -90,7 +92,7 @@ int main(int argc, char **argv) {
     gpuprims_buffer_create(ctx, GPUPRIMS_DTYPE_U32, n, &work);
     for (int p = 0; p < 8; ++p) {
       if (only && strcmp(only, PATTERNS[p])) continue;
-      fill(h, n, p, 12345 + p);
+      fill(h, n, p, seed + p);
       gpuprims_buffer_write(src, 0, h, n);
       double q[3], rx[3];
       time_sort(ctx, work, src, 1, reps, q);
