@@ -46,7 +46,7 @@ out:
 int main(int argc, char **argv) {
   gpuprims_context *ctx;
   size_t n = (size_t)1 << (argc > 1 ? atoi(argv[1]) : 28);
-  if (argc > 2) reps = atoi(argv[2]);
+  if (argc > 2 && atoi(argv[2]) < 18) reps = atoi(argv[2]);  /* at most the 18 of t[] */
   CK(gpuprims_context_create(GPUPRIMS_BACKEND_AUTO, 0, &ctx));
   row(ctx, GPUPRIMS_DTYPE_U8, 1, n, "u8");
   row(ctx, GPUPRIMS_DTYPE_U16, 2, n, "u16");
